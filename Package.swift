@@ -1,0 +1,57 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Ferry",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ferry", targets: ["ferry"]),
+        .library(name: "FerryRecords", targets: ["FerryRecords"]),
+        .library(name: "FerryBundle", targets: ["FerryBundle"]),
+        .library(name: "FerryTesting", targets: ["FerryTesting"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+    ],
+    targets: [
+        // libarchive, through a tiny system-library shim (engineering.md §2).
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
+        ),
+        // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
+        .target(
+            name: "FerryCore",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // The neutral record model: records, field values, CloudKit JSON, canonical form, validation, schema.
+        .target(name: "FerryRecords", dependencies: ["FerryCore"]),
+        // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
+        .target(
+            name: "FerryBundle",
+            dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Builders for records, NDJSON inputs and bundles, used by the tests.
+        .target(name: "FerryTesting", dependencies: ["FerryCore", "FerryRecords", "FerryBundle"]),
+        // The command-line tool: parses, calls the library, prints.
+        .executableTarget(
+            name: "ferry",
+            dependencies: [
+                "FerryCore", "FerryRecords", "FerryBundle",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
+        .testTarget(name: "FerryRecordsTests", dependencies: ["FerryRecords", "FerryTesting"]),
+        .testTarget(name: "FerryBundleTests", dependencies: ["FerryBundle", "FerryTesting", "CArchive"]),
+        .testTarget(
+            name: "FerryEndToEndTests",
+            dependencies: ["FerryTesting"],
+            exclude: ["Snapshots"]
+        ),
+    ]
+)

@@ -1,0 +1,99 @@
+import FerryCore
+import FerryRecords
+
+/// The tag files and JSON metadata of a bundle, checked against each other.
+struct BundleMetadata {
+    var bagInfo: BagInfo
+    /// Payload path (relative to the base) → expected digest.
+    var payloadDigests: [String: SHA256Digest]
+    /// Tag file path → expected digest.
+    var tagDigests: [String: SHA256Digest]
+    var manifest: BundleManifest
+    var schema: RecordSchema
+    /// Record and deletion files by path.
+    var recordFiles: [String: BundleManifest.RecordFile]
+
+    /// The most bytes read into memory for each metadata file.
+    static let sizeLimits: [String: Int] = [
+        BundleLayout.bagitFile: 4 << 10, BundleLayout.bagInfoFile: 1 << 20, BundleLayout.payloadManifestFile: 256 << 20,
+        BundleLayout.tagManifestFile: 1 << 20, BundleLayout.manifestFile: 64 << 20, BundleLayout.schemaFile: 64 << 20,
+    ]
+
+    /// Checks the files' contents and their agreement; `files` maps each metadata path to its bytes.
+    init(files: [String: [UInt8]], archive: String) throws {
+        func file(_ name: String) throws -> [UInt8] {
+            guard let bytes = files[name] else {
+                if name == BundleLayout.bagitFile {
+                    throw BundleError(.notABundle, "\(archive): no bagit.txt; this is not a Ferry bundle")
+                }
+                throw BundleError(.missingEntry, "\(archive): \(name) is missing")
+            }
+            return bytes
+        }
+        try BagIt.checkDeclaration(try file(BundleLayout.bagitFile))
+        bagInfo = try BagInfo(bytes: try file(BundleLayout.bagInfoFile))
+        payloadDigests = try BagIt.parseManifest(try file(BundleLayout.payloadManifestFile), file: BundleLayout.payloadManifestFile)
+        tagDigests = try BagIt.parseManifest(try file(BundleLayout.tagManifestFile), file: BundleLayout.tagManifestFile)
+        for (name, bytes) in files where name != BundleLayout.tagManifestFile && !name.hasPrefix("data/") {
+            guard let expected = tagDigests[name] else {
+                throw BundleError(.unlistedEntry, "\(archive): tag file \(name) is not in tagmanifest-sha256.txt")
+            }
+            let actual = SHA256Hasher.digest(bytes)
+            guard actual == expected else {
+                throw BundleError(.checksumMismatch, "\(archive): \(name) has SHA-256 \(actual), the tag manifest says \(expected)")
+            }
+        }
+        for name in [BundleLayout.bagitFile, BundleLayout.bagInfoFile, BundleLayout.payloadManifestFile]
+        where tagDigests[name] == nil {
+            throw BundleError(.invalidMetadata, "\(archive): tagmanifest-sha256.txt does not list \(name)")
+        }
+        for name in [BundleLayout.manifestFile, BundleLayout.schemaFile] {
+            let bytes = try file(name)
+            guard let expected = payloadDigests[name] else {
+                throw BundleError(.unlistedEntry, "\(archive): \(name) is not in manifest-sha256.txt")
+            }
+            let actual = SHA256Hasher.digest(bytes)
+            guard actual == expected else {
+                throw BundleError(.checksumMismatch, "\(archive): \(name) has SHA-256 \(actual), manifest-sha256.txt says \(expected)")
+            }
+        }
+        do {
+            manifest = try BundleManifest(json: JSONParser.parse(try file(BundleLayout.manifestFile)))
+            schema = try RecordSchema(json: JSONParser.parse(try file(BundleLayout.schemaFile)))
+        } catch let error as JSONSyntaxError {
+            throw BundleError(.invalidMetadata, "\(archive): data/manifest.json or data/schema.json is not JSON \(error)")
+        } catch let error as RecordError {
+            throw BundleError(.invalidMetadata, "\(archive): data/schema.json: \(error.message)")
+        }
+        var recordFiles: [String: BundleManifest.RecordFile] = [:]
+        for file in manifest.files {
+            guard recordFiles.updateValue(file, forKey: file.path) == nil else {
+                throw BundleError(.invalidMetadata, "\(archive): data/manifest.json lists \(file.path) twice")
+            }
+            guard payloadDigests[file.path] != nil else {
+                throw BundleError(.missingEntry, "\(archive): \(file.path) is in data/manifest.json but not in manifest-sha256.txt")
+            }
+        }
+        self.recordFiles = recordFiles
+        var assetCount = 0
+        for path in payloadDigests.keys where path != BundleLayout.manifestFile && path != BundleLayout.schemaFile {
+            if let digest = BundleLayout.assetDigest(inPath: path) {
+                guard payloadDigests[path] == digest else {
+                    throw BundleError(.checksumMismatch, "\(archive): manifest-sha256.txt gives asset \(path) another SHA-256 than its name")
+                }
+                assetCount += 1
+            } else if recordFiles[path] == nil {
+                throw BundleError(.unlistedEntry, "\(archive): payload file \(path) is not described by data/manifest.json")
+            }
+        }
+        guard assetCount == manifest.assetCount else {
+            throw BundleError(
+                .invalidMetadata, "\(archive): data/manifest.json counts \(manifest.assetCount) assets, manifest-sha256.txt lists \(assetCount)")
+        }
+        guard bagInfo.payloadFiles == payloadDigests.count else {
+            throw BundleError(
+                .payloadOxumMismatch,
+                "\(archive): Payload-Oxum declares \(bagInfo.payloadFiles) files, manifest-sha256.txt lists \(payloadDigests.count)")
+        }
+    }
+}

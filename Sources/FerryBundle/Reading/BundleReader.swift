@@ -1,0 +1,221 @@
+import FerryCore
+import FerryRecords
+import Foundation
+
+/// Reads a bundle — an archive file or an extracted bag directory — checking everything as it streams.
+///
+/// Opening reads only the metadata at the front (tag files, `manifest.json`, `schema.json`) and checks them against
+/// each other, so ``manifest`` is available at once (`ferry ls`). A scan then streams every entry once, refusing unsafe
+/// entries (absolute paths, `..`, links, devices, duplicates, oversized entries) before reading them and checking
+/// every file's SHA-256 against the manifest. Memory does not grow with the bundle's size.
+public final class BundleReader {
+    /// The bundle's path.
+    public let path: String
+    /// What the bundle holds.
+    public var manifest: BundleManifest { metadata.manifest }
+    /// The record types and zones of the bundle.
+    public var schema: RecordSchema { metadata.schema }
+    /// The payload's total size (from `Payload-Oxum`).
+    public var payloadBytes: Int64 { metadata.bagInfo.payloadBytes }
+
+    let metadata: BundleMetadata
+    private let isDirectory: Bool
+    private var base: String
+    private var tagFileDigests: [String: SHA256Digest]
+
+    /// Opens a bundle and reads its metadata.
+    /// - Throws: ``BundleError`` for anything malformed or unsafe, ``CoreError`` when the file cannot be opened.
+    public init(path: String) throws {
+        self.path = path
+        var isDirectoryFlag: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectoryFlag) else {
+            throw CoreError(.fileNotFound, "\(path): no such bundle; check the path")
+        }
+        isDirectory = isDirectoryFlag.boolValue
+        let (files, base) = try Self.readMetadataFiles(path: path, isDirectory: isDirectory)
+        self.base = base
+        metadata = try BundleMetadata(files: files, archive: path)
+        tagFileDigests = files.filter { !$0.key.hasPrefix("data/") }.mapValues { SHA256Hasher.digest($0) }
+    }
+
+    // MARK: - Scanning
+
+    /// Streams the bundle's entries to a visitor.
+    /// - Parameters:
+    ///   - visitor: what to do with each entry.
+    ///   - complete: read and hash every entry and check that nothing is missing (verification, extraction); when
+    ///     `false`, entries the visitor does not want are skipped unread.
+    ///   - progress: called with payload bytes read so far.
+    func scan(_ visitor: any BundleVisitor, complete: Bool, progress: ((Int64) -> Void)? = nil) throws {
+        let source = try makeSource()
+        var seen = Set<String>()
+        var payloadBytes: Int64 = 0
+        var payloadFiles = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while let header = try source.nextEntry() {
+            guard let relative = try relativePath(header.path) else { continue }
+            guard seen.insert(relative).inserted else {
+                throw BundleError(.duplicateEntry, "\(path): \(relative) appears twice; the bundle is ambiguous and was refused")
+            }
+            switch header.type {
+            case .directory: continue
+            case .file: break
+            default:
+                throw BundleError(
+                    .unsafeEntry, "\(path): \(relative) is a \(header.type.rawValue); bundles contain only regular files and directories")
+            }
+            let entry: BundleEntry
+            let expected: SHA256Digest
+            let limit: Int64
+            if let digest = tagFileDigests[relative] ?? metadata.tagDigests[relative] {
+                entry = BundleEntry(path: relative, kind: .tag)
+                expected = digest
+                limit = Int64(BundleMetadata.sizeLimits[relative] ?? (1 << 20))
+            } else if let digest = metadata.payloadDigests[relative] {
+                expected = digest
+                if let file = metadata.recordFiles[relative] {
+                    entry = BundleEntry(path: relative, kind: .records(file))
+                    limit = file.bytes
+                } else if let asset = BundleLayout.assetDigest(inPath: relative) {
+                    entry = BundleEntry(path: relative, kind: .asset(asset))
+                    limit = max(0, metadata.bagInfo.payloadBytes - payloadBytes)
+                } else {
+                    entry = BundleEntry(path: relative, kind: .metadata)
+                    limit = Int64(BundleMetadata.sizeLimits[relative] ?? (64 << 20))
+                }
+            } else {
+                try visitor.issue(
+                    BundleError(.unlistedEntry, "\(path): \(relative) is not listed in manifest-sha256.txt or tagmanifest-sha256.txt"))
+                try source.skip()
+                continue
+            }
+            if case .tag = entry.kind {} else { payloadFiles += 1 }
+            if let declared = header.declaredSize, declared > limit {
+                try visitor.issue(
+                    BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes, more than the \(limit) declared for it"))
+                try source.skip()
+                continue
+            }
+            let wanted = visitor.wants(entry)
+            guard wanted || complete else {
+                try source.skip()
+                continue
+            }
+            if wanted { try visitor.begin(entry) }
+            var hasher = SHA256Hasher()
+            var size: Int64 = 0
+            var tooLarge = false
+            while true {
+                let count = try source.read(into: buffer)
+                if count == 0 { break }
+                size += Int64(count)
+                if size > limit {
+                    tooLarge = true
+                    break
+                }
+                let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                hasher.update(chunk)
+                if wanted { try visitor.consume(chunk) }
+            }
+            if tooLarge {
+                try visitor.issue(BundleError(.entryTooLarge, "\(path): \(relative) is larger than the \(limit) bytes declared for it"))
+                try source.skip()
+                if wanted { try visitor.end(entry, intact: false) }
+                continue
+            }
+            if case .tag = entry.kind {} else {
+                payloadBytes += size
+                progress?(payloadBytes)
+            }
+            let actual = hasher.finalize()
+            let intact = actual == expected
+            if !intact {
+                try visitor.issue(
+                    BundleError(.checksumMismatch, "\(path): \(relative) has SHA-256 \(actual), the manifest says \(expected); the bundle is damaged"))
+            }
+            if wanted { try visitor.end(entry, intact: intact) }
+        }
+        guard complete else { return }
+        for name in metadata.tagDigests.keys.sorted() where !seen.contains(name) {
+            try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in tagmanifest-sha256.txt but missing"))
+        }
+        for name in metadata.payloadDigests.keys.sorted() where !seen.contains(name) {
+            try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in manifest-sha256.txt but missing"))
+        }
+        if payloadBytes != metadata.bagInfo.payloadBytes || payloadFiles != metadata.bagInfo.payloadFiles {
+            try visitor.issue(
+                BundleError(
+                    .payloadOxumMismatch,
+                    "\(path): the payload holds \(payloadBytes) bytes in \(payloadFiles) files, Payload-Oxum declares \(metadata.bagInfo.payloadBytes).\(metadata.bagInfo.payloadFiles)"))
+        }
+    }
+
+    private func makeSource() throws -> any BundleEntrySource {
+        isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
+    }
+
+    /// The path inside the bag, or `nil` for the base directory itself.
+    private func relativePath(_ raw: String) throws -> String? {
+        let normalized = try EntryPath.normalize(raw, archive: path)
+        if base.isEmpty { return normalized }
+        if normalized == base { return nil }
+        guard normalized.hasPrefix(base + "/") else {
+            throw BundleError(.unsafeEntry, "\(path): entry \(raw) is outside the bag's base directory \(base)/")
+        }
+        return String(normalized.dropFirst(base.count + 1))
+    }
+
+    // MARK: - Metadata
+
+    private static let metadataNames = Set(BundleMetadata.sizeLimits.keys)
+
+    /// Reads the metadata files: from the front of the archive when Ferry wrote it, otherwise with one extra pass.
+    private static func readMetadataFiles(path: String, isDirectory: Bool) throws -> ([String: [UInt8]], String) {
+        let source: any BundleEntrySource = isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
+        var base: String?
+        var files: [String: [UInt8]] = [:]
+        while let header = try source.nextEntry() {
+            let normalized = try EntryPath.normalize(header.path, archive: path)
+            if base == nil {
+                // The bag's base directory is the first component of the first entry (RFC 8493 §4.2), or none.
+                if let slash = normalized.firstIndex(of: "/") {
+                    base = String(normalized[..<slash])
+                } else {
+                    base = normalized == "bagit.txt" || header.type == .file ? "" : normalized
+                }
+            }
+            let prefix = base.map { $0.isEmpty ? "" : $0 + "/" } ?? ""
+            guard normalized.hasPrefix(prefix) || normalized == base else {
+                throw BundleError(.unsafeEntry, "\(path): entry \(header.path) is outside the bag's base directory \(prefix)")
+            }
+            let relative = String(normalized.dropFirst(prefix.count))
+            guard metadataNames.contains(relative), header.type == .file, files[relative] == nil else {
+                // Not metadata: skip it. Ferry writes metadata first, so this only happens for bags packed by
+                // other tools, which costs one extra pass.
+                try source.skip()
+                continue
+            }
+            let limit = BundleMetadata.sizeLimits[relative] ?? (1 << 20)
+            if let declared = header.declaredSize, declared > limit {
+                throw BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes; Ferry reads at most \(limit)")
+            }
+            files[relative] = try readAll(source, limit: limit, name: relative, archive: path)
+            if files.count == metadataNames.count { break }
+        }
+        return (files, base ?? "")
+    }
+
+    private static func readAll(_ source: any BundleEntrySource, limit: Int, name: String, archive: String) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
+            if count == 0 { return bytes }
+            guard bytes.count + count <= limit else {
+                throw BundleError(.entryTooLarge, "\(archive): \(name) is larger than the \(limit) bytes Ferry reads")
+            }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+}

@@ -1,0 +1,39 @@
+/// Splits a stream of chunks into lines, keeping at most one partial line between chunks.
+struct LineSplitter {
+    private var partial: [UInt8] = []
+    private let maxLineLength: Int
+    /// Lines delivered so far.
+    private(set) var lineCount = 0
+
+    init(maxLineLength: Int = 64 << 20) { self.maxLineLength = maxLineLength }
+
+    /// Feeds a chunk; calls `body` with each completed line (without its newline).
+    mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
+        var start = 0
+        while start < chunk.count {
+            guard let newline = chunk[start...].firstIndex(of: 0x0A) else {
+                partial.append(contentsOf: chunk[start...])
+                guard partial.count <= maxLineLength else {
+                    throw BundleError(.invalidRecord, "line \(lineCount + 1) is longer than \(maxLineLength) bytes")
+                }
+                return
+            }
+            lineCount += 1
+            if partial.isEmpty {
+                try body(UnsafeRawBufferPointer(rebasing: chunk[start..<newline]), lineCount)
+            } else {
+                partial.append(contentsOf: chunk[start..<newline])
+                try partial.withUnsafeBytes { try body($0, lineCount) }
+                partial.removeAll(keepingCapacity: true)
+            }
+            start = newline + 1
+        }
+    }
+
+    /// Ends the stream; bundle NDJSON files end with a newline, so leftover bytes are an error.
+    func finish(file: String) throws {
+        guard partial.isEmpty else {
+            throw BundleError(.invalidRecord, "\(file): the last line has no newline (the file is truncated)")
+        }
+    }
+}

@@ -1,0 +1,323 @@
+import FerryCore
+import FerryRecords
+import Foundation
+
+/// Writes a bundle: admits records one by one (validating them), then packs them with their assets into a
+/// deterministic BagIt archive under a temporary name, renamed into place when complete.
+///
+/// ```swift
+/// let writer = try BundleWriter(path: "backup.tar.gz", options: .init(source: .init(kind: "ndjson", description: "…")),
+///                               assets: provider)
+/// for change in changes {
+///     if case .rejected(let problems) = try writer.add(change) { report(problems) }
+/// }
+/// let summary = try writer.finish(createdAt: snapshotTime)
+/// ```
+///
+/// Memory stays bounded: records are spooled to scratch files, and only compact per-record keys (for duplicate
+/// detection and dependency order) are kept in memory.
+public final class BundleWriter {
+    /// How a bundle is written.
+    public struct Options: Sendable {
+        /// Archive container and compression; by default from the file name, else tar.gz.
+        public var format: ArchiveFormat?
+        /// The source description stored in the manifest.
+        public var source: BundleManifest.Source
+        /// Where scratch files go (default `$TMPDIR`).
+        public var temporaryDirectory: String?
+        /// The record rules.
+        public var validator = RecordValidator()
+        /// Zstandard worker threads (0 = single-threaded).
+        public var zstdThreads = 0
+        /// The program name written into the bag.
+        public var softwareAgent = "ferry"
+        /// Admit and count everything, but write nothing (no scratch files, no bundle).
+        public var dryRun = false
+
+        /// Creates options.
+        public init(source: BundleManifest.Source) {
+            self.source = source
+        }
+    }
+
+    /// Whether a change was taken into the bundle.
+    public enum Admission: Sendable, Hashable {
+        /// Written; the warnings (if any) are worth reporting.
+        case accepted(warnings: [RecordProblem])
+        /// Not written, for these reasons.
+        case rejected([RecordProblem])
+    }
+
+    /// What progress to report.
+    public enum Progress: Sendable {
+        /// Bytes of the archive's payload written so far, of the total.
+        case writing(done: Int64, total: Int64)
+    }
+
+    /// The path being written.
+    public let path: String
+    private let options: Options
+    private let format: ArchiveFormat
+    private let assets: (any AssetProvider)?
+    private var spool: RecordSpool
+    private var graph = RecordTypeGraph()
+    private var schema = RecordSchema()
+    private var tally = ReferenceTally()
+    private var assetSizes: [SHA256Digest: Int64] = [:]
+    private var json = JSONWriter(capacity: 4096)
+    private var finished = false
+
+    /// Starts a bundle at `path`; nothing appears there until ``finish(progress:)`` succeeds.
+    /// - Parameters:
+    ///   - path: the bundle file; its extension chooses the format unless `options.format` is set.
+    ///   - options: format, time, source and limits.
+    ///   - assets: where asset bytes come from; without it, records with assets are rejected.
+    public init(path: String, options: Options, assets: (any AssetProvider)?) throws {
+        self.path = path
+        self.options = options
+        format = options.format ?? ArchiveFormat(fileName: path) ?? .tarGzip
+        self.assets = assets
+        spool = try RecordSpool(parent: options.temporaryDirectory, countOnly: options.dryRun)
+    }
+
+    /// Validates a record or deletion and, if it passes, adds it.
+    /// - Returns: whether it was accepted, with the problems found.
+    /// - Throws: only I/O errors on the scratch files; invalid records are returned as ``Admission/rejected(_:)``.
+    @discardableResult
+    public func add(_ change: RecordChange) throws -> Admission {
+        precondition(!finished, "BundleWriter.add after finish")
+        var problems = options.validator.problems(in: change)
+        if case .record(let record) = change {
+            problems += schema.conflicts(in: record)
+            problems += assetProblems(record)
+        }
+        if graph.contains(RecordID(recordName: change.recordName, zoneID: change.zoneID)) {
+            problems.append(
+                RecordProblem(
+                    .error, .duplicate, at: "recordName",
+                    "record \(change.zoneID)/\(change.recordName) appears more than once; each record name is unique within its zone"))
+        }
+        if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
+
+        _ = graph.register(RecordID(recordName: change.recordName, zoneID: change.zoneID), type: change.recordType)
+        let key: RecordSpool.Key
+        switch change {
+        case .record(let record):
+            problems += tally.count(record)
+            schema.add(record)
+            graph.addReferences(from: record.recordType, to: record.fields.values.flatMap(\.references).map(\.target))
+            for value in record.fields.values { for asset in value.assets { assetSizes[asset.sha256] = asset.size } }
+            key = RecordSpool.Key(kind: .records, recordType: record.recordType, zoneID: record.zoneID)
+        case .deletion(let deletion):
+            schema.add(deletion)
+            key = RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: deletion.zoneID)
+        }
+        json.reset()
+        change.writeCloudKitJSON(to: &json)
+        try json.bytes.withUnsafeBytes { try spool.append($0, to: key) }
+        return .accepted(warnings: problems)
+    }
+
+    /// Writes the archive and renames it into place (or, for a dry run, only works out what it would hold).
+    /// - Parameters:
+    ///   - createdAt: when the content was taken: `manifest.json`'s `createdAt` and every entry's mtime (whole
+    ///     seconds). Give a time derived from the input, not the clock, to keep bundles reproducible.
+    ///   - progress: called as payload bytes are written.
+    /// - Returns: what was (or would be) written.
+    /// - Throws: ``BundleError`` on I/O failure or when an asset changed during the run; nothing is left behind.
+    @discardableResult
+    public func finish(createdAt: Date, progress: ((Progress) -> Void)? = nil) throws -> BundleSummary {
+        precondition(!finished, "BundleWriter.finish called twice")
+        finished = true
+        let createdAt = Date(timeIntervalSince1970: createdAt.timeIntervalSince1970.rounded(.down))
+        let plan = try makePlan(createdAt: createdAt)
+        let summary = BundleSummary(
+            path: path, format: format, manifest: plan.manifest, payloadBytes: plan.payloadBytes,
+            danglingReferences: plan.danglingReferences, dryRun: options.dryRun)
+        if options.dryRun { return summary }
+        let output = try AtomicOutputFile(path: path)
+        do {
+            try write(plan, to: output.file, progress: progress)
+            try output.commit()
+        } catch {
+            output.discard()
+            throw error
+        }
+        return summary
+    }
+
+    /// Everything known about the bundle before its archive is written.
+    private struct Plan {
+        var manifest: BundleManifest
+        var manifestBytes: [UInt8]
+        var schemaBytes: [UInt8]
+        var segments: [(file: BundleManifest.RecordFile, segment: RecordSpool.Segment)]
+        var assets: [(digest: SHA256Digest, size: Int64)]
+        var bagInfoBytes: [UInt8]
+        var payloadManifest: [UInt8]
+        var tagManifest: [UInt8]
+        var payloadBytes: Int64
+        var danglingReferences: Int
+    }
+
+    private func makePlan(createdAt: Date) throws -> Plan {
+        let segments = try spool.finish()
+        let ordering = graph.ordering()
+        let recordSegments = ordering.order.flatMap { type in
+            segments.values.filter { $0.key.kind == .records && $0.key.recordType == type }.sorted { $0.key.zoneID < $1.key.zoneID }
+        }
+        let deletionSegments = segments.values.filter { $0.key.kind == .deletions }.sorted { $0.key.zoneID < $1.key.zoneID }
+        let ordered = (recordSegments + deletionSegments).map { segment in
+            let file = BundleManifest.RecordFile(
+                path: segment.key.kind == .records
+                    ? BundleLayout.recordsPath(type: segment.key.recordType ?? "", zone: segment.key.zoneID)
+                    : BundleLayout.deletionsPath(zone: segment.key.zoneID),
+                kind: segment.key.kind, recordType: segment.key.recordType, zoneID: segment.key.zoneID,
+                count: segment.count, bytes: segment.bytes)
+            return (file: file, segment: segment)
+        }
+        let assets = assetSizes.sorted { $0.key < $1.key }.map { (digest: $0.key, size: $0.value) }
+        let manifest = BundleManifest(
+            createdAt: createdAt, createdBy: options.softwareAgent, source: options.source,
+            recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: ordered.map(\.file),
+            assetCount: assets.count, assetBytes: assets.reduce(Int64(0)) { $0 + $1.size })
+        let manifestBytes = Array(JSONWriter.prettyText(manifest.jsonValue).utf8)
+        let schemaBytes = Array(JSONWriter.prettyText(schema.jsonValue).utf8)
+
+        var payload: [(path: String, digest: SHA256Digest, size: Int64)] = [
+            (BundleLayout.manifestFile, SHA256Hasher.digest(manifestBytes), Int64(manifestBytes.count)),
+            (BundleLayout.schemaFile, SHA256Hasher.digest(schemaBytes), Int64(schemaBytes.count)),
+        ]
+        for (file, segment) in ordered { payload.append((file.path, segment.digest, segment.bytes)) }
+        for asset in assets { payload.append((BundleLayout.assetPath(asset.digest), asset.digest, asset.size)) }
+        let payloadBytes = payload.reduce(Int64(0)) { $0 + $1.size }
+        let bagInfo = BagInfo(
+            payloadBytes: payloadBytes, payloadFiles: payload.count,
+            baggingDate: String(BundleManifest.timestampText(createdAt).prefix(10)),
+            softwareAgent: options.softwareAgent,
+            description: "Ferry bundle: \(manifest.recordCount) records, \(manifest.deletionCount) deletions, \(assets.count) assets")
+        let bagInfoBytes = bagInfo.bytes
+        let payloadManifest = BagIt.manifest(payload.map { ($0.path, $0.digest) })
+        let tagManifest = BagIt.manifest([
+            (BundleLayout.bagitFile, SHA256Hasher.digest(BagIt.declaration)),
+            (BundleLayout.bagInfoFile, SHA256Hasher.digest(bagInfoBytes)),
+            (BundleLayout.payloadManifestFile, SHA256Hasher.digest(payloadManifest)),
+        ])
+        return Plan(
+            manifest: manifest, manifestBytes: manifestBytes, schemaBytes: schemaBytes, segments: ordered, assets: assets,
+            bagInfoBytes: bagInfoBytes, payloadManifest: payloadManifest, tagManifest: tagManifest,
+            payloadBytes: payloadBytes, danglingReferences: ordering.danglingReferences)
+    }
+
+    /// Writes the archive: tag files and metadata first (so readers learn everything from the front), then the
+    /// record files in dependency order, the deletions, and the assets in digest order.
+    private func write(_ plan: Plan, to file: OutputFile, progress: ((Progress) -> Void)?) throws {
+        let base = ArchiveFormat.baseName(of: URL(fileURLWithPath: path).lastPathComponent)
+        let archive = try ArchiveWriter(
+            file: file, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970),
+            zstdThreads: options.zstdThreads)
+        try archive.file("\(base)/\(BundleLayout.bagitFile)", contents: BagIt.declaration)
+        try archive.file("\(base)/\(BundleLayout.bagInfoFile)", contents: plan.bagInfoBytes)
+        try archive.file("\(base)/\(BundleLayout.payloadManifestFile)", contents: plan.payloadManifest)
+        try archive.file("\(base)/\(BundleLayout.tagManifestFile)", contents: plan.tagManifest)
+        try archive.file("\(base)/\(BundleLayout.manifestFile)", contents: plan.manifestBytes)
+        try archive.file("\(base)/\(BundleLayout.schemaFile)", contents: plan.schemaBytes)
+        let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
+        copier.done = Int64(plan.manifestBytes.count + plan.schemaBytes.count)
+        for (file, segment) in plan.segments {
+            let input = try InputFile(path: segment.path)
+            try copier.copy(to: "\(base)/\(file.path)", size: segment.bytes) { try input.read(into: $0) }
+        }
+        for asset in plan.assets {
+            try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
+        }
+        try archive.close()
+    }
+
+    /// Abandons the bundle: removes scratch files; nothing is written.
+    public func discard() {
+        finished = true
+    }
+
+    private func copyAsset(_ asset: Asset, base: String, copier: EntryCopier) throws {
+        guard let assets else { throw BundleError(.missingAsset, "no asset source for \(asset.sha256)") }
+        let reader: any AssetReading
+        do {
+            reader = try assets.open(asset)
+        } catch {
+            throw BundleError(.assetChanged, "asset \(asset.sha256) could not be read again: \(error)", cause: error)
+        }
+        var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
+        try copier.copy(to: "\(base)/\(BundleLayout.assetPath(asset.sha256))", size: asset.size) { buffer in
+            let count = try reader.read(into: buffer)
+            hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            return count
+        }
+        do {
+            try reader.finish()
+        } catch {
+            throw BundleError(.assetChanged, "\(error)", cause: error)
+        }
+        if let hasher, hasher.finalize() != asset.sha256 {
+            throw BundleError(.assetChanged, "asset file for \(asset.sha256) does not have that SHA-256 (it changed or is corrupt)")
+        }
+    }
+
+    private func assetProblems(_ record: Record) -> [RecordProblem] {
+        var problems: [RecordProblem] = []
+        for (name, value) in record.fields {
+            for asset in value.assets {
+                if let known = assetSizes[asset.sha256], known != asset.size {
+                    problems.append(
+                        RecordProblem(
+                            .error, .asset, at: "fields.\(name)",
+                            "asset \(asset.sha256) is \(asset.size) bytes here but \(known) bytes in an earlier record"))
+                } else if assetSizes[asset.sha256] == nil, !(assets?.canProvide(asset) ?? false) {
+                    problems.append(
+                        RecordProblem(
+                            .error, .asset, at: "fields.\(name)",
+                            "the bytes of asset \(asset.sha256) (\(asset.size) bytes) are not available; give the file with --assets"))
+                }
+            }
+        }
+        return problems
+    }
+}
+
+/// Copies entry bodies into the archive through one reused buffer, checking sizes and reporting progress.
+private final class EntryCopier {
+    let archive: ArchiveWriter
+    let total: Int64
+    let progress: ((BundleWriter.Progress) -> Void)?
+    var done: Int64 = 0
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+    private var lastReport: Int64 = 0
+
+    init(archive: ArchiveWriter, total: Int64, progress: ((BundleWriter.Progress) -> Void)?) {
+        self.archive = archive
+        self.total = total
+        self.progress = progress
+    }
+
+    deinit { buffer.deallocate() }
+
+    func copy(to path: String, size: Int64, read: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
+        try archive.beginFile(path, size: size)
+        var remaining = size
+        while true {
+            let count = try read(buffer)
+            if count == 0 { break }
+            guard Int64(count) <= remaining else {
+                throw BundleError(.assetChanged, "\(path) grew while it was being written; run again")
+            }
+            try archive.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            remaining -= Int64(count)
+            done += Int64(count)
+            if let progress, done - lastReport >= 8 << 20 {
+                lastReport = done
+                progress(.writing(done: done, total: total))
+            }
+        }
+        guard remaining == 0 else { throw BundleError(.assetChanged, "\(path) shrank while it was being written; run again") }
+    }
+}

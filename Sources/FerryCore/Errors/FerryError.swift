@@ -1,0 +1,47 @@
+/// The shape every Ferry module's error type shares.
+///
+/// Each module has exactly one error type (`CoreError`, `RecordError`, `BundleError`, …) with a `Code`, a message that
+/// says what went wrong and how to fix it, and the underlying cause. The command-line tool only needs this protocol
+/// to print an error and choose the exit code.
+public protocol FerryError: Error, CustomStringConvertible {
+    /// The exit class of this error.
+    var kind: FailureKind { get }
+    /// A stable, machine-readable name for the error, such as `bundle.checksum-mismatch`.
+    var codeName: String { get }
+    /// What went wrong, where, and how to fix it.
+    var message: String { get }
+    /// The error that caused this one, if any.
+    var cause: (any Error)? { get }
+}
+
+extension FerryError {
+    /// The message followed by its cause, on one line.
+    public var description: String {
+        guard let cause else { return message }
+        return "\(message) (cause: \(Self.describe(cause)))"
+    }
+
+    /// A multi-line rendering with the code and the chain of causes, for `--verbose` output.
+    public func detailedDescription() -> String {
+        var lines = ["\(codeName): \(message)"]
+        var next = cause
+        var depth = 1
+        while let current = next, depth < 16 {
+            let indent = String(repeating: "  ", count: depth - 1)
+            if let ferry = current as? any FerryError {
+                lines.append("\(indent)└─ cause: \(ferry.codeName): \(ferry.message)")
+                next = ferry.cause
+            } else {
+                lines.append("\(indent)└─ cause: \(Self.describe(current))")
+                next = nil
+            }
+            depth += 1
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let ferry = error as? any FerryError { return ferry.description }
+        return String(describing: error)
+    }
+}

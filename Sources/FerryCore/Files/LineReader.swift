@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Reads a file line by line with a bounded buffer, for NDJSON inputs of any size.
+///
+/// Lines end at `\n`; a trailing `\r` is removed. A line longer than the limit is reported as too long and skipped,
+/// so one bad line cannot exhaust memory.
+public final class LineReader {
+    /// Where a line was found.
+    public struct Position: Sendable, Hashable {
+        /// The 1-based line number.
+        public var line: Int
+        /// The byte offset of the line's first byte in the file.
+        public var offset: Int64
+    }
+
+    /// One line of input.
+    public enum Line {
+        /// A line's bytes (without the newline), valid only during the callback.
+        case bytes(UnsafeRawBufferPointer, Position)
+        /// A line longer than the limit; its bytes were skipped.
+        case tooLong(Position, length: Int)
+    }
+
+    private let file: InputFile
+    private let maxLineLength: Int
+    private var buffer: UnsafeMutableRawBufferPointer
+    private var start = 0
+    private var end = 0
+    private var atEOF = false
+    private var lineNumber = 0
+    private var consumed: Int64 = 0
+
+    /// Opens a file for line reading.
+    /// - Parameters:
+    ///   - path: the file.
+    ///   - maxLineLength: the longest line accepted, in bytes.
+    public init(path: String, maxLineLength: Int = 64 << 20) throws {
+        file = try InputFile(path: path)
+        self.maxLineLength = maxLineLength
+        buffer = .allocate(byteCount: min(1 << 20, maxLineLength + 1), alignment: 16)
+    }
+
+    /// The path being read.
+    public var path: String { file.path }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    /// Calls `body` for every line, in order.
+    public func forEachLine(_ body: (Line) throws -> Void) throws {
+        while true {
+            // Look for a newline in the buffered bytes.
+            if let newline = findNewline(from: start) {
+                var lineEnd = newline
+                if lineEnd > start, buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+                lineNumber += 1
+                let position = Position(line: lineNumber, offset: consumed)
+                try body(.bytes(UnsafeRawBufferPointer(rebasing: buffer[start..<lineEnd]), position))
+                consumed += Int64(newline + 1 - start)
+                start = newline + 1
+                continue
+            }
+            if atEOF {
+                if end > start {
+                    lineNumber += 1
+                    let position = Position(line: lineNumber, offset: consumed)
+                    var lineEnd = end
+                    if buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+                    try body(.bytes(UnsafeRawBufferPointer(rebasing: buffer[start..<lineEnd]), position))
+                    consumed += Int64(end - start)
+                    start = end
+                }
+                return
+            }
+            if end - start >= maxLineLength {
+                lineNumber += 1
+                let position = Position(line: lineNumber, offset: consumed)
+                let length = try skipLongLine()
+                try body(.tooLong(position, length: length))
+                continue
+            }
+            try refill()
+        }
+    }
+
+    private func findNewline(from index: Int) -> Int? {
+        guard end > index, let base = buffer.baseAddress else { return nil }
+        guard let found = memchr(base + index, 0x0A, end - index) else { return nil }
+        return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+    }
+
+    /// Moves pending bytes to the front, grows the buffer if it is full, and reads more.
+    private func refill() throws {
+        if start > 0 {
+            if end > start, let base = buffer.baseAddress { memmove(base, base + start, end - start) }
+            end -= start
+            start = 0
+        }
+        if end == buffer.count {
+            let grown = UnsafeMutableRawBufferPointer.allocate(
+                byteCount: min(buffer.count * 2, maxLineLength + 1), alignment: 16)
+            if let source = buffer.baseAddress, let target = grown.baseAddress { memcpy(target, source, end) }
+            buffer.deallocate()
+            buffer = grown
+        }
+        let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
+        if count == 0 { atEOF = true } else { end += count }
+    }
+
+    /// Discards the rest of an over-long line, up to and including its newline.
+    private func skipLongLine() throws -> Int {
+        var length = 0
+        while true {
+            if let newline = findNewline(from: start) {
+                length += newline - start
+                consumed += Int64(length + 1)
+                start = newline + 1
+                return length
+            }
+            length += end - start
+            start = 0
+            end = 0
+            if atEOF {
+                consumed += Int64(length)
+                return length
+            }
+            let count = try file.read(into: buffer)
+            if count == 0 { atEOF = true } else { end = count }
+        }
+    }
+}

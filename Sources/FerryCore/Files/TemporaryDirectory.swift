@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// A private directory for scratch files, removed when the object goes away or the run is interrupted.
+public final class TemporaryDirectory {
+    /// The directory's path.
+    public let path: String
+    private let token: Int
+    private var keep = false
+
+    /// Creates a directory under `parent` (default: `$TMPDIR` or `/tmp`).
+    public init(prefix: String = "ferry", parent: String? = nil) throws {
+        let base = parent ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { buffer -> String? in
+            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
+            return String(cString: base)
+        }
+        guard let created else { throw SystemError.current.coreError("mkdtemp", path: base, writing: true) }
+        path = created
+        token = CleanupRegistry.register(created, isDirectory: true)
+    }
+
+    deinit {
+        if !keep { try? FileManager.default.removeItem(atPath: path) }
+        CleanupRegistry.unregister(token)
+    }
+
+    /// Keeps the directory: it was renamed or is wanted; it will not be deleted.
+    public func forget() {
+        keep = true
+        CleanupRegistry.unregister(token)
+    }
+
+    /// A path inside the directory.
+    public func file(_ name: String) -> String { "\(path)/\(name)" }
+}

@@ -1,0 +1,181 @@
+/// Writes JSON in Ferry's canonical form: no insignificant whitespace, object keys in UTF-8 byte order, minimal
+/// string escapes, integers as plain digits and doubles as their shortest round-trip form.
+///
+/// The canonical form is what record digests are computed over, so it must not change between versions: it is
+/// produced here byte by byte instead of by an encoder whose formatting Ferry does not control.
+public struct JSONWriter: Sendable {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+
+    /// Creates an empty writer.
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    /// Removes everything written, keeping the storage.
+    public mutating func reset() { bytes.removeAll(keepingCapacity: true) }
+
+    /// Appends raw, already valid JSON bytes.
+    public mutating func raw(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// Appends one byte of JSON punctuation.
+    public mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    /// Appends a string literal with escapes.
+    public mutating func string(_ value: String) {
+        bytes.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { utf8 in
+            var runStart = 0
+            for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                if offset > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<offset])) }
+                appendEscape(byte)
+                runStart = offset + 1
+            }
+            if utf8.count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends an object key and its colon.
+    public mutating func key(_ name: String) {
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    /// Appends an integer.
+    public mutating func integer(_ value: Int64) {
+        if value == 0 {
+            bytes.append(UInt8(ascii: "0"))
+            return
+        }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while magnitude > 0 {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            }
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// Appends a finite double in its shortest round-trip form; a non-finite value (which validation rejects
+    /// before anything is written) becomes `null` so the output stays valid JSON.
+    public mutating func double(_ value: Double) {
+        guard value.isFinite else {
+            raw("null")
+            return
+        }
+        bytes.append(contentsOf: value.description.utf8)
+    }
+
+    /// Appends `true` or `false`.
+    public mutating func bool(_ value: Bool) {
+        if value { raw("true") } else { raw("false") }
+    }
+
+    /// Appends any JSON value in canonical form (object keys sorted by UTF-8 bytes).
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let flag): bool(flag)
+        case .integer(let number): integer(number)
+        case .number(let number): double(number)
+        case .string(let text): string(text)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                self.value(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object):
+            bytes.append(UInt8(ascii: "{"))
+            for (index, member) in JSONWriter.sortedMembers(object).enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                key(member.key)
+                self.value(member.value)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Appends a value pretty-printed with two-space indentation and sorted keys, for files people read.
+    public mutating func pretty(_ value: JSONValue, indent: Int = 0) {
+        switch value {
+        case .array(let elements) where !elements.isEmpty:
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                pretty(element, indent: indent + 1)
+            }
+            newline(indent)
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let object) where object.count > 0:
+            bytes.append(UInt8(ascii: "{"))
+            for (index, member) in JSONWriter.sortedMembers(object).enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(indent + 1)
+                string(member.key)
+                raw(": ")
+                pretty(member.value, indent: indent + 1)
+            }
+            newline(indent)
+            bytes.append(UInt8(ascii: "}"))
+        default:
+            self.value(value)
+        }
+    }
+
+    /// The canonical encoding of a value.
+    public static func canonical(_ value: JSONValue) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.value(value)
+        return writer.bytes
+    }
+
+    /// The pretty encoding of a value, ending with a newline.
+    public static func prettyText(_ value: JSONValue) -> String {
+        var writer = JSONWriter()
+        writer.pretty(value)
+        writer.byte(UInt8(ascii: "\n"))
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Orders strings by their UTF-8 bytes, the order of canonical object keys.
+    public static func keyPrecedes(_ lhs: String, _ rhs: String) -> Bool {
+        lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+
+    private static func sortedMembers(_ object: JSONObject) -> [JSONObject.Member] {
+        object.members.sorted { keyPrecedes($0.key, $1.key) }
+    }
+
+    private mutating func newline(_ indent: Int) {
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
+    }
+
+    private mutating func appendEscape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case 0x22: bytes.append(0x22)
+        case 0x5C: bytes.append(0x5C)
+        case 0x08: bytes.append(UInt8(ascii: "b"))
+        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        default:
+            let hex = Array("0123456789abcdef".utf8)
+            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+        }
+    }
+}

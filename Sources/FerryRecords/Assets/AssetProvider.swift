@@ -1,0 +1,20 @@
+/// Supplies the bytes of assets by content: a directory of files, a bundle, a backend.
+///
+/// Writers ask ``canProvide(_:)`` when a record is admitted (so a record whose asset is missing is rejected, not
+/// written half), and ``open(_:)`` when they copy the bytes.
+public protocol AssetProvider: AnyObject, Sendable {
+    /// Whether the asset's bytes are available, with the asset's size.
+    func canProvide(_ asset: Asset) -> Bool
+    /// Opens the asset's bytes for reading.
+    func open(_ asset: Asset) throws -> any AssetReading
+}
+
+/// An open asset.
+public protocol AssetReading: AnyObject {
+    /// Whether the bytes are already known to hash to the asset's digest (so a writer need not hash them again).
+    var isVerified: Bool { get }
+    /// Reads the next bytes; 0 at the end.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+    /// Checks, after the last byte, that the source did not change while it was read.
+    func finish() throws
+}

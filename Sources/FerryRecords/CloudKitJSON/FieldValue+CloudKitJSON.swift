@@ -1,0 +1,80 @@
+import FerryCore
+
+extension FieldValue {
+    /// Writes the field dictionary `{"type":"…","value":…}` in canonical form.
+    public func writeCloudKitJSON(to writer: inout JSONWriter) {
+        writer.raw("{\"type\":")
+        writer.string(type.tag)
+        writer.raw(",\"value\":")
+        writeValue(to: &writer)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// Writes only the value part.
+    func writeValue(to writer: inout JSONWriter) {
+        switch self {
+        case .string(let text): writer.string(text)
+        case .int64(let number): writer.integer(number)
+        case .double(let number): writer.double(number)
+        case .timestamp(let milliseconds): writer.integer(milliseconds)
+        case .bytes(let data): writer.string(data.base64EncodedString())
+        case .reference(let reference):
+            writer.raw("{\"action\":")
+            writer.string(reference.action.rawValue)
+            writer.raw(",\"recordName\":")
+            writer.string(reference.recordName)
+            writer.raw(",\"zoneID\":")
+            reference.zoneID.writeCloudKitJSON(to: &writer)
+            writer.byte(UInt8(ascii: "}"))
+        case .asset(let asset):
+            writer.byte(UInt8(ascii: "{"))
+            if let fileName = asset.fileName {
+                writer.raw("\"fileName\":")
+                writer.string(fileName)
+                writer.byte(UInt8(ascii: ","))
+            }
+            writer.raw("\"sha256\":")
+            writer.string(asset.sha256.hex)
+            writer.raw(",\"size\":")
+            writer.integer(asset.size)
+            writer.byte(UInt8(ascii: "}"))
+        case .location(let location):
+            location.writeCloudKitJSON(to: &writer)
+        case .list(let list):
+            writer.byte(UInt8(ascii: "["))
+            for (index, element) in list.elements.enumerated() {
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                element.writeValue(to: &writer)
+            }
+            writer.byte(UInt8(ascii: "]"))
+        }
+    }
+}
+
+extension Location {
+    func writeCloudKitJSON(to writer: inout JSONWriter) {
+        // Keys in canonical (byte) order; optional ones only when present.
+        let members: [(String, Double?)] = [
+            ("altitude", altitude), ("course", course), ("horizontalAccuracy", horizontalAccuracy),
+            ("latitude", latitude), ("longitude", longitude), ("speed", speed),
+        ]
+        writer.byte(UInt8(ascii: "{"))
+        var first = true
+        for (key, value) in members {
+            guard let value else { continue }
+            if !first { writer.byte(UInt8(ascii: ",")) }
+            first = false
+            writer.key(key)
+            writer.double(value)
+        }
+        if let timestamp {
+            writer.raw(",\"timestamp\":")
+            writer.integer(timestamp)
+        }
+        if let verticalAccuracy {
+            writer.raw(",\"verticalAccuracy\":")
+            writer.double(verticalAccuracy)
+        }
+        writer.byte(UInt8(ascii: "}"))
+    }
+}

@@ -1,0 +1,128 @@
+import FerryCore
+
+extension Record {
+    /// Writes the record as a CloudKit record dictionary in canonical form (keys sorted, no whitespace).
+    /// - Parameter includeSystemFields: whether to write the change tag and created/modified stamps.
+    public func writeCloudKitJSON(to writer: inout JSONWriter, includeSystemFields: Bool = true) {
+        let system = includeSystemFields ? self.system : nil
+        writer.byte(UInt8(ascii: "{"))
+        if let created = system?.created {
+            writer.key("created")
+            created.writeCloudKitJSON(to: &writer)
+            writer.byte(UInt8(ascii: ","))
+        }
+        writer.key("fields")
+        writer.byte(UInt8(ascii: "{"))
+        let names = fields.keys.sorted(by: JSONWriter.keyPrecedes)
+        for (index, name) in names.enumerated() {
+            if index > 0 { writer.byte(UInt8(ascii: ",")) }
+            writer.key(name)
+            fields[name]?.writeCloudKitJSON(to: &writer)
+        }
+        writer.byte(UInt8(ascii: "}"))
+        if let modified = system?.modified {
+            writer.raw(",\"modified\":")
+            modified.writeCloudKitJSON(to: &writer)
+        }
+        if let tag = system?.changeTag {
+            writer.raw(",\"recordChangeTag\":")
+            writer.string(tag)
+        }
+        writer.raw(",\"recordName\":")
+        writer.string(recordName)
+        writer.raw(",\"recordType\":")
+        writer.string(recordType)
+        writer.raw(",\"zoneID\":")
+        zoneID.writeCloudKitJSON(to: &writer)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// The canonical CloudKit JSON of the whole record, system fields included: what bundles store.
+    public var canonicalJSON: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writeCloudKitJSON(to: &writer)
+        return writer.bytes
+    }
+
+    /// The SHA-256 of ``canonicalJSON``: equal digests mean byte-identical records, metadata included.
+    public var digest: SHA256Digest { SHA256Hasher.digest(canonicalJSON) }
+
+    /// The SHA-256 of the canonical JSON without system fields: equal when two backends hold the same data,
+    /// whatever change tags they assigned.
+    public var contentDigest: SHA256Digest {
+        var writer = JSONWriter(capacity: 512)
+        writeCloudKitJSON(to: &writer, includeSystemFields: false)
+        return SHA256Hasher.digest(writer.bytes)
+    }
+}
+
+extension Deletion {
+    /// Writes the deletion as `{"deleted":true,"recordName":…,"recordType":…,"zoneID":…}`.
+    public func writeCloudKitJSON(to writer: inout JSONWriter) {
+        writer.raw("{\"deleted\":true,\"recordName\":")
+        writer.string(recordName)
+        writer.raw(",\"recordType\":")
+        writer.string(recordType)
+        writer.raw(",\"zoneID\":")
+        zoneID.writeCloudKitJSON(to: &writer)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// The canonical JSON of the deletion.
+    public var canonicalJSON: [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writeCloudKitJSON(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension RecordChange {
+    /// Writes the record or deletion in canonical form.
+    public func writeCloudKitJSON(to writer: inout JSONWriter) {
+        switch self {
+        case .record(let record): record.writeCloudKitJSON(to: &writer)
+        case .deletion(let deletion): deletion.writeCloudKitJSON(to: &writer)
+        }
+    }
+
+    /// The canonical JSON of the record or deletion.
+    public var canonicalJSON: [UInt8] {
+        var writer = JSONWriter(capacity: 512)
+        writeCloudKitJSON(to: &writer)
+        return writer.bytes
+    }
+}
+
+extension ZoneID {
+    /// Writes `{"ownerRecordName":…,"zoneName":…}`.
+    public func writeCloudKitJSON(to writer: inout JSONWriter) {
+        writer.raw("{\"ownerRecordName\":")
+        writer.string(ownerName)
+        writer.raw(",\"zoneName\":")
+        writer.string(zoneName)
+        writer.byte(UInt8(ascii: "}"))
+    }
+
+    /// The zone ID as a JSON value.
+    public var jsonValue: JSONValue {
+        ["ownerRecordName": .string(ownerName), "zoneName": .string(zoneName)]
+    }
+}
+
+extension RecordStamp {
+    func writeCloudKitJSON(to writer: inout JSONWriter) {
+        writer.byte(UInt8(ascii: "{"))
+        if let deviceID {
+            writer.raw("\"deviceID\":")
+            writer.string(deviceID)
+            writer.byte(UInt8(ascii: ","))
+        }
+        writer.raw("\"timestamp\":")
+        writer.integer(timestamp)
+        if let userRecordName {
+            writer.raw(",\"userRecordName\":")
+            writer.string(userRecordName)
+        }
+        writer.byte(UInt8(ascii: "}"))
+    }
+}

@@ -1,0 +1,216 @@
+/// Checks records against CloudKit's rules before anything is written.
+///
+/// ```swift
+/// let problems = RecordValidator().problems(in: record)
+/// if problems.contains(where: { $0.severity == .error }) { /* reject */ }
+/// ```
+public struct RecordValidator: Sendable {
+    /// The limits records are checked against; CloudKit's by default.
+    public struct Limits: Sendable, Hashable {
+        /// The largest record, in bytes of field data, assets excluded (CloudKit: 1 MB).
+        public var maxRecordBytes = 1_000_000
+        /// The longest record name, record type, zone name, owner name or field name.
+        public var maxNameLength = 255
+        /// The most DELETE_SELF references CloudKit allows to one target record.
+        public var maxDeleteSelfReferencesPerTarget = 750
+
+        /// CloudKit's limits.
+        public init() {}
+    }
+
+    /// Field names CloudKit reserves for its own metadata.
+    public static let reservedFieldNames: Set<String> = [
+        "creationDate", "creatorUserRecordID", "etag", "lastModifiedUserRecordID", "modificationDate",
+        "modifiedByDevice", "recordChangeTag", "recordID", "recordType",
+    ]
+
+    /// The limits in force.
+    public var limits: Limits
+
+    /// Creates a validator.
+    public init(limits: Limits = Limits()) { self.limits = limits }
+
+    /// The problems of a record; empty when it can be written as it is.
+    public func problems(in record: Record) -> [RecordProblem] {
+        var problems: [RecordProblem] = []
+        checkIdentity(type: record.recordType, name: record.recordName, zone: record.zoneID, into: &problems)
+        for name in record.fields.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            let path = "fields.\(name)"
+            if let reason = identifierProblem(name, what: "field name") {
+                problems.append(RecordProblem(.error, .fieldName, at: path, reason))
+            } else if Self.reservedFieldNames.contains(name) {
+                problems.append(
+                    RecordProblem(
+                        .error, .reservedFieldName, at: path,
+                        "\"\(name)\" is reserved by CloudKit; rename the field (for example to \"\(name)Value\")"))
+            }
+            if let value = record.fields[name] {
+                check(value, in: record.zoneID, path: path, into: &problems)
+            }
+        }
+        let size = record.estimatedSize
+        if size > limits.maxRecordBytes {
+            problems.append(
+                RecordProblem(
+                    .error, .recordSize, at: "",
+                    "the record holds \(size) bytes of field data, more than CloudKit's \(limits.maxRecordBytes); move large BYTES values to ASSET fields"))
+        }
+        return problems
+    }
+
+    /// The problems of a deletion: only its identity is checked.
+    public func problems(in deletion: Deletion) -> [RecordProblem] {
+        var problems: [RecordProblem] = []
+        checkIdentity(type: deletion.recordType, name: deletion.recordName, zone: deletion.zoneID, into: &problems)
+        return problems
+    }
+
+    /// The problems of either kind of change.
+    public func problems(in change: RecordChange) -> [RecordProblem] {
+        switch change {
+        case .record(let record): problems(in: record)
+        case .deletion(let deletion): problems(in: deletion)
+        }
+    }
+
+    // MARK: - Names
+
+    private func checkIdentity(type: String, name: String, zone: ZoneID, into problems: inout [RecordProblem]) {
+        if let reason = recordNameProblem(name) {
+            problems.append(RecordProblem(.error, .recordName, at: "recordName", reason))
+        }
+        if let reason = identifierProblem(type, what: "record type") {
+            problems.append(RecordProblem(.error, .recordType, at: "recordType", reason))
+        }
+        if let reason = zoneNameProblem(zone.zoneName) {
+            problems.append(RecordProblem(.error, .zoneName, at: "zoneID.zoneName", reason))
+        }
+        if let reason = ownerNameProblem(zone.ownerName) {
+            problems.append(RecordProblem(.error, .ownerName, at: "zoneID.ownerRecordName", reason))
+        }
+    }
+
+    /// Why a record name is invalid, or `nil` if it is valid.
+    public func recordNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "record names cannot be empty" }
+        if name.utf8.count > limits.maxNameLength {
+            return "record names have at most \(limits.maxNameLength) characters, this one has \(name.utf8.count)"
+        }
+        if name.utf8.contains(where: { $0 < 0x20 || $0 > 0x7E }) {
+            return "record names must be printable ASCII; \(Self.quoted(name)) is not"
+        }
+        if name.hasPrefix("_") { return "record names cannot start with \"_\" (reserved by CloudKit)" }
+        return nil
+    }
+
+    /// Why a record type or field name is invalid, or `nil` if it is valid.
+    public func identifierProblem(_ name: String, what: String) -> String? {
+        if name.isEmpty { return "\(what)s cannot be empty" }
+        if name.utf8.count > limits.maxNameLength { return "\(what)s have at most \(limits.maxNameLength) characters" }
+        guard let first = name.utf8.first, Self.isLetter(first),
+            name.utf8.allSatisfy({ Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "_") })
+        else {
+            return "\(what)s start with a letter and contain only ASCII letters, digits and \"_\"; \(Self.quoted(name)) does not"
+        }
+        return nil
+    }
+
+    /// Why a zone name is invalid, or `nil` if it is valid.
+    public func zoneNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "zone names cannot be empty" }
+        if name.utf8.count > limits.maxNameLength { return "zone names have at most \(limits.maxNameLength) characters" }
+        let allowed = name.utf8.allSatisfy {
+            Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
+        }
+        guard allowed else {
+            return "zone names contain only ASCII letters, digits, \"_\", \"-\" and \".\"; \(Self.quoted(name)) does not"
+        }
+        if name.hasPrefix("_") && name != ZoneID.defaultZoneName {
+            return "zone names starting with \"_\" are reserved; only \(ZoneID.defaultZoneName) is allowed"
+        }
+        return nil
+    }
+
+    /// Why an owner name is invalid, or `nil` if it is valid.
+    public func ownerNameProblem(_ name: String) -> String? {
+        if name.isEmpty { return "owner names cannot be empty" }
+        if name.utf8.count > limits.maxNameLength { return "owner names have at most \(limits.maxNameLength) characters" }
+        if name.utf8.contains(where: { $0 <= 0x20 || $0 > 0x7E || $0 == UInt8(ascii: "/") }) {
+            return "owner names are printable ASCII without spaces or \"/\"; \(Self.quoted(name)) is not"
+        }
+        return nil
+    }
+
+    // MARK: - Values
+
+    private func check(_ value: FieldValue, in zone: ZoneID, path: String, into problems: inout [RecordProblem]) {
+        switch value {
+        case .double(let number) where !number.isFinite:
+            problems.append(RecordProblem(.error, .fieldValue, at: path, "DOUBLE values must be finite, found \(number)"))
+        case .reference(let reference):
+            if reference.zoneID != zone {
+                problems.append(
+                    RecordProblem(
+                        .error, .reference, at: path,
+                        "references cannot cross zones: this record is in \(zone), the target in \(reference.zoneID)"))
+            }
+            if let reason = recordNameProblem(reference.recordName) {
+                problems.append(RecordProblem(.error, .reference, at: path, "target: \(reason)"))
+            }
+        case .asset(let asset) where asset.size < 0:
+            problems.append(RecordProblem(.error, .fieldValue, at: path, "asset sizes cannot be negative"))
+        case .location(let location):
+            let numbers = [location.latitude, location.longitude, location.horizontalAccuracy, location.verticalAccuracy,
+                           location.altitude, location.speed, location.course].compactMap { $0 }
+            if !numbers.allSatisfy(\.isFinite) {
+                problems.append(RecordProblem(.error, .fieldValue, at: path, "location numbers must be finite"))
+            } else if abs(location.latitude) > 90 || abs(location.longitude) > 180 {
+                problems.append(
+                    RecordProblem(
+                        .error, .fieldValue, at: path,
+                        "latitude must be within ±90 and longitude within ±180, found \(location.latitude), \(location.longitude)"))
+            }
+        case .list(let list):
+            for (index, element) in list.elements.enumerated() {
+                check(element, in: zone, path: "\(path)[\(index)]", into: &problems)
+            }
+        default:
+            break
+        }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private static func quoted(_ text: String) -> String {
+        let shown = text.count > 60 ? String(text.prefix(57)) + "…" : text
+        return "\"\(shown.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 ? String($0) : $0.escaped(asASCII: true) }.joined())\""
+    }
+}
+
+extension Record {
+    /// The bytes CloudKit counts toward the 1 MB record limit, estimated as field names plus raw values (strings as
+    /// UTF-8, numbers as 8 bytes, references as their name and zone); assets are stored apart and count nothing.
+    public var estimatedSize: Int {
+        fields.reduce(0) { total, field in total + field.key.utf8.count + field.value.estimatedSize }
+    }
+}
+
+extension FieldValue {
+    /// The bytes this value counts toward a record's size.
+    public var estimatedSize: Int {
+        switch self {
+        case .string(let text): text.utf8.count
+        case .int64, .double, .timestamp: 8
+        case .bytes(let data): data.count
+        case .reference(let reference):
+            reference.recordName.utf8.count + reference.zoneID.zoneName.utf8.count + reference.zoneID.ownerName.utf8.count + 8
+        case .asset: 0
+        case .location: 64
+        case .list(let list): list.elements.reduce(0) { $0 + $1.estimatedSize }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import ArgumentParser
+import FerryBundle
+import FerryCore
+import FerryRecords
+
+/// `ferry ls`: what a bundle holds, from its manifest alone.
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ls",
+        abstract: "List a bundle's record types, zones, counts, assets and source.",
+        discussion: "Reads only the bundle's metadata at its front; use `ferry verify` to check its contents.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The bundle (an archive, or an extracted bag directory).")
+    var bundle: String
+
+    func run() async throws {
+        try CommandRunner.run(global, label: "ls") { console in
+            let reader = try BundleReader(path: bundle)
+            let manifest = reader.manifest
+            for file in manifest.files {
+                console.message("file", [
+                    "path": .string(file.path), "kind": .string(file.kind.rawValue),
+                    "record_type": file.recordType.map { .string($0) } ?? .null, "zone": .string(file.zoneID.description),
+                    "count": .integer(Int64(file.count)), "bytes": .integer(file.bytes),
+                ])
+            }
+            console.message("summary", [
+                "bundle": .string(bundle), "format_version": .integer(Int64(manifest.formatVersion)),
+                "created_at": .string(BundleManifest.timestampText(manifest.createdAt)),
+                "created_by": .string(manifest.createdBy), "source_kind": .string(manifest.source.kind),
+                "source": .string(manifest.source.description), "records": .integer(Int64(manifest.recordCount)),
+                "deletions": .integer(Int64(manifest.deletionCount)), "assets": .integer(Int64(manifest.assetCount)),
+                "asset_bytes": .integer(manifest.assetBytes), "payload_bytes": .integer(reader.payloadBytes),
+                "record_types": .array(manifest.recordTypeOrder.map { .string($0) }),
+                "zones": .array(reader.schema.zones.sorted().map { .string($0.description) }),
+            ])
+            let types = Set(manifest.files.compactMap(\.recordType)).count
+            console.line("bundle   \(bundle) (format \(manifest.formatVersion))")
+            console.line("created  \(BundleManifest.timestampText(manifest.createdAt)) by \(manifest.createdBy)")
+            console.line("source   \(manifest.source.kind): \(manifest.source.description)")
+            console.line(
+                "records  \(manifest.recordCount) in \(Formatting.count(types, "type")) and \(Formatting.count(reader.schema.zones.count, "zone")); "
+                    + "\(Formatting.count(manifest.deletionCount, "deletion"))")
+            console.line("assets   \(manifest.assetCount) (\(Formatting.bytes(manifest.assetBytes)))")
+            console.line("payload  \(Formatting.bytes(reader.payloadBytes))")
+            console.line("")
+            var rows = [["RECORD TYPE", "ZONE", "COUNT", "BYTES"]]
+            for file in manifest.files {
+                rows.append([
+                    file.kind == .records ? file.recordType ?? "" : "(deletions)", file.zoneID.description, "\(file.count)",
+                    Formatting.bytes(file.bytes),
+                ])
+            }
+            for line in Formatting.table(rows, rightAligned: [2, 3]) { console.line(line) }
+            return ExitCodes.success
+        }
+    }
+}

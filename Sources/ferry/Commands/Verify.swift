@@ -1,0 +1,47 @@
+import ArgumentParser
+import FerryBundle
+import FerryCore
+
+/// `ferry verify`: a full integrity check of a bundle.
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a bundle completely: checksums, sizes, entry safety, and every record.",
+        discussion: "Exits 0 when the bundle is intact and 65 when anything is wrong, listing what.")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Argument(help: "The bundle (an archive, or an extracted bag directory).")
+    var bundle: String
+
+    func run() async throws {
+        try CommandRunner.run(global, label: "verify") { console in
+            let reader = try BundleReader(path: bundle)
+            let total = reader.payloadBytes
+            let report = try reader.verify { done in
+                console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
+            }
+            console.clearProgress()
+            for issue in report.issues {
+                console.message("error", ["error": .string(issue.codeName), "message": .string(issue.message)])
+                if !console.json { console.errorStream("ferry: \(issue.message)") }
+            }
+            if report.issueCount > report.issues.count, !console.json {
+                console.errorStream("ferry: … and \(report.issueCount - report.issues.count) more problems")
+            }
+            for warning in report.warnings { console.warning(warning) }
+            console.message("summary", [
+                "bundle": .string(bundle), "valid": .bool(report.isValid), "problems": .integer(Int64(report.issueCount)),
+                "records": .integer(Int64(report.recordsChecked)), "deletions": .integer(Int64(report.deletionsChecked)),
+                "assets": .integer(Int64(report.assetsChecked)), "payload_bytes": .integer(report.bytesChecked),
+            ])
+            let counts = "\(Formatting.count(report.recordsChecked, "record")), \(Formatting.count(report.deletionsChecked, "deletion")), "
+                + "\(Formatting.count(report.assetsChecked, "asset")), \(Formatting.bytes(report.bytesChecked))"
+            if report.isValid {
+                if !console.quiet { console.line("\(bundle): OK (\(counts))") }
+                return ExitCodes.success
+            }
+            console.line("\(bundle): DAMAGED: \(Formatting.count(report.issueCount, "problem")) (\(counts))")
+            return ExitCodes.code(for: .dataError)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import FerryCore
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a command body: sets up logging and signal handling, and turns thrown errors into a message and an exit
+/// code (through ``ExitCodes``, the only place that decides them).
+enum CommandRunner {
+    nonisolated(unsafe) private static var signalSources: [DispatchSourceSignal] = []
+    private static let setUp: Void = {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        for (signalNumber, code) in [(SIGINT, ExitCodes.interrupted), (SIGTERM, ExitCodes.terminated)] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                CleanupRegistry.removeAll()
+                FileHandle.standardError.write(Data("\nferry: interrupted; partial output removed\n".utf8))
+                _exit(code)
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }()
+
+    /// Runs `body` with a console; exits with the code its result or error calls for.
+    static func run(_ options: GlobalOptions, label: String, _ body: (Console) throws -> Int32) throws {
+        _ = setUp
+        let console = Console(options: options, label: label)
+        let code: Int32
+        do {
+            code = try body(console)
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            code = ExitCodes.code(for: error)
+            report(error, code: code, console: console)
+        }
+        console.clearProgress()
+        console.flush()
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    private static func report(_ error: any Error, code: Int32, console: Console) {
+        let ferry = error as? any FerryError
+        let message = ferry?.description ?? String(describing: error)
+        if console.verbose, let ferry {
+            console.errorStream("ferry: error: \(ferry.detailedDescription())")
+        } else {
+            console.errorStream("ferry: error: \(message)")
+        }
+        if console.json {
+            let line: JSONValue = [
+                "message_type": "exit_error", "code": .integer(Int64(code)),
+                "error": .string(ferry?.codeName ?? "internal"), "message": .string(message),
+            ]
+            FileHandle.standardError.write(Data((String(decoding: JSONWriter.canonical(line), as: UTF8.self) + "\n").utf8))
+        }
+    }
+}

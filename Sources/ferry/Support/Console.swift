@@ -1,0 +1,110 @@
+import FerryCore
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a command's output goes: results on stdout (text or JSON Lines), messages and progress on stderr.
+final class Console: @unchecked Sendable {
+    /// Whether results are JSON Lines.
+    let json: Bool
+    /// Whether only errors are printed.
+    let quiet: Bool
+    /// Whether extra detail is printed.
+    let verbose: Bool
+    /// Logs, to stderr.
+    let logger: Logger
+    /// Whether stderr is a terminal (progress is drawn only then).
+    let stderrIsTerminal: Bool
+    private let stdout = OutputFile(borrowing: STDOUT_FILENO, name: "<stdout>")
+    private var progressShown = false
+    private var lastProgress = Date.distantPast
+
+    init(options: GlobalOptions, label: String) {
+        json = options.json
+        quiet = options.quiet
+        verbose = options.verbose > 0
+        stderrIsTerminal = isatty(STDERR_FILENO) == 1
+        var logger = Logger(label: "ferry.\(label)")
+        logger.logLevel = options.logLevel
+        self.logger = logger
+    }
+
+    // MARK: - Results (stdout)
+
+    /// Writes one line of text (human mode).
+    func line(_ text: String) {
+        guard !json else { return }
+        write(text + "\n")
+    }
+
+    /// Writes one JSON Lines message (JSON mode): `{"message_type": type, ...}`.
+    func message(_ type: String, _ fields: JSONObject) {
+        guard json else { return }
+        var object = fields
+        object["message_type"] = .string(type)
+        write(String(decoding: JSONWriter.canonical(.object(object)), as: UTF8.self) + "\n")
+    }
+
+    /// Writes raw bytes to stdout.
+    func raw(_ bytes: UnsafeRawBufferPointer) throws {
+        try stdout.write(bytes)
+    }
+
+    /// Flushes stdout.
+    func flush() {
+        try? stdout.flush()
+    }
+
+    private func write(_ text: String) {
+        clearProgress()
+        do {
+            try stdout.write(text)
+        } catch {
+            // stdout closed (e.g. piped into `head`): nothing more can be said there.
+        }
+    }
+
+    // MARK: - Messages (stderr)
+
+    /// A warning on stderr (JSON mode: a `warning` message on stdout as well).
+    func warning(_ text: String) {
+        if json { message("warning", ["message": .string(text)]) }
+        guard !quiet else { return }
+        errorStream("warning: \(text)")
+    }
+
+    /// Informational text on stderr, shown unless quiet.
+    func note(_ text: String) {
+        guard !quiet, !json else { return }
+        errorStream(text)
+    }
+
+    /// Writes a line to stderr.
+    func errorStream(_ text: String) {
+        clearProgress()
+        flush()
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    // MARK: - Progress (stderr, terminal only)
+
+    /// Redraws a one-line progress display, at most ten times a second, only when stderr is a terminal.
+    func progress(_ text: @autoclosure () -> String) {
+        guard stderrIsTerminal, !quiet else { return }
+        let now = Date()
+        guard now.timeIntervalSince(lastProgress) >= 0.1 else { return }
+        lastProgress = now
+        progressShown = true
+        FileHandle.standardError.write(Data("\r\u{1B}[2K\(text())".utf8))
+    }
+
+    /// Removes the progress line.
+    func clearProgress() {
+        guard progressShown else { return }
+        progressShown = false
+        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+    }
+}

@@ -1,0 +1,35 @@
+/// Small text helpers for human output.
+enum Formatting {
+    /// `1.2 MB`, `340 B`: decimal units, as `ls -h --si` and most tools show sizes.
+    static func bytes(_ count: Int64) -> String {
+        if count < 1000 { return "\(count) B" }
+        let units = ["kB", "MB", "GB", "TB", "PB"]
+        var value = Double(count) / 1000
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        let rounded = value >= 100 ? String(Int(value.rounded())) : String((value * 10).rounded() / 10)
+        return "\(rounded) \(units[unit])"
+    }
+
+    /// `1 record`, `3 records`.
+    static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(value) \(value == 1 ? singular : (plural ?? singular + "s"))"
+    }
+
+    /// Columns padded to their widest cell; numeric columns (given by index) right-aligned.
+    static func table(_ rows: [[String]], rightAligned: Set<Int> = []) -> [String] {
+        guard let first = rows.first else { return [] }
+        var widths = [Int](repeating: 0, count: first.count)
+        for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                let padding = String(repeating: " ", count: widths[index] - cell.count)
+                if index == row.count - 1 && !rightAligned.contains(index) { return cell }
+                return rightAligned.contains(index) ? padding + cell : cell + padding
+            }.joined(separator: "  ")
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import FerryCore
+import FerryRecords
+
+/// Collects rejected records: each goes to the reject file (JSON Lines, written atomically at the end), the first
+/// few to stderr, and in `--json` mode an `error` message to stdout.
+final class RejectLog {
+    private let file: AtomicOutputFile?
+    private let console: Console
+    private(set) var count = 0
+    private static let shownOnStderr = 10
+
+    init(path: String?, console: Console) throws {
+        file = try path.map { try AtomicOutputFile(path: $0) }
+        self.console = console
+    }
+
+    /// Records a rejection.
+    /// - Parameters:
+    ///   - source: the input file, and the line and byte offset there.
+    ///   - change: what was rejected, when it could be decoded.
+    ///   - problems: why.
+    ///   - text: the raw input line, when it is not decodable.
+    func reject(
+        file source: String, position: LineReader.Position, change: RecordChange?, problems: [RecordProblem], text: String?
+    ) throws {
+        count += 1
+        var entry: JSONObject = [
+            "file": .string(source), "line": .integer(Int64(position.line)), "offset": .integer(position.offset),
+            "reason": .string(problems.map(\.description).joined(separator: "; ")),
+            "problems": .array(problems.map { ["rule": .string($0.rule.rawValue), "path": .string($0.path), "message": .string($0.message)] }),
+        ]
+        if let change {
+            entry["record_type"] = .string(change.recordType)
+            entry["record_name"] = .string(change.recordName)
+            entry["zone"] = .string(change.zoneID.description)
+            if let record = try? JSONParser.parse(change.canonicalJSON) { entry["record"] = record }
+        } else if let text {
+            entry["text"] = .string(text)
+        }
+        if let file {
+            try file.file.write(JSONWriter.canonical(.object(entry)))
+            try file.file.write("\n")
+        }
+        console.message("error", entry)
+        if count <= Self.shownOnStderr, !console.json {
+            let name = change.map { " \($0.recordType) \($0.recordName)" } ?? ""
+            console.warning("rejected \(source):\(position.line)\(name): \(entry["reason"]?.stringValue ?? "")")
+        } else if count == Self.shownOnStderr + 1, !console.json {
+            console.warning("more records rejected; see the reject file (--reject-file)")
+        }
+    }
+
+    /// Writes the reject file into place.
+    func commit() throws { try file?.commit() }
+}
