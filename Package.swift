@@ -35,7 +35,7 @@ let package = Package(
             dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
         ),
         // Builders for records, NDJSON inputs and bundles, used by the tests.
-        .target(name: "FerryTesting", dependencies: ["FerryCore", "FerryRecords", "FerryBundle"]),
+        .target(name: "FerryTesting", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "CArchive"]),
         // The command-line tool: parses, calls the library, prints.
         .executableTarget(
             name: "ferry",

@@ -22,7 +22,9 @@ final class ArchiveReader {
         self.handle = handle
         self.path = path
         archive_read_support_format_tar(handle)
-        archive_read_support_format_zip(handle)
+        // The seekable zip reader works from the central directory, so a zip cut short is refused (the streaming
+        // reader would accept it as long as the entries themselves are whole).
+        archive_read_support_format_zip_seekable(handle)
         archive_read_support_filter_gzip(handle)
         archive_read_support_filter_zstd(handle)
         archive_read_support_filter_none(handle)
@@ -32,7 +34,7 @@ final class ArchiveReader {
             archive_read_free(handle)
             isOpen = false
             if let error = Self.fileError(path) { throw error }
-            throw BundleError(.notABundle, "\(path): not a tar or zip archive (\(message))")
+            throw BundleError(.notABundle, "\(path): not a tar or zip archive, or it is truncated (\(message))")
         }
     }
 

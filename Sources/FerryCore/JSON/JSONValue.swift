@@ -112,6 +112,20 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     public var count: Int { members.count }
 
     public func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
+
+    /// Objects are equal when they have the same members, in any order (JSON objects are unordered).
+    public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
+        guard lhs.members.count == rhs.members.count else { return false }
+        return lhs.members.allSatisfy { rhs[$0.key] == $0.value }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        // An order-independent combination of the members' hashes.
+        var combined = 0
+        for member in members { combined &+= member.hashValue }
+        hasher.combine(members.count)
+        hasher.combine(combined)
+    }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,

@@ -34,6 +34,17 @@ public struct CloudKitJSONDecoder: Sendable {
         return try decode(json)
     }
 
+    /// Decodes one record dictionary from bytes.
+    public func decode(bytes: [UInt8]) throws(RecordError) -> RecordChange {
+        do {
+            return try bytes.withUnsafeBytes { buffer throws(RecordError) in try decode(line: buffer) }
+        } catch let error as RecordError {
+            throw error
+        } catch {
+            throw RecordError(.invalidJSON, at: "", "\(error)")
+        }
+    }
+
     /// Decodes a record dictionary.
     /// - Throws: ``RecordError`` saying what is wrong and where.
     public func decode(_ json: JSONValue) throws(RecordError) -> RecordChange {

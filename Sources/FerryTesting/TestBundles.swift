@@ -1,0 +1,38 @@
+import FerryBundle
+import FerryCore
+import FerryRecords
+import Foundation
+
+/// Writes bundles from records for tests.
+public enum TestBundles {
+    /// The fixed creation time test bundles use.
+    public static let createdAt = Date(timeIntervalSince1970: 1_700_000_000)
+
+    /// Writes a bundle of `changes` whose assets are files in `assetDirectory`, and returns its summary.
+    @discardableResult
+    public static func write(
+        _ changes: [RecordChange], to path: String, assetDirectory: String? = nil, format: ArchiveFormat? = nil
+    ) throws -> BundleSummary {
+        var options = BundleWriter.Options(source: .init(kind: "test", description: "TestBundles"))
+        options.format = format
+        options.softwareAgent = "ferry-tests"
+        let provider = try assetDirectory.map { try DirectoryAssetProvider(root: $0) }
+        let writer = try BundleWriter(path: path, options: options, assets: provider)
+        for change in changes {
+            if case .rejected(let problems) = try writer.add(change) {
+                throw CoreError(.readFailed, "test record \(change.recordName) rejected: \(problems)")
+            }
+        }
+        return try writer.finish(createdAt: createdAt)
+    }
+
+    /// Stores `bytes` as a content-addressed asset file under `directory` (`sha256/ab/<hex>`) and returns the asset.
+    public static func storeAsset(_ bytes: Data, in directory: String, fileName: String? = nil) throws -> Asset {
+        let digest = SHA256Hasher.digest(bytes)
+        let hex = digest.hex
+        let folder = "\(directory)/sha256/\(hex.prefix(2))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try bytes.write(to: URL(fileURLWithPath: "\(folder)/\(hex)"))
+        return Asset(sha256: digest, size: Int64(bytes.count), fileName: fileName)
+    }
+}

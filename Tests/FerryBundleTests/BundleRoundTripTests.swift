@@ -1,0 +1,134 @@
+import FerryBundle
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+@Suite struct BundleRoundTripTests {
+    /// A small fleet, a record of every type with assets, and deletions, in scrambled order.
+    static func changes(assets: String) throws -> [RecordChange] {
+        let photo = try TestBundles.storeAsset(Data("JPEG bytes".utf8), in: assets, fileName: "beetle.jpg")
+        var records = TestRecords.fleet(vehicles: 3, notesPerVehicle: 2)
+        records[0].fields["photo"] = .asset(photo)
+        records.append(TestRecords.everyType(asset: photo))
+        var changes = records.reversed().map(RecordChange.record)
+        changes.append(.deletion(Deletion(recordType: "Car", recordName: "Car.gone", zoneID: ZoneID(zoneName: "CarZone"))))
+        changes.append(.deletion(Deletion(recordType: "Note", recordName: "Note.gone", zoneID: ZoneID(zoneName: "BusZone"))))
+        return changes
+    }
+
+    @Test(arguments: ArchiveFormat.allCases)
+    func writesAndReadsBackEveryRecordByteForByte(format: ArchiveFormat) throws {
+        let scratch = try Scratch()
+        let changes = try Self.changes(assets: scratch.file("assets"))
+        let path = scratch.file("backup.\(format.rawValue)")
+        let summary = try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"))
+        #expect(summary.format == format)
+        #expect(summary.manifest.recordCount == changes.count - 2)
+        #expect(summary.manifest.deletionCount == 2)
+        #expect(summary.manifest.assetCount == 1)
+
+        let reader = try BundleReader(path: path)
+        var lines: [[UInt8]] = []
+        try reader.forEachChangeLine { lines.append(Array($0)) }
+        #expect(Set(lines) == Set(changes.map(\.canonicalJSON)))
+        #expect(lines.count == changes.count)
+        let report = try reader.verify()
+        #expect(report.isValid, "\(report.issues)")
+        #expect(report.recordsChecked == changes.count - 2)
+        #expect(report.assetsChecked == 1)
+    }
+
+    @Test func ordersRecordTypesParentsFirstAndDeletionsLast() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("b.tar.gz")
+        try TestBundles.write(try Self.changes(assets: scratch.file("assets")), to: path, assetDirectory: scratch.file("assets"))
+        let reader = try BundleReader(path: path)
+        #expect(reader.manifest.recordTypeOrder == ["Bus", "Car", "Everything", "Truck", "Note"])
+        var types: [String] = []
+        try reader.forEachChange { change in
+            let label = change.isDeletion ? "-" : change.recordType
+            if types.last != label { types.append(label) }
+        }
+        #expect(types == ["Bus", "Car", "Everything", "Truck", "Note", "-"])
+    }
+
+    @Test(arguments: ArchiveFormat.allCases)
+    func isDeterministic(format: ArchiveFormat) throws {
+        let scratch = try Scratch()
+        let changes = try Self.changes(assets: scratch.file("assets"))
+        try FileManager.default.createDirectory(atPath: scratch.file("one"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch.file("two"), withIntermediateDirectories: true)
+        try TestBundles.write(changes, to: scratch.file("one/b.\(format.rawValue)"), assetDirectory: scratch.file("assets"))
+        Thread.sleep(forTimeInterval: 1.1)
+        try TestBundles.write(changes, to: scratch.file("two/b.\(format.rawValue)"), assetDirectory: scratch.file("assets"))
+        #expect(try scratch.read("one/b.\(format.rawValue)") == scratch.read("two/b.\(format.rawValue)"))
+    }
+
+    @Test func selectsByTypeAndZone() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("b.tar.zst")
+        try TestBundles.write(try Self.changes(assets: scratch.file("assets")), to: path, assetDirectory: scratch.file("assets"))
+        let reader = try BundleReader(path: path)
+        var notesInCarZone: [RecordChange] = []
+        try reader.forEachChange(.init(recordTypes: ["Note"], zoneNames: ["CarZone"])) { notesInCarZone.append($0) }
+        #expect(notesInCarZone.count == 6)
+        #expect(notesInCarZone.allSatisfy { $0.recordType == "Note" && $0.zoneID.zoneName == "CarZone" })
+        var deletedNotes: [RecordChange] = []
+        try reader.forEachChange(.init(recordTypes: ["Note"], zoneNames: ["BusZone"])) { deletedNotes.append($0) }
+        #expect(deletedNotes.filter(\.isDeletion).map(\.recordName) == ["Note.gone"])
+    }
+
+    @Test func rejectsDuplicatesConflictsAndMissingAssetsButKeepsTheRest() throws {
+        let scratch = try Scratch()
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.format = .tarGzip
+        let writer = try BundleWriter(path: scratch.file("b.tar.gz"), options: options, assets: nil)
+        let car = TestRecords.vehicle("Car", index: 1)
+        #expect(try writer.add(.record(car)) == .accepted(warnings: []))
+        guard case .rejected(let duplicate) = try writer.add(.record(car)) else { Issue.record("duplicate accepted"); return }
+        #expect(duplicate.map(\.rule) == [.duplicate])
+        var retyped = TestRecords.vehicle("Car", index: 2)
+        retyped.fields["mileage"] = .string("far")
+        guard case .rejected(let conflict) = try writer.add(.record(retyped)) else { Issue.record("type change accepted"); return }
+        #expect(conflict.map(\.rule) == [.fieldType])
+        let withAsset = TestRecords.vehicle("Car", index: 3, photo: Asset(sha256: .zero, size: 3))
+        guard case .rejected(let missing) = try writer.add(.record(withAsset)) else { Issue.record("missing asset accepted"); return }
+        #expect(missing.map(\.rule) == [.asset])
+        let summary = try writer.finish(createdAt: TestBundles.createdAt)
+        #expect(summary.manifest.recordCount == 1)
+    }
+
+    @Test func dryRunWritesNothingAndCountsTheSame() throws {
+        let scratch = try Scratch()
+        let changes = try Self.changes(assets: scratch.file("assets"))
+        var options = BundleWriter.Options(source: .init(kind: "test", description: "TestBundles"))
+        options.softwareAgent = "ferry-tests"
+        options.dryRun = true
+        options.temporaryDirectory = scratch.path
+        let provider = try DirectoryAssetProvider(root: scratch.file("assets"))
+        let writer = try BundleWriter(path: scratch.file("dry.tar.gz"), options: options, assets: provider)
+        for change in changes { try writer.add(change) }
+        let dry = try writer.finish(createdAt: TestBundles.createdAt)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("dry.tar.gz")))
+        #expect(scratch.listing().allSatisfy { $0.hasPrefix("assets") })
+        let real = try TestBundles.write(changes, to: scratch.file("real.tar.gz"), assetDirectory: scratch.file("assets"))
+        #expect(dry.manifest.files == real.manifest.files)
+        #expect(dry.payloadBytes == real.payloadBytes)
+        #expect(dry.dryRun && !real.dryRun)
+    }
+
+    @Test func extractsIntoANewDirectoryThatReadsAsABundle() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("b.zip")
+        try TestBundles.write(try Self.changes(assets: scratch.file("assets")), to: path, assetDirectory: scratch.file("assets"))
+        let reader = try BundleReader(path: path)
+        try reader.extract(to: scratch.file("restored"))
+        let restored = try BundleReader(path: scratch.file("restored"))
+        #expect(try restored.verify().isValid)
+        #expect(restored.manifest == reader.manifest)
+        #expect(throws: BundleError.self) { try reader.extract(to: scratch.file("restored")) }
+        #expect(!scratch.listing().contains { $0.contains(".partial") })
+    }
+}

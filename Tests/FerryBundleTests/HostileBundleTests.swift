@@ -1,0 +1,217 @@
+import FerryBundle
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+/// Bundles crafted to attack or confuse the reader: every one must be refused with the right code, quickly, and
+/// without writing anything outside an extraction's target.
+@Suite struct HostileBundleTests {
+    /// A valid bundle extracted to `bag/` inside a scratch directory, to tamper with.
+    private func validBag() throws -> Scratch {
+        let scratch = try Scratch()
+        let changes = try BundleRoundTripTests.changes(assets: scratch.file("assets"))
+        try TestBundles.write(changes, to: scratch.file("bag.tar.gz"), assetDirectory: scratch.file("assets"))
+        try BundleReader(path: scratch.file("bag.tar.gz")).extract(to: scratch.file("bag"))
+        return scratch
+    }
+
+    /// The bag's files as a tar builder, Ferry's order (metadata first).
+    private func tar(of scratch: Scratch) throws -> TarBuilder {
+        let order = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt", "data/manifest.json", "data/schema.json"]
+        return try TarBuilder().addTree(scratch.file("bag"), prefix: "bag") { lhs, rhs in
+            let left = order.firstIndex(of: lhs) ?? order.count
+            let right = order.firstIndex(of: rhs) ?? order.count
+            return left != right ? left < right : lhs < rhs
+        }
+    }
+
+    /// Everything a reader can do with a bundle; returns the first error's code.
+    private func failure(_ path: String, extractTo target: String? = nil) -> BundleError.Code? {
+        do {
+            let reader = try BundleReader(path: path)
+            let report = try reader.verify()
+            if let issue = report.issues.first { return issue.code }
+            try reader.forEachChangeLine { _ in }
+            if let target { try reader.extract(to: target) }
+            return nil
+        } catch let error as BundleError {
+            return error.code
+        } catch {
+            return nil
+        }
+    }
+
+    @Test func aRebuiltValidBagIsAccepted() throws {
+        let scratch = try validBag()
+        try tar(of: scratch).write(to: scratch.file("rebuilt.tar.gz"))
+        #expect(failure(scratch.file("rebuilt.tar.gz")) == nil)
+    }
+
+    @Test(arguments: [
+        ("../evil.txt", BundleError.Code.unsafeEntry),
+        ("bag/../../evil.txt", .unsafeEntry),
+        ("/tmp/ferry-evil-absolute.txt", .unsafeEntry),
+        ("bag/data/./x", .unsafeEntry),
+        ("other/evil.txt", .unsafeEntry),
+    ])
+    func refusesPathsThatLeaveTheBag(path: String, code: BundleError.Code) throws {
+        let scratch = try validBag()
+        try tar(of: scratch).add(path, .file(Data("owned".utf8))).write(to: scratch.file("evil.tar.gz"))
+        #expect(failure(scratch.file("evil.tar.gz"), extractTo: scratch.file("out")) == code)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("evil.txt")))
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/ferry-evil-absolute.txt"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out")))
+    }
+
+    @Test(arguments: ["symlink", "hardlink", "device"])
+    func refusesLinksAndDevices(kind: String) throws {
+        let scratch = try validBag()
+        let entry: TarBuilder.Kind = switch kind {
+        case "symlink": .symlink(target: "/etc/passwd")
+        case "hardlink": .hardlink(target: "bag/bagit.txt")
+        default: .characterDevice
+        }
+        try tar(of: scratch).add("bag/data/assets/sha256/zz", entry).write(to: scratch.file("links.tar.gz"))
+        #expect(failure(scratch.file("links.tar.gz"), extractTo: scratch.file("out")) == .unsafeEntry)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out")))
+    }
+
+    @Test func refusesDuplicateEntries() throws {
+        let scratch = try validBag()
+        let records = try scratch.read("bag/data/records/CarZone/Car.ndjson")
+        try tar(of: scratch).add("bag/data/records/CarZone/Car.ndjson", .file(records)).write(to: scratch.file("dup.tar.gz"))
+        #expect(failure(scratch.file("dup.tar.gz")) == .duplicateEntry)
+    }
+
+    @Test func refusesAChangedRecordFile() throws {
+        let scratch = try validBag()
+        var bytes = try scratch.read("bag/data/records/CarZone/Car.ndjson")
+        bytes[bytes.count / 2] ^= 0x01
+        try scratch.write("bag/data/records/CarZone/Car.ndjson", bytes)
+        try tar(of: scratch).write(to: scratch.file("flip.tar.gz"))
+        #expect(failure(scratch.file("flip.tar.gz")) == .checksumMismatch)
+        #expect(failure(scratch.file("bag")) == .checksumMismatch)
+    }
+
+    @Test func refusesAChangedAsset() throws {
+        let scratch = try validBag()
+        let asset = try #require(scratch.listing().first { $0.hasPrefix("bag/data/assets/sha256/") && $0.count > 40 })
+        try scratch.write(asset, Data("other bytes".utf8))
+        #expect(failure(scratch.file("bag")) != nil)
+    }
+
+    @Test func refusesTruncatedArchives() throws {
+        let scratch = try validBag()
+        for format in ArchiveFormat.allCases {
+            let path = scratch.file("whole.\(format.rawValue)")
+            try TestBundles.write(try BundleRoundTripTests.changes(assets: scratch.file("assets")), to: path, assetDirectory: scratch.file("assets"))
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            for fraction in [0.3, 0.7, 0.95] {
+                let cut = scratch.file("cut-\(fraction).\(format.rawValue)")
+                try bytes.prefix(Int(Double(bytes.count) * fraction)).write(to: URL(fileURLWithPath: cut))
+                let code = failure(cut)
+                #expect(code != nil, "\(format) cut at \(fraction) was accepted")
+            }
+        }
+    }
+
+    @Test func refusesEntriesLargerThanDeclared() throws {
+        let scratch = try validBag()
+        var bytes = try scratch.read("bag/data/records/CarZone/Car.ndjson")
+        bytes.append(contentsOf: Array("{\"extra\":1}\n".utf8))
+        try scratch.write("bag/data/records/CarZone/Car.ndjson", bytes)
+        try tar(of: scratch).write(to: scratch.file("big.tar.gz"))
+        #expect(failure(scratch.file("big.tar.gz")) == .entryTooLarge)
+    }
+
+    @Test func refusesUnknownFormatVersions() throws {
+        let scratch = try validBag()
+        let info = String(decoding: try scratch.read("bag/bag-info.txt"), as: UTF8.self)
+        try scratch.write("bag/bag-info.txt", info.replacingOccurrences(of: "Ferry-Bundle-Version: 1", with: "Ferry-Bundle-Version: 2"))
+        try rewriteTagManifest(scratch)
+        try tar(of: scratch).write(to: scratch.file("v2.tar.gz"))
+        #expect(failure(scratch.file("v2.tar.gz")) == .unsupportedVersion)
+    }
+
+    @Test func refusesUnlistedAndMissingEntries() throws {
+        let scratch = try validBag()
+        try tar(of: scratch).add("bag/data/extra.ndjson", .file(Data("{}\n".utf8))).write(to: scratch.file("extra.tar.gz"))
+        #expect(failure(scratch.file("extra.tar.gz")) == .unlistedEntry)
+        try FileManager.default.removeItem(atPath: scratch.file("bag/data/records/CarZone/Car.ndjson"))
+        try tar(of: scratch).write(to: scratch.file("missing.tar.gz"))
+        #expect(failure(scratch.file("missing.tar.gz")) == .missingEntry)
+    }
+
+    @Test func refusesAWrongPayloadOxum() throws {
+        let scratch = try validBag()
+        let info = String(decoding: try scratch.read("bag/bag-info.txt"), as: UTF8.self)
+        let lines = info.split(separator: "\n").map { line -> String in
+            guard line.hasPrefix("Payload-Oxum: ") else { return String(line) }
+            let parts = line.dropFirst(14).split(separator: ".")
+            return "Payload-Oxum: \((Int(parts[0]) ?? 0) + 1).\(parts[1])"
+        }
+        try scratch.write("bag/bag-info.txt", lines.joined(separator: "\n") + "\n")
+        try rewriteTagManifest(scratch)
+        try tar(of: scratch).write(to: scratch.file("oxum.tar.gz"))
+        #expect(failure(scratch.file("oxum.tar.gz")) == .payloadOxumMismatch)
+    }
+
+    @Test func refusesFilesThatAreNotBundles() throws {
+        let scratch = try Scratch()
+        try scratch.write("junk.tar.gz", Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) }))
+        #expect(failure(scratch.file("junk.tar.gz")) == .notABundle)
+        try TarBuilder().add("x/readme.txt", .file(Data("hi".utf8))).write(to: scratch.file("plain.tar.gz"))
+        #expect(failure(scratch.file("plain.tar.gz")) == .notABundle)
+        try scratch.write("empty.tar.gz", Data())
+        #expect(failure(scratch.file("empty.tar.gz")) != nil)
+    }
+
+    @Test func refusesRecordsEditedWithMatchingChecksums() throws {
+        // A bag whose checksums were recomputed after an edit: BagIt accepts it, Ferry's record checks do not.
+        let scratch = try validBag()
+        let path = "bag/data/records/CarZone/Car.ndjson"
+        // Swap a field's keys: same length, still valid JSON, but no longer canonical.
+        let text = String(decoding: try scratch.read(path), as: UTF8.self)
+        try scratch.write(path, text.replacingOccurrences(of: #"{"type":"STRING","value":"Car 0"}"#, with: #"{"value":"Car 0","type":"STRING"}"#))
+        #expect(text != String(decoding: try scratch.read(path), as: UTF8.self))
+        try rewriteManifests(scratch)
+        try tar(of: scratch).write(to: scratch.file("edited.tar.gz"))
+        let reader = try BundleReader(path: scratch.file("edited.tar.gz"))
+        let report = try reader.verify()
+        #expect(!report.isValid)
+        #expect(report.issues.allSatisfy { $0.code == .invalidRecord })
+    }
+
+    @Test func readsBagsRepackedInAnotherOrder() throws {
+        // Plain `tar` of an extracted bag puts data/ before the tag files: the reader takes one extra pass.
+        let scratch = try validBag()
+        try TarBuilder().addTree(scratch.file("bag"), prefix: "bag").write(to: scratch.file("sorted.tar.gz"))
+        #expect(failure(scratch.file("sorted.tar.gz")) == nil)
+        let reader = try BundleReader(path: scratch.file("sorted.tar.gz"))
+        #expect(try reader.forEachChangeLine { _ in } == reader.manifest.recordCount + reader.manifest.deletionCount)
+    }
+
+    // MARK: - Helpers
+
+    /// Recomputes the payload manifest entries of edited files, then the tag manifest.
+    private func rewriteManifests(_ scratch: Scratch) throws {
+        let manifest = String(decoding: try scratch.read("bag/manifest-sha256.txt"), as: UTF8.self)
+        var lines: [String] = []
+        for line in manifest.split(separator: "\n") {
+            let path = String(line.split(separator: " ", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces)
+            let digest = SHA256Hasher.digest(try scratch.read("bag/\(path)"))
+            lines.append("\(digest.hex)  \(path)")
+        }
+        try scratch.write("bag/manifest-sha256.txt", lines.joined(separator: "\n") + "\n")
+        try rewriteTagManifest(scratch)
+    }
+
+    private func rewriteTagManifest(_ scratch: Scratch) throws {
+        let lines = try ["bag-info.txt", "bagit.txt", "manifest-sha256.txt"].map { name in
+            "\(SHA256Hasher.digest(try scratch.read("bag/\(name)")).hex)  \(name)"
+        }
+        try scratch.write("bag/tagmanifest-sha256.txt", lines.joined(separator: "\n") + "\n")
+    }
+}

@@ -1,0 +1,95 @@
+import FerryCore
+import FerryTesting
+import Foundation
+import Testing
+
+@Suite struct LineReaderTests {
+    private func lines(_ text: String, maxLineLength: Int = 1 << 20) throws -> [String] {
+        let scratch = try Scratch()
+        let path = try scratch.write("input.ndjson", text)
+        var result: [String] = []
+        let reader = try LineReader(path: path, maxLineLength: maxLineLength)
+        try reader.forEachLine { line in
+            switch line {
+            case .bytes(let bytes, let position):
+                result.append("\(position.line)@\(position.offset):\(String(decoding: bytes, as: UTF8.self))")
+            case .tooLong(let position, let length):
+                result.append("\(position.line)@\(position.offset):TOO LONG \(length)")
+            }
+        }
+        return result
+    }
+
+    @Test func splitsLinesWithPositions() throws {
+        #expect(try lines("a\nbb\r\n\nccc") == ["1@0:a", "2@2:bb", "3@6:", "4@7:ccc"])
+        #expect(try lines("") == [])
+        #expect(try lines("x\n") == ["1@0:x"])
+    }
+
+    @Test func skipsOverLongLinesAndCarriesOn() throws {
+        let long = String(repeating: "x", count: 100)
+        #expect(try lines("a\n\(long)\nb\n", maxLineLength: 10) == ["1@0:a", "2@2:TOO LONG 100", "3@103:b"])
+    }
+
+    @Test func readsLinesLongerThanItsBuffer() throws {
+        let long = String(repeating: "y", count: 3 << 20)
+        let result = try lines("\(long)\nz", maxLineLength: 8 << 20)
+        #expect(result.count == 2)
+        #expect(result[0].count == (3 << 20) + 4)
+        #expect(result[1] == "2@\((3 << 20) + 1):z")
+    }
+
+    @Test func namesTheFileWhenItIsMissing() {
+        #expect {
+            _ = try LineReader(path: "/nonexistent/records.ndjson")
+        } throws: { error in
+            (error as? CoreError)?.code == .fileNotFound && "\(error)".contains("/nonexistent/records.ndjson")
+        }
+    }
+}
+
+@Suite struct AtomicOutputFileTests {
+    @Test func appearsOnlyWhenCommitted() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("out.txt")
+        let output = try AtomicOutputFile(path: path)
+        try output.file.write("hello")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        try output.commit()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "hello")
+        #expect(scratch.listing() == ["out.txt"])
+    }
+
+    @Test func discardingLeavesTheOldFileAndNoTrace() throws {
+        let scratch = try Scratch()
+        let path = try scratch.write("out.txt", "old")
+        do {
+            let output = try AtomicOutputFile(path: path)
+            try output.file.write("new")
+            output.discard()
+        }
+        do {
+            let output = try AtomicOutputFile(path: path)
+            try output.file.write("abandoned without commit")
+        }
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+        #expect(scratch.listing() == ["out.txt"])
+    }
+
+    @Test func cleanupRegistryRemovesTemporaryFiles() throws {
+        let scratch = try Scratch()
+        let output = try AtomicOutputFile(path: scratch.file("x.tar.gz"))
+        #expect(FileManager.default.fileExists(atPath: output.temporaryPath))
+        CleanupRegistry.removeAll()
+        #expect(!FileManager.default.fileExists(atPath: output.temporaryPath))
+        output.discard()
+    }
+
+    @Test func failsClearlyWhenTheDirectoryIsMissing() {
+        #expect {
+            _ = try AtomicOutputFile(path: "/nonexistent-dir/out.tar.gz")
+        } throws: { error in
+            (error as? CoreError)?.kind == .noInput || (error as? CoreError)?.kind == .cannotCreate
+        }
+    }
+}

@@ -1,0 +1,120 @@
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+@Suite struct CloudKitJSONDecodingTests {
+    let decoder = CloudKitJSONDecoder()
+
+    private func record(_ text: String) throws -> Record {
+        guard case .record(let record) = try decoder.decode(JSONParser.parse(text)) else {
+            throw CoreError(.readFailed, "expected a record")
+        }
+        return record
+    }
+
+    private func failure(_ text: String) -> RecordError? {
+        do {
+            _ = try decoder.decode(JSONParser.parse(text))
+            return nil
+        } catch let error as RecordError {
+            return error
+        } catch {
+            return RecordError(.invalidJSON, at: "", "\(error)")
+        }
+    }
+
+    @Test func decodesARealCloudKitLookupResponse() throws {
+        // cloudkit-examples/07: a real public-database record, with response-only keys.
+        let record = try record("""
+            {"recordName":"2F95E45A-3900-4BF3-86D2-85F139AD3F15","recordType":"Mapping","fields":{
+            "country":{"value":"US","type":"STRING"},"checkedAt":{"value":1638605892474,"type":"TIMESTAMP"},
+            "tmdbID":{"value":249333,"type":"INT64"}},"pluginFields":{},"recordChangeTag":"j7if0cac",
+            "created":{"timestamp":1505270195464,"userRecordName":"_6936fa6af985df311dcf19d47271a5ff","deviceID":"4A85"},
+            "modified":{"timestamp":1638605897637,"userRecordName":"_4ab84f2560e93224e4c1b40e97b24ae5","deviceID":"2"},
+            "deleted":false,"zoneID":{"zoneName":"_defaultZone","ownerRecordName":"_4ab84f2560e93224e4c1b40e97b24ae5","zoneType":"DEFAULT_ZONE"}}
+            """)
+        #expect(record.recordType == "Mapping")
+        #expect(record.zoneID == ZoneID(zoneName: "_defaultZone", ownerName: "_4ab84f2560e93224e4c1b40e97b24ae5"))
+        #expect(record.fields["checkedAt"] == .timestamp(1_638_605_892_474))
+        #expect(record.fields["tmdbID"] == .int64(249_333))
+        #expect(record.system?.changeTag == "j7if0cac")
+        #expect(record.system?.created == RecordStamp(timestamp: 1_505_270_195_464, userRecordName: "_6936fa6af985df311dcf19d47271a5ff", deviceID: "4A85"))
+    }
+
+    @Test func decodesAppleCreateRequestWithoutTypeTags() throws {
+        // cloudkit-examples/01: untagged values are inferred as CloudKit does.
+        let record = try record(#"{"recordType":"Artist","fields":{"firstName":{"value":"Mei"},"n":{"value":3},"d":{"value":2.5},"b":{"value":true},"r":{"value":{"recordName":"X","action":"NONE"}},"l":{"value":[1,2]}},"recordName":"Mei Chen"}"#)
+        #expect(record.zoneID == .default)
+        #expect(record.fields["firstName"] == .string("Mei"))
+        #expect(record.fields["n"] == .int64(3))
+        #expect(record.fields["d"] == .double(2.5))
+        #expect(record.fields["b"] == .int64(1))
+        #expect(record.fields["r"] == .reference(Reference(recordName: "X", zoneID: .default)))
+        #expect(record.fields["l"] == .list(try #require(FieldList(.int64, [.int64(1), .int64(2)]))))
+    }
+
+    @Test func acceptsTypedAndBareListTags() throws {
+        let typed = try record(#"{"recordName":"a","recordType":"T","fields":{"x":{"value":["p","q"],"type":"STRING_LIST"}}}"#)
+        let bare = try record(#"{"recordName":"a","recordType":"T","fields":{"x":{"value":["p","q"],"type":"LIST"}}}"#)
+        #expect(typed == bare)
+        let empty = try record(#"{"recordName":"a","recordType":"T","fields":{"x":{"value":[],"type":"LIST"}}}"#)
+        #expect(empty.fields["x"]?.type == .list(nil))
+        #expect(empty.fields["x"]?.type.tag == "UNKNOWN_LIST")
+    }
+
+    @Test func acceptsNumbersAsStringsAndOwnerNameAlias() throws {
+        let record = try record(#"{"recordName":"a","recordType":"T","zoneID":{"zoneName":"Z","ownerName":"_u"},"fields":{"i":{"value":"42","type":"INT64"},"t":{"value":"5","type":"TIMESTAMP"},"d":{"value":"1.5","type":"DOUBLE"}}}"#)
+        #expect(record.zoneID == ZoneID(zoneName: "Z", ownerName: "_u"))
+        #expect(record.fields["i"] == .int64(42))
+        #expect(record.fields["t"] == .timestamp(5))
+        #expect(record.fields["d"] == .double(1.5))
+    }
+
+    @Test func referencesDefaultToTheRecordsZone() throws {
+        let record = try record(#"{"recordName":"n","recordType":"Note","zoneID":{"zoneName":"CarZone"},"fields":{"car":{"value":{"recordName":"Car.1","action":"DELETE_SELF"},"type":"REFERENCE"}}}"#)
+        #expect(record.fields["car"] == .reference(Reference(recordName: "Car.1", zoneID: ZoneID(zoneName: "CarZone"), action: .deleteSelf)))
+    }
+
+    @Test func decodesDeletionsAndDropsNullFields() throws {
+        let change = try decoder.decode(JSONParser.parse(#"{"recordName":"Car.9","recordType":"Car","deleted":true,"zoneID":{"zoneName":"CarZone"}}"#))
+        #expect(change == .deletion(Deletion(recordType: "Car", recordName: "Car.9", zoneID: ZoneID(zoneName: "CarZone"))))
+        let record = try record(#"{"recordName":"a","recordType":"T","fields":{"gone":{"value":null}}}"#)
+        #expect(record.fields.isEmpty)
+    }
+
+    @Test(arguments: [
+        (#"[]"#, "", "expected a record object"),
+        (#"{"recordType":"T"}"#, "recordName", "missing"),
+        (#"{"recordName":"a","recordType":"T","feilds":{}}"#, "feilds", "unknown record key"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1,"type":"STRNG"}}}"#, "fields.x.type", "unknown type tag"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"INT64"}}}"#, "fields.x.value", "whole number"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"TIMESTAMP"}}}"#, "fields.x.value", "whole milliseconds"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":"%%%","type":"BYTES"}}}"#, "fields.x.value", "base64"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":[1,"a"],"type":"LIST"}}}"#, "fields.x.value[1]", "INT64 needs a whole number"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"latitude":1}}}}"#, "fields.x.value.longitude", "missing"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"recordName":"b","action":"CASCADE"},"type":"REFERENCE"}}}"#, "fields.x.value.action", "DELETE_SELF"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"fileChecksum":"AYz","size":3},"type":"ASSETID"}}}"#, "fields.x.value", "no content hash"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"path":"a.jpg"},"type":"ASSET"}}}"#, "fields.x.value.path", "--assets"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":"R01=","type":"ENCRYPTED_BYTES"}}}"#, "fields.x.type", "encrypted"),
+        (#"{"recordName":"a","recordType":"T","share":{"recordName":"s"}}"#, "share", "sharing"),
+        (#"{"recordName":"a","recordType":"T","deleted":true,"fields":{"x":{"value":1}}}"#, "fields", "cannot have fields"),
+    ])
+    func explainsWhatIsWrongAndWhere(text: String, path: String, reason: String) throws {
+        let error = try #require(failure(text))
+        #expect(error.path == path)
+        #expect(error.reason.contains(reason), "\(error.reason)")
+    }
+
+    @Test func resolvesAssetPathsThroughTheResolver() throws {
+        let digest = SHA256Hasher.digest(Array("x".utf8))
+        let decoder = CloudKitJSONDecoder { path, fileName in
+            #expect(path == "photos/a.jpg")
+            return Asset(sha256: digest, size: 1, fileName: fileName ?? "a.jpg")
+        }
+        let change = try decoder.decode(JSONParser.parse(#"{"recordName":"a","recordType":"T","fields":{"p":{"value":{"path":"photos/a.jpg"},"type":"ASSET"}}}"#))
+        guard case .record(let record) = change else { throw CoreError(.readFailed, "not a record") }
+        #expect(record.fields["p"] == .asset(Asset(sha256: digest, size: 1, fileName: "a.jpg")))
+    }
+}
