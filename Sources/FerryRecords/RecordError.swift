@@ -44,6 +44,18 @@ public struct RecordError: FerryError {
     }
 
     public var kind: FailureKind { .dataError }
+
+    /// The record rule this error breaks, for reject reports.
+    public var rule: RecordRule {
+        switch code {
+        case .unsupported: .unsupported
+        case .assetUnavailable: .asset
+        default: .malformed
+        }
+    }
+
+    /// The error as a record problem.
+    public var problem: RecordProblem { RecordProblem(.error, rule, at: path, reason) }
     public var codeName: String { code.description }
     public var message: String { path.isEmpty ? reason : "\(path): \(reason)" }
 }

@@ -13,12 +13,15 @@ import Testing
         let path = scratch.file("backup.\(format.rawValue)")
         try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"))
         try FileManager.default.createDirectory(atPath: scratch.file("x"), withIntermediateDirectories: true)
-        let extract: ProcessResult = switch format {
-        case .tarGzip: try ProcessResult.run("/usr/bin/tar", ["-xzf", path, "-C", scratch.file("x")])
-        case .tarZstd: try ProcessResult.run("/usr/bin/tar", ["--zstd", "-xf", path, "-C", scratch.file("x")])
-        case .zip:
-            try ProcessResult.run("/usr/bin/env", ["python3", "-c", "import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])", path, scratch.file("x")])
-        }
+        let extract: ProcessResult =
+            switch format {
+            case .tarGzip: try ProcessResult.run("/usr/bin/tar", ["-xzf", path, "-C", scratch.file("x")])
+            case .tarZstd: try ProcessResult.run("/usr/bin/tar", ["--zstd", "-xf", path, "-C", scratch.file("x")])
+            case .zip:
+                try ProcessResult.run(
+                    "/usr/bin/env",
+                    ["python3", "-c", "import sys,zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])", path, scratch.file("x")])
+            }
         #expect(extract.status == 0, "\(extract.errors)")
         let validate = try ProcessResult.run("/usr/bin/env", ["python3", "-m", "bagit", "--validate", scratch.file("x/backup")])
         #expect(validate.status == 0, "bagit-python refused the bundle (is `pip install bagit` done? Scripts/test does it): \(validate.errors)")

@@ -68,11 +68,12 @@ import Testing
     @Test(arguments: ["symlink", "hardlink", "device"])
     func refusesLinksAndDevices(kind: String) throws {
         let scratch = try validBag()
-        let entry: TarBuilder.Kind = switch kind {
-        case "symlink": .symlink(target: "/etc/passwd")
-        case "hardlink": .hardlink(target: "bag/bagit.txt")
-        default: .characterDevice
-        }
+        let entry: TarBuilder.Kind =
+            switch kind {
+            case "symlink": .symlink(target: "/etc/passwd")
+            case "hardlink": .hardlink(target: "bag/bagit.txt")
+            default: .characterDevice
+            }
         try tar(of: scratch).add("bag/data/assets/sha256/zz", entry).write(to: scratch.file("links.tar.gz"))
         #expect(failure(scratch.file("links.tar.gz"), extractTo: scratch.file("out")) == .unsafeEntry)
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out")))

@@ -76,15 +76,6 @@ import Testing
         #expect(scratch.listing() == ["out.txt"])
     }
 
-    @Test func cleanupRegistryRemovesTemporaryFiles() throws {
-        let scratch = try Scratch()
-        let output = try AtomicOutputFile(path: scratch.file("x.tar.gz"))
-        #expect(FileManager.default.fileExists(atPath: output.temporaryPath))
-        CleanupRegistry.removeAll()
-        #expect(!FileManager.default.fileExists(atPath: output.temporaryPath))
-        output.discard()
-    }
-
     @Test func failsClearlyWhenTheDirectoryIsMissing() {
         #expect {
             _ = try AtomicOutputFile(path: "/nonexistent-dir/out.tar.gz")

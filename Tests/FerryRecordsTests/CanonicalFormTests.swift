@@ -28,11 +28,17 @@ import Testing
     }
 
     @Test func isByteForByteTheSameWhateverTheInputOrder() throws {
-        let a = try CloudKitJSONDecoder().decode(JSONParser.parse(#"{"recordType":"T","recordName":"x","fields":{"b":{"type":"INT64","value":1},"a":{"value":"s"}}}"#))
-        let b = try CloudKitJSONDecoder().decode(JSONParser.parse(#"{"fields":{"a":{"type":"STRING","value":"s"},"b":{"value":1}},"recordName":"x","recordType":"T","zoneID":{"zoneName":"_defaultZone"}}"#))
+        let a = try CloudKitJSONDecoder().decode(
+            JSONParser.parse(#"{"recordType":"T","recordName":"x","fields":{"b":{"type":"INT64","value":1},"a":{"value":"s"}}}"#))
+        let b = try CloudKitJSONDecoder().decode(
+            JSONParser.parse(
+                #"{"fields":{"a":{"type":"STRING","value":"s"},"b":{"value":1}},"recordName":"x","recordType":"T","zoneID":{"zoneName":"_defaultZone"}}"#
+            ))
         #expect(a.canonicalJSON == b.canonicalJSON)
-        #expect(String(decoding: a.canonicalJSON, as: UTF8.self)
-            == #"{"fields":{"a":{"type":"STRING","value":"s"},"b":{"type":"INT64","value":1}},"recordName":"x","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#)
+        #expect(
+            String(decoding: a.canonicalJSON, as: UTF8.self)
+                == #"{"fields":{"a":{"type":"STRING","value":"s"},"b":{"type":"INT64","value":1}},"recordName":"x","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#
+        )
     }
 
     @Test func contentDigestIgnoresServerMetadata() {
@@ -48,7 +54,8 @@ import Testing
 
     @Test func writesDeletionsWithTheDeletedFlag() {
         let deletion = Deletion(recordType: "Car", recordName: "Car.1", zoneID: ZoneID(zoneName: "CarZone"))
-        #expect(String(decoding: deletion.canonicalJSON, as: UTF8.self)
-            == #"{"deleted":true,"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#)
+        #expect(
+            String(decoding: deletion.canonicalJSON, as: UTF8.self)
+                == #"{"deleted":true,"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#)
     }
 }

@@ -27,7 +27,8 @@ import Testing
 
     @Test func decodesARealCloudKitLookupResponse() throws {
         // cloudkit-examples/07: a real public-database record, with response-only keys.
-        let record = try record("""
+        let record = try record(
+            """
             {"recordName":"2F95E45A-3900-4BF3-86D2-85F139AD3F15","recordType":"Mapping","fields":{
             "country":{"value":"US","type":"STRING"},"checkedAt":{"value":1638605892474,"type":"TIMESTAMP"},
             "tmdbID":{"value":249333,"type":"INT64"}},"pluginFields":{},"recordChangeTag":"j7if0cac",
@@ -40,12 +41,16 @@ import Testing
         #expect(record.fields["checkedAt"] == .timestamp(1_638_605_892_474))
         #expect(record.fields["tmdbID"] == .int64(249_333))
         #expect(record.system?.changeTag == "j7if0cac")
-        #expect(record.system?.created == RecordStamp(timestamp: 1_505_270_195_464, userRecordName: "_6936fa6af985df311dcf19d47271a5ff", deviceID: "4A85"))
+        #expect(
+            record.system?.created == RecordStamp(timestamp: 1_505_270_195_464, userRecordName: "_6936fa6af985df311dcf19d47271a5ff", deviceID: "4A85")
+        )
     }
 
     @Test func decodesAppleCreateRequestWithoutTypeTags() throws {
         // cloudkit-examples/01: untagged values are inferred as CloudKit does.
-        let record = try record(#"{"recordType":"Artist","fields":{"firstName":{"value":"Mei"},"n":{"value":3},"d":{"value":2.5},"b":{"value":true},"r":{"value":{"recordName":"X","action":"NONE"}},"l":{"value":[1,2]}},"recordName":"Mei Chen"}"#)
+        let record = try record(
+            #"{"recordType":"Artist","fields":{"firstName":{"value":"Mei"},"n":{"value":3},"d":{"value":2.5},"b":{"value":true},"r":{"value":{"recordName":"X","action":"NONE"}},"l":{"value":[1,2]}},"recordName":"Mei Chen"}"#
+        )
         #expect(record.zoneID == .default)
         #expect(record.fields["firstName"] == .string("Mei"))
         #expect(record.fields["n"] == .int64(3))
@@ -65,7 +70,9 @@ import Testing
     }
 
     @Test func acceptsNumbersAsStringsAndOwnerNameAlias() throws {
-        let record = try record(#"{"recordName":"a","recordType":"T","zoneID":{"zoneName":"Z","ownerName":"_u"},"fields":{"i":{"value":"42","type":"INT64"},"t":{"value":"5","type":"TIMESTAMP"},"d":{"value":"1.5","type":"DOUBLE"}}}"#)
+        let record = try record(
+            #"{"recordName":"a","recordType":"T","zoneID":{"zoneName":"Z","ownerName":"_u"},"fields":{"i":{"value":"42","type":"INT64"},"t":{"value":"5","type":"TIMESTAMP"},"d":{"value":"1.5","type":"DOUBLE"}}}"#
+        )
         #expect(record.zoneID == ZoneID(zoneName: "Z", ownerName: "_u"))
         #expect(record.fields["i"] == .int64(42))
         #expect(record.fields["t"] == .timestamp(5))
@@ -73,12 +80,15 @@ import Testing
     }
 
     @Test func referencesDefaultToTheRecordsZone() throws {
-        let record = try record(#"{"recordName":"n","recordType":"Note","zoneID":{"zoneName":"CarZone"},"fields":{"car":{"value":{"recordName":"Car.1","action":"DELETE_SELF"},"type":"REFERENCE"}}}"#)
+        let record = try record(
+            #"{"recordName":"n","recordType":"Note","zoneID":{"zoneName":"CarZone"},"fields":{"car":{"value":{"recordName":"Car.1","action":"DELETE_SELF"},"type":"REFERENCE"}}}"#
+        )
         #expect(record.fields["car"] == .reference(Reference(recordName: "Car.1", zoneID: ZoneID(zoneName: "CarZone"), action: .deleteSelf)))
     }
 
     @Test func decodesDeletionsAndDropsNullFields() throws {
-        let change = try decoder.decode(JSONParser.parse(#"{"recordName":"Car.9","recordType":"Car","deleted":true,"zoneID":{"zoneName":"CarZone"}}"#))
+        let change = try decoder.decode(
+            JSONParser.parse(#"{"recordName":"Car.9","recordType":"Car","deleted":true,"zoneID":{"zoneName":"CarZone"}}"#))
         #expect(change == .deletion(Deletion(recordType: "Car", recordName: "Car.9", zoneID: ZoneID(zoneName: "CarZone"))))
         let record = try record(#"{"recordName":"a","recordType":"T","fields":{"gone":{"value":null}}}"#)
         #expect(record.fields.isEmpty)
@@ -94,8 +104,14 @@ import Testing
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":"%%%","type":"BYTES"}}}"#, "fields.x.value", "base64"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":[1,"a"],"type":"LIST"}}}"#, "fields.x.value[1]", "INT64 needs a whole number"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"latitude":1}}}}"#, "fields.x.value.longitude", "missing"),
-        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"recordName":"b","action":"CASCADE"},"type":"REFERENCE"}}}"#, "fields.x.value.action", "DELETE_SELF"),
-        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"fileChecksum":"AYz","size":3},"type":"ASSETID"}}}"#, "fields.x.value", "no content hash"),
+        (
+            #"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"recordName":"b","action":"CASCADE"},"type":"REFERENCE"}}}"#,
+            "fields.x.value.action", "DELETE_SELF"
+        ),
+        (
+            #"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"fileChecksum":"AYz","size":3},"type":"ASSETID"}}}"#, "fields.x.value",
+            "no content hash"
+        ),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"path":"a.jpg"},"type":"ASSET"}}}"#, "fields.x.value.path", "--assets"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":"R01=","type":"ENCRYPTED_BYTES"}}}"#, "fields.x.type", "encrypted"),
         (#"{"recordName":"a","recordType":"T","share":{"recordName":"s"}}"#, "share", "sharing"),
@@ -113,7 +129,8 @@ import Testing
             #expect(path == "photos/a.jpg")
             return Asset(sha256: digest, size: 1, fileName: fileName ?? "a.jpg")
         }
-        let change = try decoder.decode(JSONParser.parse(#"{"recordName":"a","recordType":"T","fields":{"p":{"value":{"path":"photos/a.jpg"},"type":"ASSET"}}}"#))
+        let change = try decoder.decode(
+            JSONParser.parse(#"{"recordName":"a","recordType":"T","fields":{"p":{"value":{"path":"photos/a.jpg"},"type":"ASSET"}}}"#))
         guard case .record(let record) = change else { throw CoreError(.readFailed, "not a record") }
         #expect(record.fields["p"] == .asset(Asset(sha256: digest, size: 1, fileName: "a.jpg")))
     }

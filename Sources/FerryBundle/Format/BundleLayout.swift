@@ -64,7 +64,8 @@ public enum BundleLayout {
     static func escape(_ name: String) -> String {
         var result = ""
         for (index, byte) in name.utf8.enumerated() {
-            let safe = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let safe =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == 0x5F || byte == 0x2D || (byte == 0x2E && index > 0)
             if safe {
                 result.unicodeScalars.append(Unicode.Scalar(byte))

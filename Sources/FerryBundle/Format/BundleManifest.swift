@@ -174,7 +174,8 @@ extension BundleManifest.RecordFile {
         }
         let recordType = object["recordType"]?.stringValue
         if kind == .records && recordType == nil { throw BundleManifest.invalid(location, "a records file needs a recordType") }
-        let expected = kind == .records
+        let expected =
+            kind == .records
             ? BundleLayout.recordsPath(type: recordType ?? "", zone: zone) : BundleLayout.deletionsPath(zone: zone)
         guard path == expected else {
             throw BundleManifest.invalid(location, "path \(path) does not match its type and zone (expected \(expected))")

@@ -124,7 +124,8 @@ public final class BundleReader {
                 if wanted { try visitor.end(entry, intact: false) }
                 continue
             }
-            if case .tag = entry.kind {} else {
+            if case .tag = entry.kind {
+            } else {
                 payloadBytes += size
                 progress?(payloadBytes)
             }
@@ -132,7 +133,8 @@ public final class BundleReader {
             let intact = actual == expected
             if !intact {
                 try visitor.issue(
-                    BundleError(.checksumMismatch, "\(path): \(relative) has SHA-256 \(actual), the manifest says \(expected); the bundle is damaged"))
+                    BundleError(.checksumMismatch, "\(path): \(relative) has SHA-256 \(actual), the manifest says \(expected); the bundle is damaged")
+                )
             }
             if wanted { try visitor.end(entry, intact: intact) }
         }
@@ -147,7 +149,8 @@ public final class BundleReader {
             try visitor.issue(
                 BundleError(
                     .payloadOxumMismatch,
-                    "\(path): the payload holds \(payloadBytes) bytes in \(payloadFiles) files, Payload-Oxum declares \(metadata.bagInfo.payloadBytes).\(metadata.bagInfo.payloadFiles)"))
+                    "\(path): the payload holds \(payloadBytes) bytes in \(payloadFiles) files, Payload-Oxum declares \(metadata.bagInfo.payloadBytes).\(metadata.bagInfo.payloadFiles)"
+                ))
         }
     }
 

@@ -15,7 +15,7 @@ public struct VerificationReport: Sendable {
     public var assetsChecked = 0
     /// Payload bytes read.
     public var bytesChecked: Int64 = 0
-    /// Warnings about records (e.g. the DELETE_SELF limit) that do not make the bundle invalid.
+    /// Warnings about records that do not make the bundle invalid, such as the DELETE_SELF limit.
     public var warnings: [String] = []
 
     /// How many issues are kept in ``issues``.
@@ -91,7 +91,9 @@ final class BundleVerifier: BundleVisitor {
                 issue(error, file: file)
             }
             if splitter.lineCount != file.count {
-                add(BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)"))
+                add(
+                    BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)")
+                )
             }
         case .asset(let digest):
             presentAssets.insert(digest)

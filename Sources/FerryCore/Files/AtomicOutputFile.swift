@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// An output file written under a temporary name in the destination's directory and renamed into place only when
 /// complete, so readers never see a half-written file and an interrupted run leaves the old file untouched.

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The temporary files and directories Ferry is writing, so an interrupted run leaves nothing half-written behind.
 ///
@@ -27,7 +28,9 @@ public enum CleanupRegistry {
         _ = paths.withLock { $0.removeValue(forKey: token) }
     }
 
-    /// Deletes every registered path. Safe to call from a signal-handling queue.
+    /// Deletes every registered path.
+    ///
+    /// Safe to call from a signal-handling queue.
     public static func removeAll() {
         let all = paths.withLock { current -> [(path: String, isDirectory: Bool)] in
             defer { current.removeAll() }

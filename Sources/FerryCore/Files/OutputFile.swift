@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A buffered file writer over a POSIX descriptor.
@@ -87,7 +87,9 @@ public final class OutputFile {
         }
     }
 
-    /// Flushes and closes the file. Further writes fail.
+    /// Flushes and closes the file.
+    ///
+    /// Further writes fail.
     public func close() throws {
         guard !isClosed else { return }
         try flush()

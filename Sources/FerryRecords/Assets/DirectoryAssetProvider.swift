@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import FerryCore
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Assets as files under one directory: named by records as `{"path": "photos/1.jpg"}` relative to the directory,
 /// or found by content at `sha256/<2 hex>/<64 hex>` (the layout of an extracted bundle's `data/assets`).

@@ -64,7 +64,8 @@ public struct CloudKitJSONDecoder: Sendable {
         }
         let recordName = try requiredString(object, "recordName", path: "")
         let recordType = try requiredString(object, "recordType", path: "")
-        let zoneID = try object["zoneID"].map { value throws(RecordError) in try decodeZoneID(value, path: "zoneID") }
+        let zoneID =
+            try object["zoneID"].map { value throws(RecordError) in try decodeZoneID(value, path: "zoneID") }
             ?? .default
         var deleted = false
         if let flag = object["deleted"] {
@@ -122,7 +123,8 @@ public struct CloudKitJSONDecoder: Sendable {
         for member in object where !["zoneName", "ownerRecordName", "ownerName", "zoneType"].contains(member.key) {
             throw RecordError(.invalidRecord, at: "\(path).\(member.key)", "unknown zone ID key; expected zoneName, ownerRecordName")
         }
-        let zoneName = try object["zoneName"].map { value throws(RecordError) in try string(value, path: "\(path).zoneName") }
+        let zoneName =
+            try object["zoneName"].map { value throws(RecordError) in try string(value, path: "\(path).zoneName") }
             ?? ZoneID.defaultZoneName
         let owner = try (object["ownerRecordName"] ?? object["ownerName"]).map { value throws(RecordError) in
             try string(value, path: "\(path).ownerRecordName")

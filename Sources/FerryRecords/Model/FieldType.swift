@@ -22,7 +22,7 @@ public enum FieldType: Sendable, Hashable, CustomStringConvertible {
     /// A list of values of one type; `nil` for an empty list whose element type is unknown (`UNKNOWN_LIST`).
     case list(ScalarType?)
 
-    /// The CloudKit type tag: `STRING`, `STRING_LIST`, `UNKNOWN_LIST`, …
+    /// The CloudKit type tag, such as `STRING`, `STRING_LIST` or `UNKNOWN_LIST`.
     public var tag: String {
         switch self {
         case .scalar(let type): type.tag

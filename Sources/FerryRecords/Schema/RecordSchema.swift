@@ -28,12 +28,15 @@ public struct RecordSchema: Sendable, Hashable {
             problems.append(
                 RecordProblem(
                     .error, .fieldType, at: "fields.\(name)",
-                    "field \"\(name)\" of \(record.recordType) was \(existing.tag) in earlier records, here \(value.type.tag); a field keeps one type"))
+                    "field \"\(name)\" of \(record.recordType) was \(existing.tag) in earlier records, here \(value.type.tag); a field keeps one type"
+                ))
         }
         return problems
     }
 
-    /// Adds a record's type, fields and zone. Check ``conflicts(in:)`` first.
+    /// Adds a record's type, fields and zone.
+    ///
+    /// Check ``conflicts(in:)`` first.
     public mutating func add(_ record: Record) {
         zones.insert(record.zoneID)
         var fields = recordTypes[record.recordType] ?? [:]

@@ -53,7 +53,8 @@ public struct RecordValidator: Sendable {
             problems.append(
                 RecordProblem(
                     .error, .recordSize, at: "",
-                    "the record holds \(size) bytes of field data, more than CloudKit's \(limits.maxRecordBytes); move large BYTES values to ASSET fields"))
+                    "the record holds \(size) bytes of field data, more than CloudKit's \(limits.maxRecordBytes); move large BYTES values to ASSET fields"
+                ))
         }
         return problems
     }
@@ -160,8 +161,10 @@ public struct RecordValidator: Sendable {
         case .asset(let asset) where asset.size < 0:
             problems.append(RecordProblem(.error, .fieldValue, at: path, "asset sizes cannot be negative"))
         case .location(let location):
-            let numbers = [location.latitude, location.longitude, location.horizontalAccuracy, location.verticalAccuracy,
-                           location.altitude, location.speed, location.course].compactMap { $0 }
+            let numbers = [
+                location.latitude, location.longitude, location.horizontalAccuracy, location.verticalAccuracy,
+                location.altitude, location.speed, location.course,
+            ].compactMap { $0 }
             if !numbers.allSatisfy(\.isFinite) {
                 problems.append(RecordProblem(.error, .fieldValue, at: path, "location numbers must be finite"))
             } else if abs(location.latitude) > 90 || abs(location.longitude) > 180 {

@@ -20,22 +20,26 @@ struct List: AsyncParsableCommand {
             let reader = try BundleReader(path: bundle)
             let manifest = reader.manifest
             for file in manifest.files {
-                console.message("file", [
-                    "path": .string(file.path), "kind": .string(file.kind.rawValue),
-                    "record_type": file.recordType.map { .string($0) } ?? .null, "zone": .string(file.zoneID.description),
-                    "count": .integer(Int64(file.count)), "bytes": .integer(file.bytes),
-                ])
+                console.message(
+                    "file",
+                    [
+                        "path": .string(file.path), "kind": .string(file.kind.rawValue),
+                        "record_type": file.recordType.map { .string($0) } ?? .null, "zone": .string(file.zoneID.description),
+                        "count": .integer(Int64(file.count)), "bytes": .integer(file.bytes),
+                    ])
             }
-            console.message("summary", [
-                "bundle": .string(bundle), "format_version": .integer(Int64(manifest.formatVersion)),
-                "created_at": .string(BundleManifest.timestampText(manifest.createdAt)),
-                "created_by": .string(manifest.createdBy), "source_kind": .string(manifest.source.kind),
-                "source": .string(manifest.source.description), "records": .integer(Int64(manifest.recordCount)),
-                "deletions": .integer(Int64(manifest.deletionCount)), "assets": .integer(Int64(manifest.assetCount)),
-                "asset_bytes": .integer(manifest.assetBytes), "payload_bytes": .integer(reader.payloadBytes),
-                "record_types": .array(manifest.recordTypeOrder.map { .string($0) }),
-                "zones": .array(reader.schema.zones.sorted().map { .string($0.description) }),
-            ])
+            console.message(
+                "summary",
+                [
+                    "bundle": .string(bundle), "format_version": .integer(Int64(manifest.formatVersion)),
+                    "created_at": .string(BundleManifest.timestampText(manifest.createdAt)),
+                    "created_by": .string(manifest.createdBy), "source_kind": .string(manifest.source.kind),
+                    "source": .string(manifest.source.description), "records": .integer(Int64(manifest.recordCount)),
+                    "deletions": .integer(Int64(manifest.deletionCount)), "assets": .integer(Int64(manifest.assetCount)),
+                    "asset_bytes": .integer(manifest.assetBytes), "payload_bytes": .integer(reader.payloadBytes),
+                    "record_types": .array(manifest.recordTypeOrder.map { .string($0) }),
+                    "zones": .array(reader.schema.zones.sorted().map { .string($0.description) }),
+                ])
             let types = Set(manifest.files.compactMap(\.recordType)).count
             console.line("bundle   \(bundle) (format \(manifest.formatVersion))")
             console.line("created  \(BundleManifest.timestampText(manifest.createdAt)) by \(manifest.createdBy)")

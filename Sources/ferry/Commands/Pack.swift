@@ -31,10 +31,11 @@ struct Pack: AsyncParsableCommand {
     @Option(help: "Write rejected records, with the reasons, to this JSON Lines file.")
     var rejectFile: String?
 
-    @Option(help: """
-        The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the newest \
-        modification time of the inputs), so packing the same files twice gives identical bundles.
-        """)
+    @Option(
+        help: """
+            The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the newest \
+            modification time of the inputs), so packing the same files twice gives identical bundles.
+            """)
     var createdAt: String?
 
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
@@ -98,8 +99,7 @@ struct Pack: AsyncParsableCommand {
                     }
                 case .invalid(let error, let position, let text):
                     tally.unreadable += 1
-                    let problem = RecordProblem(.error, error.code == .unsupported ? .unsupported : .malformed, at: error.path, error.reason)
-                    try rejects.reject(file: input, position: position, change: nil, problems: [problem], text: text)
+                    try rejects.reject(file: input, position: position, change: nil, problems: [error.problem], text: text)
                 }
                 console.progress("reading \(input): \(tally.read) records")
             }
@@ -137,16 +137,18 @@ struct Pack: AsyncParsableCommand {
             rows.append([key.type ?? "(deletions)", key.zone.description, "0", "\(count)"])
         }
         if tally.unreadable > 0 { rows.append(["(unreadable lines)", "", "0", "\(tally.unreadable)"]) }
-        console.message("summary", [
-            "dry_run": .bool(dryRun), "bundle": .string(output), "format": .string(summary.format.rawValue),
-            "records": .integer(Int64(manifest.recordCount)), "deletions": .integer(Int64(manifest.deletionCount)),
-            "rejected": .integer(Int64(rejected)), "warnings": .integer(Int64(warnings)),
-            "assets": .integer(Int64(manifest.assetCount)), "asset_bytes": .integer(manifest.assetBytes),
-            "payload_bytes": .integer(summary.payloadBytes), "bundle_bytes": bundleBytes.map { .integer($0) } ?? .null,
-            "record_type_order": .array(manifest.recordTypeOrder.map { .string($0) }),
-            "dangling_references": .integer(Int64(summary.danglingReferences)), "files": .array(types),
-            "seconds": .number((Date().timeIntervalSince(started) * 1000).rounded() / 1000),
-        ])
+        console.message(
+            "summary",
+            [
+                "dry_run": .bool(dryRun), "bundle": .string(output), "format": .string(summary.format.rawValue),
+                "records": .integer(Int64(manifest.recordCount)), "deletions": .integer(Int64(manifest.deletionCount)),
+                "rejected": .integer(Int64(rejected)), "warnings": .integer(Int64(warnings)),
+                "assets": .integer(Int64(manifest.assetCount)), "asset_bytes": .integer(manifest.assetBytes),
+                "payload_bytes": .integer(summary.payloadBytes), "bundle_bytes": bundleBytes.map { .integer($0) } ?? .null,
+                "record_type_order": .array(manifest.recordTypeOrder.map { .string($0) }),
+                "dangling_references": .integer(Int64(summary.danglingReferences)), "files": .array(types),
+                "seconds": .number((Date().timeIntervalSince(started) * 1000).rounded() / 1000),
+            ])
         guard !console.quiet else { return }
         let verb = dryRun ? "would pack" : "packed"
         let size = bundleBytes.map { ", \(Formatting.bytes($0))" } ?? ""

@@ -27,11 +27,13 @@ struct Unpack: AsyncParsableCommand {
                 console.progress("extracting \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
             }
             let manifest = reader.manifest
-            console.message("summary", [
-                "bundle": .string(bundle), "directory": .string(directory), "records": .integer(Int64(manifest.recordCount)),
-                "deletions": .integer(Int64(manifest.deletionCount)), "assets": .integer(Int64(manifest.assetCount)),
-                "payload_bytes": .integer(total),
-            ])
+            console.message(
+                "summary",
+                [
+                    "bundle": .string(bundle), "directory": .string(directory), "records": .integer(Int64(manifest.recordCount)),
+                    "deletions": .integer(Int64(manifest.deletionCount)), "assets": .integer(Int64(manifest.assetCount)),
+                    "payload_bytes": .integer(total),
+                ])
             if !console.quiet {
                 console.line(
                     "unpacked \(bundle) into \(directory): \(Formatting.count(manifest.recordCount, "record")), "

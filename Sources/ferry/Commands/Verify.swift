@@ -29,12 +29,15 @@ struct Verify: AsyncParsableCommand {
                 console.errorStream("ferry: … and \(report.issueCount - report.issues.count) more problems")
             }
             for warning in report.warnings { console.warning(warning) }
-            console.message("summary", [
-                "bundle": .string(bundle), "valid": .bool(report.isValid), "problems": .integer(Int64(report.issueCount)),
-                "records": .integer(Int64(report.recordsChecked)), "deletions": .integer(Int64(report.deletionsChecked)),
-                "assets": .integer(Int64(report.assetsChecked)), "payload_bytes": .integer(report.bytesChecked),
-            ])
-            let counts = "\(Formatting.count(report.recordsChecked, "record")), \(Formatting.count(report.deletionsChecked, "deletion")), "
+            console.message(
+                "summary",
+                [
+                    "bundle": .string(bundle), "valid": .bool(report.isValid), "problems": .integer(Int64(report.issueCount)),
+                    "records": .integer(Int64(report.recordsChecked)), "deletions": .integer(Int64(report.deletionsChecked)),
+                    "assets": .integer(Int64(report.assetsChecked)), "payload_bytes": .integer(report.bytesChecked),
+                ])
+            let counts =
+                "\(Formatting.count(report.recordsChecked, "record")), \(Formatting.count(report.deletionsChecked, "deletion")), "
                 + "\(Formatting.count(report.assetsChecked, "asset")), \(Formatting.bytes(report.bytesChecked))"
             if report.isValid {
                 if !console.quiet { console.line("\(bundle): OK (\(counts))") }

@@ -4,7 +4,7 @@ import Foundation
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs a command body: sets up logging and signal handling, and turns thrown errors into a message and an exit

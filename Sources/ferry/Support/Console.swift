@@ -3,7 +3,7 @@ import Foundation
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where a command's output goes: results on stdout (text or JSON Lines), messages and progress on stderr.

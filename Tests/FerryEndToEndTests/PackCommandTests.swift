@@ -1,0 +1,125 @@
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+@Suite struct PackCommandTests {
+    static let created = ["--created-at", "2026-01-02T03:04:05Z"]
+
+    @Test func packsTheSampleWithASummaryTable() throws {
+        let scratch = try Scratch()
+        let result = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "cars.tar.gz"] + Self.created, in: scratch.path)
+        #expect(result.status == 0, "\(result.errors)")
+        try expectSnapshot(result.output, named: "pack-cars.txt")
+        #expect(result.errors.isEmpty)
+    }
+
+    @Test func reportsInJSONLines() throws {
+        let scratch = try Scratch()
+        let result = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "cars.tar.zst", "--json"] + Self.created, in: scratch.path)
+        #expect(result.status == 0, "\(result.errors)")
+        try expectSnapshot(normalized(result.output), named: "pack-cars.jsonl")
+        for line in result.output.split(separator: "\n") {
+            let message = try JSONParser.parse(String(line))
+            #expect(message.objectValue?["message_type"]?.stringValue != nil)
+        }
+    }
+
+    @Test func catGivesBackExactlyTheCanonicalFormOfWhatWasPacked() throws {
+        let scratch = try Scratch()
+        let pack = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "cars.zip", "-q"], in: scratch.path)
+        #expect(pack.status == 0, "\(pack.errors)")
+        let cat = try ferry(["cat", "cars.zip"], in: scratch.path)
+        #expect(cat.status == 0, "\(cat.errors)")
+        // The input, decoded and re-encoded canonically by the library, independently of the CLI.
+        let provider = try DirectoryAssetProvider(root: Sample.assets)
+        let decoder = CloudKitJSONDecoder { path, name in try provider.resolve(path: path, fileName: name) }
+        var expected = Set<String>()
+        try NDJSONRecordReader(path: Sample.records, decoder: decoder).forEach { item in
+            guard case .change(let change, _) = item else { Issue.record("sample line invalid"); return }
+            expected.insert(String(decoding: change.canonicalJSON, as: UTF8.self))
+        }
+        let lines = cat.output.split(separator: "\n").map(String.init)
+        #expect(lines.count == expected.count)
+        #expect(Set(lines) == expected)
+        let notes = try ferry(["cat", "cars.zip", "--type", "Note", "--zone", "CarZone", "--no-deletions"], in: scratch.path)
+        #expect(notes.output.split(separator: "\n").count == 3)
+    }
+
+    @Test func twoPacksOfTheSameInputAreByteIdentical() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.file("a"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch.file("b"), withIntermediateDirectories: true)
+        for directory in ["a", "b"] {
+            let result = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "\(directory)/cars.tar.gz", "-q"], in: scratch.path)
+            #expect(result.status == 0, "\(result.errors)")
+            Thread.sleep(forTimeInterval: 1.1)
+        }
+        #expect(try scratch.read("a/cars.tar.gz") == scratch.read("b/cars.tar.gz"))
+        let epoch = try ferry(
+            ["pack", Sample.records, "--assets", Sample.assets, "-o", "c.tar.gz", "-q"], in: scratch.path,
+            environment: ["SOURCE_DATE_EPOCH": "1700000000"])
+        #expect(epoch.status == 0)
+        let listing = try ferry(["ls", "c.tar.gz", "--json"], in: scratch.path)
+        #expect(listing.output.contains(#""created_at":"2023-11-14T22:13:20Z""#))
+    }
+
+    @Test func rejectsBadRecordsIntoTheRejectFileAndExitsOne() throws {
+        let scratch = try Scratch()
+        try scratch.write(
+            "in.ndjson",
+            """
+            {"recordName":"Car.1","recordType":"Car","fields":{"name":{"value":"ok","type":"STRING"}}}
+            {"recordName":"_bad","recordType":"Car","fields":{}}
+            {"recordName":"Car.1","recordType":"Car","fields":{}}
+            {"recordName":"Car.2","recordType":"Car","fields":{"name":{"value":7,"type":"INT64"}}}
+            not json at all
+
+            {"recordName":"Car.3","recordType":"Car","fields":{"photo":{"value":{"path":"nope.jpg"},"type":"ASSET"}}}
+            """)
+        try scratch.write("assets/keep.txt", "x")
+        let result = try ferry(["pack", "in.ndjson", "--assets", "assets", "-o", "out.tar.gz", "--reject-file", "rejects.jsonl"], in: scratch.path)
+        #expect(result.status == 1)
+        let rejects = String(decoding: try scratch.read("rejects.jsonl"), as: UTF8.self).split(separator: "\n")
+        #expect(rejects.count == 5)
+        let rules = try rejects.map { line in
+            try JSONParser.parse(String(line)).objectValue?["problems"]?.arrayValue?.first?.objectValue?["rule"]?.stringValue ?? ""
+        }
+        #expect(rules == ["record-name", "duplicate", "field-type", "malformed", "asset"])
+        let lines = try rejects.map { try JSONParser.parse(String($0)).objectValue?["line"]?.int64Value ?? 0 }
+        #expect(lines == [2, 3, 4, 5, 7])
+        #expect(result.output.contains("5 records rejected: see rejects.jsonl"))
+        let verify = try ferry(["verify", "out.tar.gz"], in: scratch.path)
+        #expect(verify.status == 0)
+        #expect(verify.output.contains("1 record"))
+    }
+
+    @Test func dryRunReportsTheSameCountsAndWritesNothing() throws {
+        let scratch = try Scratch()
+        let dry = try ferry(
+            ["pack", Sample.records, "--assets", Sample.assets, "-o", "cars.tar.gz", "-n", "--json"] + Self.created, in: scratch.path)
+        #expect(dry.status == 0, "\(dry.errors)")
+        #expect(scratch.listing().isEmpty)
+        let real = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "cars.tar.gz", "--json"] + Self.created, in: scratch.path)
+        func summary(_ text: String) throws -> JSONObject {
+            let line = try #require(text.split(separator: "\n").last)
+            var object = try #require(try JSONParser.parse(String(line)).objectValue)
+            for key in ["dry_run", "bundle_bytes", "seconds"] { object[key] = nil }
+            return object
+        }
+        #expect(try summary(dry.output) == summary(real.output))
+        #expect(dry.output.contains(#""dry_run":true"#))
+    }
+
+    @Test func readsStandardInput() throws {
+        let scratch = try Scratch()
+        let input = Data(#"{"recordName":"a","recordType":"T","fields":{}}"#.utf8)
+        let result = try ferry(["pack", "-", "-o", "in.tar.gz", "-q"], in: scratch.path, input: input)
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(
+            try ferry(["cat", "in.tar.gz"], in: scratch.path).output
+                == #"{"fields":{},"recordName":"a","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#
+                + "\n")
+    }
+}

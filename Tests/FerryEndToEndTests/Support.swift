@@ -1,0 +1,33 @@
+import FerryTesting
+import Foundation
+import Testing
+
+/// Runs the built `ferry` binary.
+func ferry(_ arguments: [String], in directory: String, environment: [String: String] = [:], input: Data? = nil) throws -> ProcessResult {
+    try ProcessResult.run(TestEnvironment.ferryBinary, arguments, in: directory, environment: environment, input: input)
+}
+
+/// The sample Cars Trucks Buses inputs.
+enum Sample {
+    static let directory = "\(TestEnvironment.packageRoot)/Samples/cars-trucks-buses"
+    static let records = "\(directory)/records.ndjson"
+    static let assets = "\(directory)/assets"
+}
+
+/// Compares output with a golden file in `Snapshots/`; `FERRY_UPDATE_SNAPSHOTS=1` rewrites the files instead.
+func expectSnapshot(_ actual: String, named name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
+    let file = directory.appendingPathComponent(name)
+    if ProcessInfo.processInfo.environment["FERRY_UPDATE_SNAPSHOTS"] == "1" {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try actual.write(to: file, atomically: true, encoding: .utf8)
+        return
+    }
+    let expected = try String(contentsOf: file, encoding: .utf8)
+    #expect(actual == expected, "output differs from Snapshots/\(name); run with FERRY_UPDATE_SNAPSHOTS=1 to accept", sourceLocation: sourceLocation)
+}
+
+/// Replaces run-dependent values (durations) so output can be compared with a golden file.
+func normalized(_ text: String) -> String {
+    text.replacingOccurrences(of: #""seconds":[0-9.e-]+"#, with: #""seconds":0"#, options: .regularExpression)
+}
