@@ -46,11 +46,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
-        .testTarget(name: "FerryRecordsTests", dependencies: ["FerryRecords", "FerryTesting"]),
-        .testTarget(name: "FerryBundleTests", dependencies: ["FerryBundle", "FerryTesting", "CArchive"]),
+        .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),
+        .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",
-            dependencies: ["FerryTesting"],
+            dependencies: ["FerryCore", "FerryRecords", "FerryTesting"],
             exclude: ["Snapshots"]
         ),
     ]

@@ -15,7 +15,7 @@ public enum TestRecords {
 
     /// A root record (`Car`, `Truck` or `Bus`) in its type's zone.
     public static func vehicle(_ type: String = "Car", index: Int, photo: Asset? = nil) -> Record {
-        var fields: [String: FieldValue] = [
+        var fields: RecordFields = [
             "name": .string("\(type) \(index)"),
             "added": .timestamp(1_479_340_800_000 + Int64(index) * 1000),
             "lastUpdate": .timestamp(1_479_340_900_000 + Int64(index) * 1000),
@@ -41,7 +41,7 @@ public enum TestRecords {
 
     /// A record using every value type.
     public static func everyType(zone: ZoneID = ZoneID(zoneName: "AllZone"), asset: Asset? = nil) -> Record {
-        var fields: [String: FieldValue] = [
+        var fields: RecordFields = [
             "string": .string("text \"quoted\" \\ / \n\t\u{1} ✓ 𝄞"),
             "int": .int64(Int64.min),
             "intMax": .int64(Int64.max),

@@ -33,7 +33,7 @@ import Testing
         ("\"\\x\"", 2, "invalid escape"),
         ("{\"a\":1,\"a\":2}", 7, "duplicate key"),
         ("[1] x", 4, "after the end of the document"),
-        ("tru", 0, "expected a value"),
+        ("tru", 0, "expected true or false"),
         ("1.", 2, "expected a digit after '.'"),
         ("1e999", 0, "out of range"),
     ])

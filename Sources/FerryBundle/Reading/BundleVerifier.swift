@@ -34,33 +34,40 @@ extension BundleReader {
     /// Checks the whole bundle: every entry's path, type and size, every SHA-256, `Payload-Oxum`, and every record:
     /// that it decodes, is in canonical form, is in the file of its type and zone, follows the schema and CloudKit's
     /// rules, is unique, and that every asset it references is present.
+    /// - Parameters:
+    ///   - checksumsOnly: check entries, sizes and checksums (what a BagIt validator checks) but do not decode
+    ///     the records.
+    ///   - progress: called with payload bytes read so far.
     /// - Returns: the report; structural damage (an unsafe or unreadable archive) throws instead.
-    public func verify(progress: ((Int64) -> Void)? = nil) throws -> VerificationReport {
-        let verifier = BundleVerifier(reader: self)
+    public func verify(checksumsOnly: Bool = false, progress: ((Int64) -> Void)? = nil) throws -> VerificationReport {
+        let verifier = BundleVerifier(reader: self, checksumsOnly: checksumsOnly)
         try scan(verifier, complete: true, progress: progress)
         verifier.finish()
         return verifier.report
     }
 }
 
-/// Checks record files line by line during a scan.
+/// Checks record files line by line during a scan: per-line checks on worker threads, cross-record checks in order.
 final class BundleVerifier: BundleVisitor {
     private(set) var report = VerificationReport()
     private let reader: BundleReader
-    private let decoder = CloudKitJSONDecoder()
-    private let validator = RecordValidator()
     private var graph = RecordTypeGraph()
     private var tally = ReferenceTally()
     private var referencedAssets: [SHA256Digest: Int64] = [:]
     private var presentAssets: Set<SHA256Digest> = []
     private var splitter = LineSplitter()
     private var current: BundleManifest.RecordFile?
-    private var json = JSONWriter(capacity: 4096)
+    private var batch: LineBatch?
+    private var pipeline: OrderedPipeline<LineBatch, [LineOutcome]>?
+    private let checksumsOnly: Bool
 
-    init(reader: BundleReader) { self.reader = reader }
+    init(reader: BundleReader, checksumsOnly: Bool) {
+        self.reader = reader
+        self.checksumsOnly = checksumsOnly
+    }
 
     func wants(_ entry: BundleEntry) -> Bool {
-        if case .records = entry.kind { return true }
+        if case .records = entry.kind { return !checksumsOnly }
         return false
     }
 
@@ -68,12 +75,25 @@ final class BundleVerifier: BundleVisitor {
         guard case .records(let file) = entry.kind else { return }
         current = file
         splitter = LineSplitter()
+        batch = LineBatch(file: file)
+        if pipeline == nil {
+            let checker = LineChecker(schema: reader.schema, archive: reader.path)
+            pipeline = OrderedPipeline(
+                workers: OrderedParallelMap.defaultWorkers, transform: { checker.check($0) },
+                consume: { [unowned self] outcomes in for outcome in outcomes { apply(outcome) } })
+        }
     }
 
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
         guard let file = current else { return }
         do {
-            try splitter.feed(bytes) { line, number in check(line: line, number: number, file: file) }
+            try splitter.feed(bytes) { line, number in
+                batch?.append(line, number: number)
+                if let full = batch, full.isFull {
+                    try pipeline?.submit(full)
+                    batch = LineBatch(file: file)
+                }
+            }
         } catch let error as BundleError {
             issue(error, file: file)
             current = nil
@@ -84,6 +104,10 @@ final class BundleVerifier: BundleVisitor {
         switch entry.kind {
         case .records(let file):
             defer { current = nil }
+            // Finish this file's lines before judging the file, so issues keep a deterministic order.
+            if let rest = batch, !rest.isEmpty { try pipeline?.submit(rest) }
+            batch = nil
+            try pipeline?.drain()
             guard current != nil else { return }
             do {
                 try splitter.finish(file: file.path)
@@ -91,9 +115,7 @@ final class BundleVerifier: BundleVisitor {
                 issue(error, file: file)
             }
             if splitter.lineCount != file.count {
-                add(
-                    BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)")
-                )
+                add(BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)"))
             }
         case .asset(let digest):
             presentAssets.insert(digest)
@@ -105,11 +127,16 @@ final class BundleVerifier: BundleVisitor {
     func issue(_ error: BundleError) throws { add(error) }
 
     func finish() {
+        pipeline?.cancel()
         // Assets are only read when the scan is complete; record which ones exist from the manifest.
         for path in reader.metadata.payloadDigests.keys {
             if let digest = BundleLayout.assetDigest(inPath: path) { presentAssets.insert(digest) }
         }
         report.assetsChecked = presentAssets.count
+        if checksumsOnly {
+            report.recordsChecked = reader.manifest.recordCount
+            report.deletionsChecked = reader.manifest.deletionCount
+        }
         for (digest, size) in referencedAssets.sorted(by: { $0.key < $1.key }) where !presentAssets.contains(digest) {
             add(BundleError(.missingAsset, "\(reader.path): records reference asset \(digest) (\(size) bytes), which the bundle lacks"))
         }
@@ -122,44 +149,102 @@ final class BundleVerifier: BundleVisitor {
         add(BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause))
     }
 
-    private func check(line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile) {
-        func fail(_ message: String) {
-            add(BundleError(.invalidRecord, "\(reader.path): \(file.path) line \(number): \(message)"))
+    /// Applies the checks that need the lines before: duplicates, the DELETE_SELF tally, referenced assets.
+    private func apply(_ outcome: LineOutcome) {
+        for message in outcome.failures { add(BundleError(.invalidRecord, message)) }
+        guard let change = outcome.change else { return }
+        switch change {
+        case .record(let record):
+            report.recordsChecked += 1
+            for problem in tally.count(record) { report.warnings.append(problem.description) }
+            for field in record.fields { for asset in field.value.assets { referencedAssets[asset.sha256] = asset.size } }
+        case .deletion:
+            report.deletionsChecked += 1
         }
+        if !graph.register(RecordKey(change.id), type: change.recordType) {
+            add(BundleError(.invalidRecord, "\(outcome.location): record \(change.zoneID)/\(change.recordName) appears more than once"))
+        }
+    }
+}
+
+/// Lines of one record file, copied out of the archive stream for a worker.
+private struct LineBatch: Sendable {
+    let file: BundleManifest.RecordFile
+    var bytes: [UInt8] = []
+    var lines: [(range: Range<Int>, number: Int)] = []
+
+    init(file: BundleManifest.RecordFile) {
+        self.file = file
+        bytes.reserveCapacity(1 << 20)
+    }
+
+    var isFull: Bool { bytes.count >= 1 << 20 || lines.count >= 4096 }
+    var isEmpty: Bool { lines.isEmpty }
+
+    mutating func append(_ line: UnsafeRawBufferPointer, number: Int) {
+        let start = bytes.count
+        bytes.append(contentsOf: line)
+        lines.append((start..<bytes.count, number))
+    }
+}
+
+/// What the checks of one line found.
+private struct LineOutcome: Sendable {
+    /// The decoded change, when the line decoded.
+    var change: RecordChange?
+    /// `bundle: file line N`, for messages about the line.
+    var location: String
+    /// What is wrong with the line on its own.
+    var failures: [String] = []
+}
+
+/// The per-line checks, which need no other line: decoding, canonical form, file placement, schema, CloudKit rules.
+private struct LineChecker: Sendable {
+    let schema: RecordSchema
+    let archive: String
+    let decoder = CloudKitJSONDecoder()
+    let validator = RecordValidator()
+
+    func check(_ batch: LineBatch) -> [LineOutcome] {
+        var json = JSONWriter(capacity: 4096)
+        return batch.bytes.withUnsafeBytes { buffer in
+            batch.lines.map { line in check(UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json) }
+        }
+    }
+
+    private func check(_ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter) -> LineOutcome {
+        var outcome = LineOutcome(location: "\(archive): \(file.path) line \(number)")
+        func fail(_ message: String) { outcome.failures.append("\(outcome.location): \(message)") }
         let change: RecordChange
         do {
             change = try decoder.decode(line: line)
         } catch {
-            return fail(error.message)
+            fail(error.message)
+            return outcome
         }
+        outcome.change = change
         json.reset()
         change.writeCloudKitJSON(to: &json)
         if !json.bytes.elementsEqual(line) { fail("not in canonical form (keys sorted, no spaces); it was changed after packing") }
         if change.zoneID != file.zoneID { fail("zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
         switch (change, file.kind) {
         case (.record(let record), .records):
-            report.recordsChecked += 1
             if record.recordType != file.recordType {
                 fail("record type \(record.recordType) does not belong in this file (\(file.recordType ?? ""))")
             }
-            if let fields = reader.schema.recordTypes[record.recordType] {
-                for (name, value) in record.fields where !(fields[name]?.accepts(value.type) ?? false) {
-                    fail("field \(name) (\(value.type.tag)) is not in data/schema.json as that type")
+            if let fields = schema.recordTypes[record.recordType] {
+                for field in record.fields where !(fields[field.name]?.accepts(field.value.type) ?? false) {
+                    fail("field \(field.name) (\(field.value.type.tag)) is not in data/schema.json as that type")
                 }
             } else {
                 fail("record type \(record.recordType) is not in data/schema.json")
             }
             for problem in validator.problems(in: record) where problem.severity == .error { fail(problem.description) }
-            for problem in tally.count(record) { report.warnings.append(problem.description) }
-            for value in record.fields.values { for asset in value.assets { referencedAssets[asset.sha256] = asset.size } }
         case (.deletion(let deletion), .deletions):
-            report.deletionsChecked += 1
             for problem in validator.problems(in: deletion) where problem.severity == .error { fail(problem.description) }
         default:
             fail("a \(change.isDeletion ? "deletion" : "record") in a \(file.kind.rawValue) file")
         }
-        if !graph.register(RecordID(recordName: change.recordName, zoneID: change.zoneID), type: change.recordType) {
-            fail("record \(change.zoneID)/\(change.recordName) appears more than once")
-        }
+        return outcome
     }
 }

@@ -64,7 +64,6 @@ public final class BundleWriter {
     private var schema = RecordSchema()
     private var tally = ReferenceTally()
     private var assetSizes: [SHA256Digest: Int64] = [:]
-    private var json = JSONWriter(capacity: 4096)
     private var finished = false
 
     /// Starts a bundle at `path`; nothing appears there until ``finish(progress:)`` succeeds.
@@ -80,18 +79,31 @@ public final class BundleWriter {
         spool = try RecordSpool(parent: options.temporaryDirectory, countOnly: options.dryRun)
     }
 
+    /// What prepares changes for this writer, on any thread.
+    public var preparer: ChangePreparer { ChangePreparer(validator: options.validator) }
+
     /// Validates a record or deletion and, if it passes, adds it.
     /// - Returns: whether it was accepted, with the problems found.
     /// - Throws: only I/O errors on the scratch files; invalid records are returned as ``Admission/rejected(_:)``.
     @discardableResult
     public func add(_ change: RecordChange) throws -> Admission {
+        try add(preparer.prepare(change))
+    }
+
+    /// Adds a prepared change after the checks that depend on the changes added before: a name used twice in a zone,
+    /// a field that changes type, an asset that is missing or has another size.
+    /// - Returns: whether it was accepted, with all problems found.
+    /// - Throws: only I/O errors on the scratch files.
+    @discardableResult
+    public func add(_ prepared: PreparedChange) throws -> Admission {
         precondition(!finished, "BundleWriter.add after finish")
-        var problems = options.validator.problems(in: change)
+        let change = prepared.change
+        var problems = prepared.problems
         if case .record(let record) = change {
-            problems += schema.conflicts(in: record)
-            problems += assetProblems(record)
+            problems += schema.conflicts(in: record, layout: prepared.layout)
+            problems += assetProblems(prepared.assets)
         }
-        if graph.contains(RecordID(recordName: change.recordName, zoneID: change.zoneID)) {
+        if graph.contains(prepared.key) {
             problems.append(
                 RecordProblem(
                     .error, .duplicate, at: "recordName",
@@ -99,22 +111,20 @@ public final class BundleWriter {
         }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
 
-        _ = graph.register(RecordID(recordName: change.recordName, zoneID: change.zoneID), type: change.recordType)
+        _ = graph.register(prepared.key, type: change.recordType)
         let key: RecordSpool.Key
         switch change {
         case .record(let record):
             problems += tally.count(record)
-            schema.add(record)
-            graph.addReferences(from: record.recordType, to: record.fields.values.flatMap(\.references).map(\.target))
-            for value in record.fields.values { for asset in value.assets { assetSizes[asset.sha256] = asset.size } }
+            schema.add(record, layout: prepared.layout)
+            if !prepared.targets.isEmpty { graph.addReferences(from: record.recordType, to: prepared.targets) }
+            for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
             key = RecordSpool.Key(kind: .records, recordType: record.recordType, zoneID: record.zoneID)
         case .deletion(let deletion):
             schema.add(deletion)
             key = RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: deletion.zoneID)
         }
-        json.reset()
-        change.writeCloudKitJSON(to: &json)
-        try json.bytes.withUnsafeBytes { try spool.append($0, to: key) }
+        try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: key) }
         return .accepted(warnings: problems)
     }
 
@@ -263,21 +273,21 @@ public final class BundleWriter {
         }
     }
 
-    private func assetProblems(_ record: Record) -> [RecordProblem] {
+    private func assetProblems(_ assets: [(field: String, asset: Asset)]) -> [RecordProblem] {
         var problems: [RecordProblem] = []
-        for (name, value) in record.fields {
-            for asset in value.assets {
-                if let known = assetSizes[asset.sha256], known != asset.size {
+        for (field, asset) in assets {
+            if let known = assetSizes[asset.sha256] {
+                if known != asset.size {
                     problems.append(
                         RecordProblem(
-                            .error, .asset, at: "fields.\(name)",
+                            .error, .asset, at: "fields.\(field)",
                             "asset \(asset.sha256) is \(asset.size) bytes here but \(known) bytes in an earlier record"))
-                } else if assetSizes[asset.sha256] == nil, !(assets?.canProvide(asset) ?? false) {
-                    problems.append(
-                        RecordProblem(
-                            .error, .asset, at: "fields.\(name)",
-                            "the bytes of asset \(asset.sha256) (\(asset.size) bytes) are not available; give the file with --assets"))
                 }
+            } else if !(self.assets?.canProvide(asset) ?? false) {
+                problems.append(
+                    RecordProblem(
+                        .error, .asset, at: "fields.\(field)",
+                        "the bytes of asset \(asset.sha256) (\(asset.size) bytes) are not available; give the file with --assets"))
             }
         }
         return problems

@@ -53,6 +53,11 @@ public final class LineReader {
 
     /// Calls `body` for every line, in order.
     public func forEachLine(_ body: (Line) throws -> Void) throws {
+        while let line = try nextLine() { try body(line) }
+    }
+
+    /// The next line, or `nil` at the end of the file; its bytes are valid until the next call.
+    public func nextLine() throws -> Line? {
         while true {
             // Look for a newline in the buffered bytes.
             if let newline = findNewline(from: start) {
@@ -60,29 +65,27 @@ public final class LineReader {
                 if lineEnd > start, buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
                 lineNumber += 1
                 let position = Position(line: lineNumber, offset: consumed)
-                try body(.bytes(UnsafeRawBufferPointer(rebasing: buffer[start..<lineEnd]), position))
+                let line = Line.bytes(UnsafeRawBufferPointer(rebasing: buffer[start..<lineEnd]), position)
                 consumed += Int64(newline + 1 - start)
                 start = newline + 1
-                continue
+                return line
             }
             if atEOF {
-                if end > start {
-                    lineNumber += 1
-                    let position = Position(line: lineNumber, offset: consumed)
-                    var lineEnd = end
-                    if buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
-                    try body(.bytes(UnsafeRawBufferPointer(rebasing: buffer[start..<lineEnd]), position))
-                    consumed += Int64(end - start)
-                    start = end
-                }
-                return
+                guard end > start else { return nil }
+                lineNumber += 1
+                let position = Position(line: lineNumber, offset: consumed)
+                var lineEnd = end
+                if buffer[lineEnd - 1] == UInt8(ascii: "\r") { lineEnd -= 1 }
+                let line = Line.bytes(UnsafeRawBufferPointer(rebasing: buffer[start..<lineEnd]), position)
+                consumed += Int64(end - start)
+                start = end
+                return line
             }
             if end - start >= maxLineLength {
                 lineNumber += 1
                 let position = Position(line: lineNumber, offset: consumed)
                 let length = try skipLongLine()
-                try body(.tooLong(position, length: length))
-                continue
+                return .tooLong(position, length: length)
             }
             try refill()
         }

@@ -27,12 +27,18 @@ public struct JSONWriter: Sendable {
         var value = value
         value.withUTF8 { utf8 in
             var runStart = 0
-            for (offset, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                if offset > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<offset])) }
-                appendEscape(byte)
-                runStart = offset + 1
+            var index = 0
+            let count = utf8.count
+            while index < count {
+                let byte = utf8[index]
+                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                    if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                    appendEscape(byte)
+                    runStart = index + 1
+                }
+                index += 1
             }
-            if utf8.count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
+            if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
         }
         bytes.append(UInt8(ascii: "\""))
     }

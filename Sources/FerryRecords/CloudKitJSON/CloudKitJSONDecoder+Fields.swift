@@ -1,241 +1,345 @@
 import FerryCore
 import Foundation
 
+/// What the decoder knows about the field it is reading.
+struct FieldContext {
+    /// The field's name.
+    let name: String
+    /// Positions of references that named no zone (−1 for a single reference, else list indices).
+    var referencesWithoutZone: [Int] = []
+
+    /// `fields.<name>.value`, for error messages.
+    var valuePath: String { "fields.\(name).value" }
+}
+
 extension CloudKitJSONDecoder {
-    /// Decodes a field dictionary `{"value": …, "type": …}`; returns `nil` for a `null` value (an absent field).
-    func decodeField(_ json: JSONValue, zoneID: ZoneID, path: String) throws(RecordError) -> FieldValue? {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: path, "expected a field object {\"value\": …, \"type\": …}, found \(json.typeName)")
+    /// Decodes a field dictionary `{"value": …, "type": …}` (keys in either order); `nil` for a `null` value.
+    func field(_ scanner: inout JSONScanner, _ context: inout FieldContext) throws -> FieldValue? {
+        let kind = try scanner.peek()
+        guard kind == .object else {
+            throw RecordError(.invalidRecord, at: "fields.\(context.name)", "expected a field object {\"value\": …, \"type\": …}, found \(kind.name)")
         }
-        for member in object where member.key != "value" && member.key != "type" {
-            throw RecordError(.invalidRecord, at: "\(path).\(member.key)", "unknown field key; expected value and type")
-        }
-        guard let value = object["value"] else {
-            throw RecordError(.invalidRecord, at: "\(path).value", "missing")
-        }
-        if value == .null { return nil }
-        let valuePath = "\(path).value"
-        guard let typeJSON = object["type"] else {
-            return try inferred(value, zoneID: zoneID, path: valuePath)
-        }
-        let tag = try string(typeJSON, path: "\(path).type")
-        switch tag {
-        case "LIST", "UNKNOWN_LIST":
-            return try inferredList(value, zoneID: zoneID, path: valuePath)
-        case "ASSETID":
-            return try scalar(.asset, value, zoneID: zoneID, path: valuePath)
-        case "ASSETID_LIST":
-            return try list(.asset, value, zoneID: zoneID, path: valuePath)
-        case "ENCRYPTED_BYTES", "ENCRYPTED_BYTES_LIST":
-            throw RecordError(.unsupported, at: "\(path).type", "encrypted fields cannot be copied outside CloudKit")
-        default:
-            guard let type = FieldType(tag: tag) else {
-                throw RecordError(
-                    .invalidRecord, at: "\(path).type",
-                    "unknown type tag \"\(tag)\"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, REFERENCE, ASSET, LOCATION or a *_LIST of one")
+        try scanner.beginObject()
+        var tag: String?
+        var valueOffset: Int?
+        var result: FieldValue?
+        var decoded = false
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            switch key {
+            case "type":
+                guard tag == nil else { throw RecordError(.invalidJSON, at: "fields.\(context.name).type", "the key appears twice") }
+                tag = try string(&scanner, path: "fields.\(context.name).type")
+            case "value":
+                guard valueOffset == nil else { throw RecordError(.invalidJSON, at: context.valuePath, "the key appears twice") }
+                valueOffset = scanner.offset
+                if let tag {
+                    result = try value(&scanner, tag: tag, &context)
+                    decoded = true
+                } else {
+                    try scanner.skipValue()
+                }
+            default:
+                throw RecordError(.invalidRecord, at: "fields.\(context.name).\(key)", "unknown field key; expected value and type")
             }
-            switch type {
-            case .scalar(let scalarType): return try scalar(scalarType, value, zoneID: zoneID, path: valuePath)
-            case .list(let elementType?): return try list(elementType, value, zoneID: zoneID, path: valuePath)
-            case .list(nil): return try inferredList(value, zoneID: zoneID, path: valuePath)
+        }
+        guard let valueOffset else { throw RecordError(.invalidRecord, at: context.valuePath, "missing") }
+        if !decoded {
+            // The value came before its type (or there is no type): read it again now that the type is known.
+            let end = scanner.offset
+            scanner.rewind(to: valueOffset)
+            result = try value(&scanner, tag: tag, &context)
+            scanner.rewind(to: end)
+        }
+        return result
+    }
+
+    /// Decodes a value of the type a tag names, or of the inferred type when there is no tag.
+    private func value(_ scanner: inout JSONScanner, tag: String?, _ context: inout FieldContext) throws -> FieldValue? {
+        if try scanner.peek() == .null {
+            try scanner.null()
+            return nil
+        }
+        guard let tag else { return try inferred(&scanner, &context) }
+        switch tag {
+        case "STRING": return try scalar(.string, &scanner, &context, index: -1)
+        case "INT64": return try scalar(.int64, &scanner, &context, index: -1)
+        case "TIMESTAMP": return try scalar(.timestamp, &scanner, &context, index: -1)
+        case "REFERENCE": return try scalar(.reference, &scanner, &context, index: -1)
+        case "LIST", "UNKNOWN_LIST": return try inferredList(&scanner, &context)
+        case "ASSETID": return try scalar(.asset, &scanner, &context, index: -1)
+        case "ASSETID_LIST": return try list(.asset, &scanner, &context)
+        case "ENCRYPTED_BYTES", "ENCRYPTED_BYTES_LIST":
+            throw RecordError(.unsupported, at: "fields.\(context.name).type", "encrypted fields cannot be copied outside CloudKit")
+        default:
+            switch FieldType(tag: tag) {
+            case .scalar(let type)?: return try scalar(type, &scanner, &context, index: -1)
+            case .list(let type?)?: return try list(type, &scanner, &context)
+            case .list(nil)?: return try inferredList(&scanner, &context)
+            case nil:
+                throw RecordError(
+                    .invalidRecord, at: "fields.\(context.name).type",
+                    "unknown type tag \"\(tag)\"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, REFERENCE, ASSET, LOCATION or a *_LIST of one")
             }
         }
     }
 
-    private func list(_ type: ScalarType, _ json: JSONValue, zoneID: ZoneID, path: String) throws(RecordError) -> FieldValue {
-        guard case .array(let elements) = json else {
-            throw RecordError(.invalidRecord, at: path, "expected an array for \(type.tag)_LIST, found \(json.typeName)")
+    private func list(_ type: ScalarType, _ scanner: inout JSONScanner, _ context: inout FieldContext) throws -> FieldValue {
+        let kind = try scanner.peek()
+        guard kind == .array else {
+            throw RecordError(.invalidRecord, at: context.valuePath, "expected an array for \(type.tag)_LIST, found \(kind.name)")
         }
+        try scanner.beginArray()
         var values: [FieldValue] = []
-        values.reserveCapacity(elements.count)
-        for (index, element) in elements.enumerated() {
-            values.append(try scalar(type, element, zoneID: zoneID, path: "\(path)[\(index)]"))
+        var first = true
+        while try scanner.nextElement(&first) {
+            values.append(try scalar(type, &scanner, &context, index: values.count))
         }
         return .list(FieldList(unchecked: type, values))
     }
 
-    private func inferredList(_ json: JSONValue, zoneID: ZoneID, path: String) throws(RecordError) -> FieldValue {
-        guard case .array(let elements) = json else {
-            throw RecordError(.invalidRecord, at: path, "expected an array for a LIST, found \(json.typeName)")
-        }
-        guard let first = elements.first else { return .list(.emptyUnknown) }
-        let type = try inferredType(first, path: "\(path)[0]")
-        return try list(type, json, zoneID: zoneID, path: path)
+    private func inferredList(_ scanner: inout JSONScanner, _ context: inout FieldContext) throws -> FieldValue {
+        let kind = try scanner.peek()
+        guard kind == .array else { throw RecordError(.invalidRecord, at: context.valuePath, "expected an array for a LIST, found \(kind.name)") }
+        let start = scanner.offset
+        try scanner.beginArray()
+        var first = true
+        guard try scanner.nextElement(&first) else { return .list(.emptyUnknown) }
+        let type = try inferredType(&scanner, path: "\(context.valuePath)[0]")
+        scanner.rewind(to: start)
+        return try list(type, &scanner, &context)
     }
 
-    private func inferred(_ json: JSONValue, zoneID: ZoneID, path: String) throws(RecordError) -> FieldValue {
-        if case .array = json { return try inferredList(json, zoneID: zoneID, path: path) }
-        return try scalar(try inferredType(json, path: path), json, zoneID: zoneID, path: path)
+    private func inferred(_ scanner: inout JSONScanner, _ context: inout FieldContext) throws -> FieldValue {
+        if try scanner.peek() == .array { return try inferredList(&scanner, &context) }
+        return try scalar(try inferredType(&scanner, path: context.valuePath), &scanner, &context, index: -1)
     }
 
-    /// The type CloudKit would give an untagged value.
-    private func inferredType(_ json: JSONValue, path: String) throws(RecordError) -> ScalarType {
-        switch json {
+    /// The type CloudKit would give an untagged value; leaves the scanner where it was.
+    private func inferredType(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> ScalarType {
+        switch try scanner.peek() {
         case .string: return .string
-        case .integer, .bool: return .int64
-        case .number: return .double
-        case .object(let object):
-            if object["recordName"] != nil { return .reference }
-            if object["latitude"] != nil { return .location }
-            if object["sha256"] != nil || object["path"] != nil || object["fileChecksum"] != nil { return .asset }
-            throw RecordError(.invalidRecord, at: path, "cannot tell the type of this object; add a \"type\" tag")
-        case .array:
-            throw RecordError(.invalidRecord, at: path, "lists cannot contain lists")
-        case .null:
-            throw RecordError(.invalidRecord, at: path, "lists cannot contain null")
+        case .bool: return .int64
+        case .number:
+            let start = scanner.offset
+            defer { scanner.rewind(to: start) }
+            if case .integer = try scanner.number() { return .int64 }
+            return .double
+        case .object:
+            let start = scanner.offset
+            defer { scanner.rewind(to: start) }
+            try scanner.beginObject()
+            var first = true
+            while let key = try scanner.nextKey(&first) {
+                switch key {
+                case "recordName": return .reference
+                case "latitude": return .location
+                case "sha256", "path", "fileChecksum": return .asset
+                default: try scanner.skipValue()
+                }
+            }
+            throw RecordError(.invalidRecord, at: path(), "cannot tell the type of this object; add a \"type\" tag")
+        case .array: throw RecordError(.invalidRecord, at: path(), "lists cannot contain lists")
+        case .null: throw RecordError(.invalidRecord, at: path(), "lists cannot contain null")
         }
     }
 
     // MARK: - Scalars
 
-    private func scalar(_ type: ScalarType, _ json: JSONValue, zoneID: ZoneID, path: String) throws(RecordError) -> FieldValue {
+    /// Decodes one scalar; `index` is its position in a list, or −1.
+    private func scalar(_ type: ScalarType, _ scanner: inout JSONScanner, _ context: inout FieldContext, index: Int) throws -> FieldValue {
+        let name = context.name
+        func path() -> String { index < 0 ? "fields.\(name).value" : "fields.\(name).value[\(index)]" }
         switch type {
         case .string:
-            return .string(try string(json, path: path))
+            return .string(try string(&scanner, path: path()))
         case .int64:
-            return .int64(try int64(json, path: path))
+            return .int64(try int64(&scanner, path: path))
         case .double:
-            return .double(try double(json, path: path))
+            return .double(try double(&scanner, path: path))
         case .timestamp:
-            return .timestamp(try milliseconds(json, path: path))
+            return .timestamp(try milliseconds(&scanner, path: path()))
         case .bytes:
-            let text = try string(json, path: path)
+            let text = try string(&scanner, path: path())
             guard let data = Data(base64Encoded: text) else {
-                throw RecordError(.invalidRecord, at: path, "BYTES must be standard base64 with padding")
+                throw RecordError(.invalidRecord, at: path(), "BYTES must be standard base64 with padding")
             }
             return .bytes(data)
         case .reference:
-            return .reference(try reference(json, zoneID: zoneID, path: path))
+            let (reference, hasZone) = try reference(&scanner, path: path)
+            if !hasZone { context.referencesWithoutZone.append(index) }
+            return .reference(reference)
         case .asset:
-            return .asset(try asset(json, path: path))
+            return .asset(try asset(&scanner, path: path))
         case .location:
-            return .location(try location(json, path: path))
+            return .location(try location(&scanner, path: path))
         }
     }
 
-    private func int64(_ json: JSONValue, path: String) throws(RecordError) -> Int64 {
-        switch json {
-        case .integer(let value): return value
-        case .bool(let flag): return flag ? 1 : 0
-        case .number(let value):
-            guard let exact = json.int64Value else {
-                throw RecordError(.invalidRecord, at: path, "INT64 needs a whole number in the 64-bit range, found \(value)")
+    private func int64(_ scanner: inout JSONScanner, path: () -> String) throws -> Int64 {
+        switch try scanner.peek() {
+        case .number:
+            switch try scanner.number() {
+            case .integer(let value): return value
+            case .double(let value):
+                guard value.rounded() == value, let exact = Int64(exactly: value) else {
+                    throw RecordError(.invalidRecord, at: path(), "INT64 needs a whole number in the 64-bit range, found \(value)")
+                }
+                return exact
             }
-            return exact
-        case .string(let text):
-            guard let value = Int64(text) else {
-                throw RecordError(.invalidRecord, at: path, "INT64 needs a whole number, found \"\(text)\"")
-            }
+        case .bool: return try scanner.bool() ? 1 : 0
+        case .string:
+            let text = try scanner.string()
+            guard let value = Int64(text) else { throw RecordError(.invalidRecord, at: path(), "INT64 needs a whole number, found \"\(text)\"") }
             return value
-        default:
-            throw RecordError(.invalidRecord, at: path, "INT64 needs a number, found \(json.typeName)")
+        case let kind:
+            throw RecordError(.invalidRecord, at: path(), "INT64 needs a number, found \(kind.name)")
         }
     }
 
-    private func double(_ json: JSONValue, path: String) throws(RecordError) -> Double {
-        switch json {
-        case .integer(let value): return Double(value)
-        case .number(let value): return value
-        case .string(let text):
+    private func double(_ scanner: inout JSONScanner, path: () -> String) throws -> Double {
+        switch try scanner.peek() {
+        case .number:
+            switch try scanner.number() {
+            case .integer(let value): return Double(value)
+            case .double(let value): return value
+            }
+        case .string:
+            let text = try scanner.string()
             guard let value = Double(text), value.isFinite else {
-                throw RecordError(.invalidRecord, at: path, "DOUBLE needs a finite number, found \"\(text)\"")
+                throw RecordError(.invalidRecord, at: path(), "DOUBLE needs a finite number, found \"\(text)\"")
             }
             return value
-        default:
-            throw RecordError(.invalidRecord, at: path, "DOUBLE needs a number, found \(json.typeName)")
+        case let kind:
+            throw RecordError(.invalidRecord, at: path(), "DOUBLE needs a number, found \(kind.name)")
         }
     }
 
-    private func optionalDouble(_ object: JSONObject, _ key: String, path: String) throws(RecordError) -> Double? {
-        guard let value = object[key], value != .null else { return nil }
-        return try double(value, path: "\(path).\(key)")
-    }
-
-    private func reference(_ json: JSONValue, zoneID: ZoneID, path: String) throws(RecordError) -> Reference {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: path, "REFERENCE needs an object with recordName, found \(json.typeName)")
-        }
-        for member in object where !["recordName", "zoneID", "action"].contains(member.key) {
-            throw RecordError(.invalidRecord, at: "\(path).\(member.key)", "unknown reference key; expected recordName, zoneID, action")
-        }
-        let name = try requiredString(object, "recordName", path: path)
-        let target = try object["zoneID"].map { value throws(RecordError) in try decodeZoneID(value, path: "\(path).zoneID") } ?? zoneID
+    /// Decodes a reference; the Boolean says whether it named a zone.
+    private func reference(_ scanner: inout JSONScanner, path: () -> String) throws -> (Reference, Bool) {
+        let kind = try scanner.peek()
+        guard kind == .object else { throw RecordError(.invalidRecord, at: path(), "REFERENCE needs an object with recordName, found \(kind.name)") }
+        try scanner.beginObject()
+        var name: String?
+        var zone: ZoneID?
         var action = Reference.Action.none
-        if let actionJSON = object["action"] {
-            let text = try string(actionJSON, path: "\(path).action")
-            guard let parsed = Reference.Action(rawValue: text) else {
-                throw RecordError(.invalidRecord, at: "\(path).action", "expected NONE, DELETE_SELF or VALIDATE, found \"\(text)\"")
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            switch key {
+            case "recordName": name = try string(&scanner, path: "\(path()).recordName")
+            case "zoneID": zone = try zoneID(&scanner, path: "\(path()).zoneID")
+            case "action":
+                let text = try string(&scanner, path: "\(path()).action")
+                guard let parsed = Reference.Action(rawValue: text) else {
+                    throw RecordError(.invalidRecord, at: "\(path()).action", "expected NONE, DELETE_SELF or VALIDATE, found \"\(text)\"")
+                }
+                action = parsed
+            default:
+                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown reference key; expected recordName, zoneID, action")
             }
-            action = parsed
         }
-        return Reference(recordName: name, zoneID: target, action: action)
+        guard let name else { throw RecordError(.invalidRecord, at: "\(path()).recordName", "missing; expected a string") }
+        return (Reference(recordName: name, zoneID: zone ?? .default, action: action), zone != nil)
     }
 
-    private func asset(_ json: JSONValue, path: String) throws(RecordError) -> Asset {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: path, "ASSET needs an object with sha256 and size (or path), found \(json.typeName)")
+    private func asset(_ scanner: inout JSONScanner, path: () -> String) throws -> Asset {
+        let kind = try scanner.peek()
+        guard kind == .object else {
+            throw RecordError(.invalidRecord, at: path(), "ASSET needs an object with sha256 and size (or path), found \(kind.name)")
         }
-        let fileName = try object["fileName"].map { value throws(RecordError) in try string(value, path: "\(path).fileName") }
-        if let pathJSON = object["path"] {
-            let file = try string(pathJSON, path: "\(path).path")
+        try scanner.beginObject()
+        var hex: String?
+        var size: Int64?
+        var fileName: String?
+        var file: String?
+        var isCloudKitAsset = false
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            switch key {
+            case "sha256": hex = try string(&scanner, path: "\(path()).sha256")
+            case "size": size = try int64(&scanner, path: { "\(path()).size" })
+            case "fileName": fileName = try string(&scanner, path: "\(path()).fileName")
+            case "path": file = try string(&scanner, path: "\(path()).path")
+            case "fileChecksum", "downloadURL", "receipt", "wrappingKey", "referenceChecksum":
+                isCloudKitAsset = true
+                try scanner.skipValue()
+            default:
+                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown asset key; expected sha256, size, fileName or path")
+            }
+        }
+        if let file {
             guard let assetResolver else {
-                throw RecordError(.invalidRecord, at: "\(path).path", "an asset given by path needs an assets directory (--assets)")
+                throw RecordError(.invalidRecord, at: "\(path()).path", "an asset given by path needs an assets directory (--assets)")
             }
             do {
                 return try assetResolver(file, fileName)
             } catch let error as RecordError {
-                throw RecordError(error.code, at: "\(path).path", error.reason, cause: error.cause)
+                throw RecordError(error.code, at: "\(path()).path", error.reason, cause: error.cause)
             } catch {
-                throw RecordError(.assetUnavailable, at: "\(path).path", "\(error)", cause: error)
+                throw RecordError(.assetUnavailable, at: "\(path()).path", "\(error)", cause: error)
             }
         }
-        guard let hexJSON = object["sha256"] else {
-            if object["fileChecksum"] != nil || object["downloadURL"] != nil {
-                throw RecordError(
-                    .unsupported, at: path,
-                    "a CloudKit ASSETID carries no content hash; download the file and give it as {\"path\": …}")
+        guard let hex else {
+            if isCloudKitAsset {
+                throw RecordError(.unsupported, at: path(), "a CloudKit ASSETID carries no content hash; download the file and give it as {\"path\": …}")
             }
-            throw RecordError(.invalidRecord, at: "\(path).sha256", "missing; expected the file's SHA-256 (or a path)")
+            throw RecordError(.invalidRecord, at: "\(path()).sha256", "missing; expected the file's SHA-256 (or a path)")
         }
-        let hex = try string(hexJSON, path: "\(path).sha256")
-        guard let digest = SHA256Digest(hex: hex) else {
-            throw RecordError(.invalidRecord, at: "\(path).sha256", "expected 64 hex digits")
-        }
-        guard let sizeJSON = object["size"], let size = sizeJSON.int64Value, size >= 0 else {
-            throw RecordError(.invalidRecord, at: "\(path).size", "expected the file size in bytes")
-        }
-        for member in object where !["sha256", "size", "fileName", "path"].contains(member.key) {
-            throw RecordError(.invalidRecord, at: "\(path).\(member.key)", "unknown asset key; expected sha256, size, fileName or path")
-        }
+        guard let digest = SHA256Digest(hex: hex) else { throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits") }
+        guard let size, size >= 0 else { throw RecordError(.invalidRecord, at: "\(path()).size", "expected the file size in bytes") }
         return Asset(sha256: digest, size: size, fileName: fileName)
     }
 
-    private func location(_ json: JSONValue, path: String) throws(RecordError) -> Location {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: path, "LOCATION needs an object with latitude and longitude, found \(json.typeName)")
+    private func location(_ scanner: inout JSONScanner, path: () -> String) throws -> Location {
+        let kind = try scanner.peek()
+        guard kind == .object else {
+            throw RecordError(.invalidRecord, at: path(), "LOCATION needs an object with latitude and longitude, found \(kind.name)")
         }
-        for member in object where !Self.locationKeys.contains(member.key) {
-            throw RecordError(.invalidRecord, at: "\(path).\(member.key)", "unknown location key")
+        try scanner.beginObject()
+        var numbers: [String: Double] = [:]
+        var timestamp: Int64?
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            switch key {
+            case "latitude", "longitude", "horizontalAccuracy", "verticalAccuracy", "altitude", "speed", "course":
+                if try scanner.peek() == .null {
+                    try scanner.null()
+                } else {
+                    numbers[key] = try double(&scanner, path: { "\(path()).\(key)" })
+                }
+            case "timestamp":
+                if try scanner.peek() == .null { try scanner.null() } else { timestamp = try milliseconds(&scanner, path: "\(path()).timestamp") }
+            default:
+                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown location key")
+            }
         }
-        guard let latitude = try optionalDouble(object, "latitude", path: path) else {
-            throw RecordError(.invalidRecord, at: "\(path).latitude", "missing")
-        }
-        guard let longitude = try optionalDouble(object, "longitude", path: path) else {
-            throw RecordError(.invalidRecord, at: "\(path).longitude", "missing")
-        }
-        var location = Location(latitude: latitude, longitude: longitude)
-        location.horizontalAccuracy = try optionalDouble(object, "horizontalAccuracy", path: path)
-        location.verticalAccuracy = try optionalDouble(object, "verticalAccuracy", path: path)
-        location.altitude = try optionalDouble(object, "altitude", path: path)
-        location.speed = try optionalDouble(object, "speed", path: path)
-        location.course = try optionalDouble(object, "course", path: path)
-        if let timestamp = object["timestamp"], timestamp != .null {
-            location.timestamp = try milliseconds(timestamp, path: "\(path).timestamp")
-        }
-        return location
+        guard let latitude = numbers["latitude"] else { throw RecordError(.invalidRecord, at: "\(path()).latitude", "missing") }
+        guard let longitude = numbers["longitude"] else { throw RecordError(.invalidRecord, at: "\(path()).longitude", "missing") }
+        return Location(
+            latitude: latitude, longitude: longitude, horizontalAccuracy: numbers["horizontalAccuracy"],
+            verticalAccuracy: numbers["verticalAccuracy"], altitude: numbers["altitude"], speed: numbers["speed"],
+            course: numbers["course"], timestamp: timestamp)
     }
+}
 
-    static let locationKeys: Set<String> = [
-        "latitude", "longitude", "horizontalAccuracy", "verticalAccuracy", "altitude", "speed", "course", "timestamp",
-    ]
+extension FieldValue {
+    /// This value with the zone of the references at `positions` (−1: the value itself; else list indices) set.
+    func settingZone(_ zone: ZoneID, ofReferencesAt positions: [Int]) -> FieldValue {
+        switch self {
+        case .reference(var reference):
+            reference.zoneID = zone
+            return .reference(reference)
+        case .list(let list):
+            var elements = list.elements
+            for index in positions where index >= 0 && index < elements.count {
+                if case .reference(var reference) = elements[index] {
+                    reference.zoneID = zone
+                    elements[index] = .reference(reference)
+                }
+            }
+            return .list(FieldList(unchecked: list.elementType, elements))
+        default:
+            return self
+        }
+    }
 }

@@ -5,6 +5,10 @@ import FerryCore
 /// Accepts what CloudKit and its clients write: type tags on fields or none (then the type is inferred), `*_LIST` and
 /// bare `LIST` tags, numbers as strings (`numbersAsStrings`), `ownerName` for `ownerRecordName`, and response-only
 /// keys (`pluginFields`, `shortGUID`, `zoneType`), which are dropped. A record with `"deleted": true` is a deletion.
+/// A reference without a `zoneID` points into its record's zone.
+///
+/// Records are decoded straight from the bytes with ``JSONScanner``, without an intermediate tree: this is the
+/// hot path of every import. Errors name the JSON path (`fields.photo.value`) or the byte offset.
 ///
 /// ```swift
 /// let decoder = CloudKitJSONDecoder()
@@ -25,13 +29,16 @@ public struct CloudKitJSONDecoder: Sendable {
     /// Decodes one NDJSON line (a record dictionary).
     /// - Throws: ``RecordError`` saying what is wrong and where.
     public func decode(line: UnsafeRawBufferPointer) throws(RecordError) -> RecordChange {
-        let json: JSONValue
+        var scanner = JSONScanner(line)
         do {
-            json = try JSONParser.parse(line)
-        } catch {
+            return try decodeRecord(&scanner)
+        } catch let error as RecordError {
+            throw error
+        } catch let error as JSONSyntaxError {
             throw RecordError(.invalidJSON, at: "", "not valid JSON \(error)")
+        } catch {
+            throw RecordError(.invalidRecord, at: "", "\(error)")
         }
-        return try decode(json)
     }
 
     /// Decodes one record dictionary from bytes.
@@ -45,136 +52,218 @@ public struct CloudKitJSONDecoder: Sendable {
         }
     }
 
-    /// Decodes a record dictionary.
-    /// - Throws: ``RecordError`` saying what is wrong and where.
+    /// Decodes a record dictionary given as a JSON tree.
     public func decode(_ json: JSONValue) throws(RecordError) -> RecordChange {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: "", "expected a record object, found \(json.typeName)")
-        }
-        for member in object where !Self.recordKeys.contains(member.key) {
-            if Self.sharingKeys.contains(member.key) {
-                if member.value == .null { continue }
-                throw RecordError(
-                    .unsupported, at: member.key,
-                    "CloudKit sharing (parent/share) is not supported yet; remove the key to copy the record without it")
+        try decode(bytes: JSONWriter.canonical(json))
+    }
+
+    /// Decodes a zone ID dictionary `{"zoneName": …, "ownerRecordName": …}` given as a JSON tree.
+    public func decodeZoneID(_ json: JSONValue, path: String) throws(RecordError) -> ZoneID {
+        let bytes = JSONWriter.canonical(json)
+        do {
+            return try bytes.withUnsafeBytes { buffer in
+                var scanner = JSONScanner(buffer)
+                let zone = try zoneID(&scanner, path: path)
+                try scanner.finish()
+                return zone
             }
-            throw RecordError(
-                .invalidRecord, at: member.key,
-                "unknown record key; expected one of \(Self.recordKeys.sorted().joined(separator: ", "))")
+        } catch let error as RecordError {
+            throw error
+        } catch {
+            throw RecordError(.invalidRecord, at: path, "\(error)")
         }
-        let recordName = try requiredString(object, "recordName", path: "")
-        let recordType = try requiredString(object, "recordType", path: "")
-        let zoneID =
-            try object["zoneID"].map { value throws(RecordError) in try decodeZoneID(value, path: "zoneID") }
-            ?? .default
+    }
+
+    // MARK: - Records
+
+    private func decodeRecord(_ scanner: inout JSONScanner) throws -> RecordChange {
+        let kind = try scanner.peek()
+        guard kind == .object else { throw RecordError(.invalidRecord, at: "", "expected a record object, found \(kind.name)") }
+        try scanner.beginObject()
+        var recordName: String?
+        var recordType: String?
+        var zone: ZoneID?
         var deleted = false
-        if let flag = object["deleted"] {
-            guard case .bool(let value) = flag else {
-                throw RecordError(.invalidRecord, at: "deleted", "expected true or false, found \(flag.typeName)")
+        var system = SystemFields()
+        var decoded: DecodedFields?
+        var seen: UInt16 = 0
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            // Each known key has a bit, so a repeated key is caught without hashing.
+            func once(_ bit: UInt16) throws {
+                guard seen & bit == 0 else { throw RecordError(.invalidJSON, at: key, "the key appears twice") }
+                seen |= bit
             }
-            deleted = value
+            switch key {
+            case "recordName":
+                try once(1 << 0)
+                recordName = try string(&scanner, path: key)
+            case "recordType":
+                try once(1 << 1)
+                recordType = try string(&scanner, path: key)
+            case "zoneID":
+                try once(1 << 2)
+                zone = try zoneID(&scanner, path: key)
+            case "fields":
+                try once(1 << 3)
+                decoded = try fields(&scanner)
+            case "recordChangeTag":
+                try once(1 << 4)
+                system.changeTag = try string(&scanner, path: key)
+            case "created":
+                try once(1 << 5)
+                system.created = try stamp(&scanner, path: key)
+            case "modified":
+                try once(1 << 6)
+                system.modified = try stamp(&scanner, path: key)
+            case "deleted":
+                try once(1 << 7)
+                guard try scanner.peek() == .bool else {
+                    throw RecordError(.invalidRecord, at: key, "expected true or false, found \(try scanner.peek().name)")
+                }
+                deleted = try scanner.bool()
+            case "pluginFields", "shortGUID", "createShortGUID", "publicPermission":
+                try once(1 << 8)
+                try scanner.skipValue()
+            case "parent", "share", "participants", "owner", "currentUserParticipant":
+                guard try scanner.peek() == .null else {
+                    throw RecordError(
+                        .unsupported, at: key,
+                        "CloudKit sharing (parent/share) is not supported yet; remove the key to copy the record without it")
+                }
+                try scanner.null()
+            default:
+                throw RecordError(
+                    .invalidRecord, at: key,
+                    "unknown record key; expected recordName, recordType, zoneID, fields, recordChangeTag, created, modified or deleted")
+            }
         }
+        try scanner.finish()
+        guard let recordName else { throw RecordError(.invalidRecord, at: "recordName", "missing; expected a string") }
+        guard let recordType else { throw RecordError(.invalidRecord, at: "recordType", "missing; expected a string") }
+        let zoneID = zone ?? .default
         if deleted {
-            if let fields = object["fields"]?.objectValue, fields.count > 0 {
+            if let decoded, !decoded.fields.isEmpty {
                 throw RecordError(.invalidRecord, at: "fields", "a deleted record (\"deleted\": true) cannot have fields")
             }
             return .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zoneID))
         }
-        var fields: [String: FieldValue] = [:]
-        if let fieldsJSON = object["fields"] {
-            guard case .object(let fieldsObject) = fieldsJSON else {
-                throw RecordError(.invalidRecord, at: "fields", "expected an object of fields, found \(fieldsJSON.typeName)")
-            }
-            fields.reserveCapacity(fieldsObject.count)
-            for member in fieldsObject {
-                if let value = try decodeField(member.value, zoneID: zoneID, path: "fields.\(member.key)") {
-                    fields[member.key] = value
-                }
-            }
+        var fields = decoded?.fields ?? []
+        for (index, pending) in decoded?.pendingZones ?? [] {
+            fields[index].value = fields[index].value.settingZone(zoneID, ofReferencesAt: pending)
         }
-        var system = SystemFields()
-        if let tag = object["recordChangeTag"] {
-            guard case .string(let value) = tag else {
-                throw RecordError(.invalidRecord, at: "recordChangeTag", "expected a string, found \(tag.typeName)")
-            }
-            system.changeTag = value
+        guard let sorted = RecordFields(unsorted: fields) else {
+            throw RecordError(.invalidJSON, at: "fields", "a field name appears twice")
         }
-        system.created = try object["created"].map { value throws(RecordError) in try decodeStamp(value, path: "created") }
-        system.modified = try object["modified"].map { value throws(RecordError) in try decodeStamp(value, path: "modified") }
         return .record(
             Record(
-                recordType: recordType, recordName: recordName, zoneID: zoneID, fields: fields,
-                system: system.isEmpty ? nil : system))
+                recordType: recordType, recordName: recordName, zoneID: zoneID, fields: sorted, system: system.isEmpty ? nil : system))
+    }
+
+    private struct DecodedFields {
+        var fields: [RecordFields.Field] = []
+        /// References that had no zone and get the record's: field index → positions in the value.
+        var pendingZones: [(Int, [Int])] = []
+    }
+
+    private func fields(_ scanner: inout JSONScanner) throws -> DecodedFields {
+        let kind = try scanner.peek()
+        guard kind == .object else { throw RecordError(.invalidRecord, at: "fields", "expected an object of fields, found \(kind.name)") }
+        try scanner.beginObject()
+        var result = DecodedFields()
+        var first = true
+        while let name = try scanner.nextKey(&first) {
+            var context = FieldContext(name: name)
+            if let value = try field(&scanner, &context) {
+                if !context.referencesWithoutZone.isEmpty { result.pendingZones.append((result.fields.count, context.referencesWithoutZone)) }
+                result.fields.append(RecordFields.Field(name: name, value: value))
+            }
+        }
+        return result
     }
 
     // MARK: - Record parts
 
-    static let recordKeys: Set<String> = [
-        "recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted",
-        "pluginFields", "shortGUID", "createShortGUID", "publicPermission",
-    ]
-    static let sharingKeys: Set<String> = ["parent", "share", "participants", "owner", "currentUserParticipant"]
-
-    /// Decodes a zone ID dictionary `{"zoneName": …, "ownerRecordName": …}`.
-    public func decodeZoneID(_ json: JSONValue, path: String) throws(RecordError) -> ZoneID {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: path, "expected a zone ID object, found \(json.typeName)")
+    func zoneID(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> ZoneID {
+        let kind = try scanner.peek()
+        guard kind == .object else { throw RecordError(.invalidRecord, at: path(), "expected a zone ID object, found \(kind.name)") }
+        try scanner.beginObject()
+        var zoneName: String?
+        var owner: String?
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            switch key {
+            case "zoneName": zoneName = try string(&scanner, path: "\(path()).zoneName")
+            case "ownerRecordName", "ownerName": owner = try string(&scanner, path: "\(path()).ownerRecordName")
+            case "zoneType": try scanner.skipValue()
+            default:
+                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown zone ID key; expected zoneName, ownerRecordName")
+            }
         }
-        for member in object where !["zoneName", "ownerRecordName", "ownerName", "zoneType"].contains(member.key) {
-            throw RecordError(.invalidRecord, at: "\(path).\(member.key)", "unknown zone ID key; expected zoneName, ownerRecordName")
-        }
-        let zoneName =
-            try object["zoneName"].map { value throws(RecordError) in try string(value, path: "\(path).zoneName") }
-            ?? ZoneID.defaultZoneName
-        let owner = try (object["ownerRecordName"] ?? object["ownerName"]).map { value throws(RecordError) in
-            try string(value, path: "\(path).ownerRecordName")
-        }
-        return ZoneID(zoneName: zoneName, ownerName: owner ?? ZoneID.defaultOwnerName)
+        return ZoneID(zoneName: zoneName ?? ZoneID.defaultZoneName, ownerName: owner ?? ZoneID.defaultOwnerName)
     }
 
-    private func decodeStamp(_ json: JSONValue, path: String) throws(RecordError) -> RecordStamp {
-        guard case .object(let object) = json else {
-            throw RecordError(.invalidRecord, at: path, "expected an object with a timestamp, found \(json.typeName)")
+    private func stamp(_ scanner: inout JSONScanner, path: String) throws -> RecordStamp {
+        let kind = try scanner.peek()
+        guard kind == .object else { throw RecordError(.invalidRecord, at: path, "expected an object with a timestamp, found \(kind.name)") }
+        try scanner.beginObject()
+        var timestamp: Int64?
+        var stamp = RecordStamp(timestamp: 0)
+        var first = true
+        while let key = try scanner.nextKey(&first) {
+            switch key {
+            case "timestamp": timestamp = try milliseconds(&scanner, path: "\(path).timestamp")
+            case "userRecordName": stamp.userRecordName = try string(&scanner, path: "\(path).userRecordName")
+            case "deviceID": stamp.deviceID = try string(&scanner, path: "\(path).deviceID")
+            default: try scanner.skipValue()
+            }
         }
-        guard let timestampJSON = object["timestamp"] else {
-            throw RecordError(.invalidRecord, at: "\(path).timestamp", "missing; expected milliseconds since 1970")
-        }
-        let timestamp = try milliseconds(timestampJSON, path: "\(path).timestamp")
-        let user = try object["userRecordName"].map { value throws(RecordError) in try string(value, path: "\(path).userRecordName") }
-        let device = try object["deviceID"].map { value throws(RecordError) in try string(value, path: "\(path).deviceID") }
-        return RecordStamp(timestamp: timestamp, userRecordName: user, deviceID: device)
+        guard let timestamp else { throw RecordError(.invalidRecord, at: "\(path).timestamp", "missing; expected milliseconds since 1970") }
+        stamp.timestamp = timestamp
+        return stamp
     }
 
     // MARK: - Scalars
 
-    func requiredString(_ object: JSONObject, _ key: String, path: String) throws(RecordError) -> String {
-        let fullPath = path.isEmpty ? key : "\(path).\(key)"
-        guard let value = object[key] else { throw RecordError(.invalidRecord, at: fullPath, "missing; expected a string") }
-        return try string(value, path: fullPath)
+    func string(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> String {
+        let kind = try scanner.peek()
+        guard kind == .string else { throw RecordError(.invalidRecord, at: path(), "expected a string, found \(kind.name)") }
+        return try scanner.string()
     }
 
-    func string(_ json: JSONValue, path: String) throws(RecordError) -> String {
-        guard case .string(let value) = json else {
-            throw RecordError(.invalidRecord, at: path, "expected a string, found \(json.typeName)")
-        }
-        return value
-    }
-
-    func milliseconds(_ json: JSONValue, path: String) throws(RecordError) -> Int64 {
-        switch json {
-        case .integer(let value): return value
-        case .number(let value):
-            guard let exact = json.int64Value else {
-                throw RecordError(.invalidRecord, at: path, "timestamps are whole milliseconds since 1970, found \(value)")
+    func milliseconds(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> Int64 {
+        switch try scanner.peek() {
+        case .number:
+            switch try scanner.number() {
+            case .integer(let value): return value
+            case .double(let value):
+                guard value.rounded() == value, let exact = Int64(exactly: value) else {
+                    throw RecordError(.invalidRecord, at: path(), "timestamps are whole milliseconds since 1970, found \(value)")
+                }
+                return exact
             }
-            return exact
-        case .string(let text):
+        case .string:
+            let text = try scanner.string()
             guard let value = Int64(text) else {
-                throw RecordError(.invalidRecord, at: path, "expected whole milliseconds since 1970, found \"\(text)\"")
+                throw RecordError(.invalidRecord, at: path(), "expected whole milliseconds since 1970, found \"\(text)\"")
             }
             return value
-        default:
-            throw RecordError(.invalidRecord, at: path, "expected milliseconds since 1970, found \(json.typeName)")
+        case let kind:
+            throw RecordError(.invalidRecord, at: path(), "expected milliseconds since 1970, found \(kind.name)")
+        }
+    }
+}
+
+extension JSONScanner.Kind {
+    /// The kind's name for error messages.
+    var name: String {
+        switch self {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .bool: "a boolean"
+        case .null: "null"
         }
     }
 }

@@ -6,7 +6,7 @@ import FerryCore
 /// can reject it and go on. Blank lines are skipped. Memory is bounded by the longest line allowed.
 public struct NDJSONRecordReader {
     /// One line's outcome.
-    public enum Item {
+    public enum Item: Sendable {
         /// A decoded record or deletion.
         case change(RecordChange, LineReader.Position)
         /// A line that is not a valid record, with the reason and (when it is text of a reasonable size) the line.
@@ -32,26 +32,73 @@ public struct NDJSONRecordReader {
     /// Calls `body` for every non-blank line, in order.
     /// - Throws: ``CoreError`` when the file cannot be read; whatever `body` throws.
     public func forEach(_ body: (Item) throws -> Void) throws {
+        try forEach(workers: 1, transform: { $0 }, consume: body)
+    }
+
+    /// Decodes lines on `workers` threads, applies `transform` to each outcome on those threads too, and passes the
+    /// results to `consume` in input order on the calling thread.
+    ///
+    /// Lines travel in batches of about a megabyte, and only a few batches are in flight, so memory stays bounded.
+    /// - Throws: ``CoreError`` when the file cannot be read; whatever `consume` throws.
+    public func forEach<Output: Sendable>(
+        workers: Int, transform: @escaping @Sendable (Item) -> Output, consume: (Output) throws -> Void
+    ) throws {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength)
-        try reader.forEachLine { line in
+        let decoder = self.decoder
+        let limit = maxLineLength
+        try OrderedParallelMap.run(
+            workers: workers,
+            produce: { try LineBatch.read(from: reader) },
+            transform: { batch in batch.items(decoder: decoder, maxLineLength: limit).map(transform) },
+            consume: { outputs in for output in outputs { try consume(output) } })
+    }
+}
+
+/// Lines copied out of the reader's buffer, to be decoded on another thread.
+private struct LineBatch: Sendable {
+    enum Entry: Sendable {
+        case line(Range<Int>, LineReader.Position)
+        case tooLong(LineReader.Position, Int)
+    }
+
+    var bytes: [UInt8] = []
+    var entries: [Entry] = []
+
+    /// Up to about 1 MiB of lines, or `nil` at the end of the file.
+    static func read(from reader: LineReader) throws -> LineBatch? {
+        var batch = LineBatch()
+        batch.bytes.reserveCapacity(1 << 20)
+        while batch.bytes.count < 1 << 20, batch.entries.count < 4096, let line = try reader.nextLine() {
             switch line {
-            case .tooLong(let position, let length):
-                try body(
-                    .invalid(
-                        RecordError(.invalidRecord, at: "", "line of \(length) bytes is longer than the \(maxLineLength)-byte limit"),
-                        position, text: nil))
             case .bytes(let bytes, let position):
-                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }
-                let item: Item
-                do {
-                    item = .change(try decoder.decode(line: bytes), position)
-                } catch let error as RecordError {
-                    let text = bytes.count <= 1 << 20 ? String(validating: bytes, as: UTF8.self) : nil
-                    item = .invalid(error, position, text: text)
-                } catch {
-                    item = .invalid(RecordError(.invalidRecord, at: "", "\(error)"), position, text: nil)
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+                let start = batch.bytes.count
+                batch.bytes.append(contentsOf: bytes)
+                batch.entries.append(.line(start..<batch.bytes.count, position))
+            case .tooLong(let position, let length):
+                batch.entries.append(.tooLong(position, length))
+            }
+        }
+        return batch.entries.isEmpty ? nil : batch
+    }
+
+    func items(decoder: CloudKitJSONDecoder, maxLineLength: Int) -> [NDJSONRecordReader.Item] {
+        bytes.withUnsafeBytes { buffer in
+            entries.map { entry in
+                switch entry {
+                case .tooLong(let position, let length):
+                    return .invalid(
+                        RecordError(.invalidRecord, at: "", "line of \(length) bytes is longer than the \(maxLineLength)-byte limit"),
+                        position, text: nil)
+                case .line(let range, let position):
+                    let line = UnsafeRawBufferPointer(rebasing: buffer[range])
+                    do throws(RecordError) {
+                        return .change(try decoder.decode(line: line), position)
+                    } catch {
+                        let text = line.count <= 1 << 20 ? String(validating: line, as: UTF8.self) : nil
+                        return .invalid(error, position, text: text)
+                    }
                 }
-                try body(item)
             }
         }
     }

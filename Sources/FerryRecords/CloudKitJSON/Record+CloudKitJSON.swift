@@ -13,11 +13,12 @@ extension Record {
         }
         writer.key("fields")
         writer.byte(UInt8(ascii: "{"))
-        let names = fields.keys.sorted(by: JSONWriter.keyPrecedes)
-        for (index, name) in names.enumerated() {
-            if index > 0 { writer.byte(UInt8(ascii: ",")) }
-            writer.key(name)
-            fields[name]?.writeCloudKitJSON(to: &writer)
+        var first = true
+        for field in fields {
+            if !first { writer.byte(UInt8(ascii: ",")) }
+            first = false
+            writer.key(field.name)
+            field.value.writeCloudKitJSON(to: &writer)
         }
         writer.byte(UInt8(ascii: "}"))
         if let modified = system?.modified {

@@ -41,6 +41,9 @@ public enum RecordChange: Sendable, Hashable {
         }
     }
 
+    /// The identity of either kind.
+    public var id: RecordID { RecordID(recordName: recordName, zoneID: zoneID) }
+
     /// The record name of either kind.
     public var recordName: String {
         switch self {

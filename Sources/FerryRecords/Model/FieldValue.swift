@@ -1,6 +1,8 @@
 import Foundation
 
 /// A typed field value, one of CloudKit's value types or a list of one.
+///
+/// References, assets and locations are stored out of line, which keeps every value small (copies are cheap).
 public enum FieldValue: Sendable, Hashable {
     /// Text.
     case string(String)
@@ -13,11 +15,11 @@ public enum FieldValue: Sendable, Hashable {
     /// Raw bytes, stored in the record (they count toward its size limit).
     case bytes(Data)
     /// A reference to another record in the same zone.
-    case reference(Reference)
+    indirect case reference(Reference)
     /// A file stored beside the record, addressed by its content.
-    case asset(Asset)
+    indirect case asset(Asset)
     /// A geographic location.
-    case location(Location)
+    indirect case location(Location)
     /// A list of values of one scalar type.
     case list(FieldList)
 

@@ -15,13 +15,13 @@ public struct Record: Sendable, Hashable {
     /// The zone the record lives in.
     public var zoneID: ZoneID
     /// The record's fields by name.
-    public var fields: [String: FieldValue]
+    public var fields: RecordFields
     /// Server metadata, when the record came from a sync backend.
     public var system: SystemFields?
 
     /// Creates a record.
     public init(
-        recordType: String, recordName: String, zoneID: ZoneID = .default, fields: [String: FieldValue] = [:],
+        recordType: String, recordName: String, zoneID: ZoneID = .default, fields: RecordFields = [:],
         system: SystemFields? = nil
     ) {
         self.recordType = recordType

@@ -29,7 +29,10 @@ public struct RecordTypeGraph: Sendable {
     public init() {}
 
     /// Whether a record identity has been registered.
-    public func contains(_ id: RecordID) -> Bool { owners[RecordKey(id)] != nil }
+    public func contains(_ id: RecordID) -> Bool { contains(RecordKey(id)) }
+
+    /// Whether a record identity has been registered.
+    public func contains(_ key: RecordKey) -> Bool { owners[key] != nil }
 
     /// The record type registered for an identity.
     public func recordType(of id: RecordID) -> String? {
@@ -39,18 +42,30 @@ public struct RecordTypeGraph: Sendable {
     /// Registers a record (or deletion) identity with its type.
     /// - Returns: `false` if the identity was already registered (a duplicate).
     public mutating func register(_ id: RecordID, type: String) -> Bool {
-        let key = RecordKey(id)
-        guard owners[key] == nil else { return false }
-        owners[key] = index(of: type)
+        register(RecordKey(id), type: type)
+    }
+
+    /// Registers a record (or deletion) identity, given as its key, with its type.
+    /// - Returns: `false` if the identity was already registered (a duplicate).
+    public mutating func register(_ key: RecordKey, type: String) -> Bool {
+        // One hash lookup in the usual case; a duplicate gets its first owner back.
+        if let previous = owners.updateValue(index(of: type), forKey: key) {
+            owners[key] = previous
+            return false
+        }
         return true
     }
 
     /// Notes that records of `type` reference these targets.
     public mutating func addReferences(from type: String, to targets: [RecordID]) {
+        addReferences(from: type, to: targets.map(RecordKey.init))
+    }
+
+    /// Notes that records of `type` reference these targets, given as keys.
+    public mutating func addReferences(from type: String, to targets: [RecordKey]) {
         guard !targets.isEmpty else { return }
         let child = index(of: type)
-        for target in targets {
-            let key = RecordKey(target)
+        for key in targets {
             if let parent = owners[key] {
                 if parent != child { edges.insert(Edge(child: child, parent: parent)) }
             } else {

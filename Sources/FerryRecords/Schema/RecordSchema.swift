@@ -9,6 +9,47 @@ public struct RecordSchema: Sendable, Hashable {
     public private(set) var recordTypes: [String: [String: FieldType]] = [:]
     /// The zones records were seen in.
     public private(set) var zones: Set<ZoneID> = []
+    /// Layouts (type, zone, field names and types) already added: records with a known layout need no checks.
+    private var knownLayouts: Set<Layout> = []
+
+    /// A record's layout, as a 128-bit hash of its type, zone, and field names and types.
+    ///
+    /// Computed where records are prepared (on any thread), so that the schema checks of the many records sharing a
+    /// layout cost one set lookup.
+    public struct Layout: Sendable, Hashable {
+        private let high: UInt64
+        private let low: UInt64
+
+        /// The layout of a record.
+        public init(of record: Record) {
+            var first = Hasher()
+            var second = Hasher()
+            first.combine(0x1A70_0001 as UInt32)
+            second.combine(0x1A70_0002 as UInt32)
+            for part in [record.recordType, record.zoneID.zoneName, record.zoneID.ownerName] {
+                first.combine(part)
+                second.combine(part)
+            }
+            for field in record.fields {
+                let tag = field.value.type
+                first.combine(field.name)
+                second.combine(field.name)
+                first.combine(tag)
+                second.combine(tag)
+            }
+            high = UInt64(bitPattern: Int64(first.finalize()))
+            low = UInt64(bitPattern: Int64(second.finalize()))
+        }
+    }
+
+    public static func == (lhs: RecordSchema, rhs: RecordSchema) -> Bool {
+        lhs.recordTypes == rhs.recordTypes && lhs.zones == rhs.zones
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(recordTypes)
+        hasher.combine(zones)
+    }
 
     /// Creates an empty schema.
     public init() {}
@@ -20,10 +61,14 @@ public struct RecordSchema: Sendable, Hashable {
     }
 
     /// Fields whose type differs from what earlier records of the same type had.
-    public func conflicts(in record: Record) -> [RecordProblem] {
+    /// - Parameter layout: the record's layout, if known; a layout already added has no conflicts.
+    public func conflicts(in record: Record, layout: Layout? = nil) -> [RecordProblem] {
+        if let layout, knownLayouts.contains(layout) { return [] }
         guard let known = recordTypes[record.recordType] else { return [] }
         var problems: [RecordProblem] = []
-        for (name, value) in record.fields {
+        for field in record.fields {
+            let name = field.name
+            let value = field.value
             guard let existing = known[name], !existing.accepts(value.type) else { continue }
             problems.append(
                 RecordProblem(
@@ -36,16 +81,15 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// Adds a record's type, fields and zone.
     ///
-    /// Check ``conflicts(in:)`` first.
-    public mutating func add(_ record: Record) {
+    /// Check ``conflicts(in:layout:)`` first.
+    /// - Parameter layout: the record's layout, if known; adding a known layout again costs one lookup.
+    public mutating func add(_ record: Record, layout: Layout? = nil) {
+        if let layout, !knownLayouts.insert(layout).inserted { return }
         zones.insert(record.zoneID)
-        var fields = recordTypes[record.recordType] ?? [:]
-        for (name, value) in record.fields {
-            let type = value.type
-            if let existing = fields[name], existing != .list(nil) || type == .list(nil) { continue }
-            fields[name] = type
+        // Modify the type's field map in place (no copy of the dictionary).
+        recordTypes[record.recordType, default: [:]].merge(record.fields.lazy.map { ($0.name, $0.value.type) }) { existing, new in
+            existing == FieldType.list(nil) ? new : existing
         }
-        recordTypes[record.recordType] = fields
     }
 
     /// Adds a deletion's type and zone.

@@ -24,6 +24,16 @@ public struct RecordValidator: Sendable {
         "modifiedByDevice", "recordChangeTag", "recordID", "recordType",
     ]
 
+    /// Whether CloudKit reserves a field name (a switch: no hashing on this per-field path).
+    static func isReserved(_ name: String) -> Bool {
+        switch name {
+        case "creationDate", "creatorUserRecordID", "etag", "lastModifiedUserRecordID", "modificationDate",
+            "modifiedByDevice", "recordChangeTag", "recordID", "recordType":
+            true
+        default: false
+        }
+    }
+
     /// The limits in force.
     public var limits: Limits
 
@@ -34,19 +44,17 @@ public struct RecordValidator: Sendable {
     public func problems(in record: Record) -> [RecordProblem] {
         var problems: [RecordProblem] = []
         checkIdentity(type: record.recordType, name: record.recordName, zone: record.zoneID, into: &problems)
-        for name in record.fields.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-            let path = "fields.\(name)"
+        for field in record.fields {
+            let name = field.name
             if let reason = identifierProblem(name, what: "field name") {
-                problems.append(RecordProblem(.error, .fieldName, at: path, reason))
-            } else if Self.reservedFieldNames.contains(name) {
+                problems.append(RecordProblem(.error, .fieldName, at: "fields.\(name)", reason))
+            } else if Self.isReserved(name) {
                 problems.append(
                     RecordProblem(
-                        .error, .reservedFieldName, at: path,
+                        .error, .reservedFieldName, at: "fields.\(name)",
                         "\"\(name)\" is reserved by CloudKit; rename the field (for example to \"\(name)Value\")"))
             }
-            if let value = record.fields[name] {
-                check(value, in: record.zoneID, path: path, into: &problems)
-            }
+            check(field.value, in: record.zoneID, name: name, index: nil, into: &problems)
         }
         let size = record.estimatedSize
         if size > limits.maxRecordBytes {
@@ -144,38 +152,40 @@ public struct RecordValidator: Sendable {
 
     // MARK: - Values
 
-    private func check(_ value: FieldValue, in zone: ZoneID, path: String, into problems: inout [RecordProblem]) {
+    /// Checks one value; the path (`fields.name` or `fields.name[3]`) is only built when there is a problem.
+    private func check(_ value: FieldValue, in zone: ZoneID, name: String, index: Int?, into problems: inout [RecordProblem]) {
+        func path() -> String { index.map { "fields.\(name)[\($0)]" } ?? "fields.\(name)" }
         switch value {
         case .double(let number) where !number.isFinite:
-            problems.append(RecordProblem(.error, .fieldValue, at: path, "DOUBLE values must be finite, found \(number)"))
+            problems.append(RecordProblem(.error, .fieldValue, at: path(), "DOUBLE values must be finite, found \(number)"))
         case .reference(let reference):
             if reference.zoneID != zone {
                 problems.append(
                     RecordProblem(
-                        .error, .reference, at: path,
+                        .error, .reference, at: path(),
                         "references cannot cross zones: this record is in \(zone), the target in \(reference.zoneID)"))
             }
             if let reason = recordNameProblem(reference.recordName) {
-                problems.append(RecordProblem(.error, .reference, at: path, "target: \(reason)"))
+                problems.append(RecordProblem(.error, .reference, at: path(), "target: \(reason)"))
             }
         case .asset(let asset) where asset.size < 0:
-            problems.append(RecordProblem(.error, .fieldValue, at: path, "asset sizes cannot be negative"))
+            problems.append(RecordProblem(.error, .fieldValue, at: path(), "asset sizes cannot be negative"))
         case .location(let location):
             let numbers = [
                 location.latitude, location.longitude, location.horizontalAccuracy, location.verticalAccuracy,
                 location.altitude, location.speed, location.course,
             ].compactMap { $0 }
             if !numbers.allSatisfy(\.isFinite) {
-                problems.append(RecordProblem(.error, .fieldValue, at: path, "location numbers must be finite"))
+                problems.append(RecordProblem(.error, .fieldValue, at: path(), "location numbers must be finite"))
             } else if abs(location.latitude) > 90 || abs(location.longitude) > 180 {
                 problems.append(
                     RecordProblem(
-                        .error, .fieldValue, at: path,
+                        .error, .fieldValue, at: path(),
                         "latitude must be within ±90 and longitude within ±180, found \(location.latitude), \(location.longitude)"))
             }
         case .list(let list):
-            for (index, element) in list.elements.enumerated() {
-                check(element, in: zone, path: "\(path)[\(index)]", into: &problems)
+            for (position, element) in list.elements.enumerated() {
+                check(element, in: zone, name: name, index: position, into: &problems)
             }
         default:
             break
@@ -198,7 +208,7 @@ extension Record {
     /// The bytes CloudKit counts toward the 1 MB record limit, estimated as field names plus raw values (strings as
     /// UTF-8, numbers as 8 bytes, references as their name and zone); assets are stored apart and count nothing.
     public var estimatedSize: Int {
-        fields.reduce(0) { total, field in total + field.key.utf8.count + field.value.estimatedSize }
+        fields.reduce(0) { total, field in total + field.name.utf8.count + field.value.estimatedSize }
     }
 }
 

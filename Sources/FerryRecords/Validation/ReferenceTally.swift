@@ -13,8 +13,9 @@ public struct ReferenceTally: Sendable {
     /// - Returns: a warning for each target whose count just went over the limit.
     public mutating func count(_ record: Record) -> [RecordProblem] {
         var problems: [RecordProblem] = []
-        for (name, value) in record.fields {
-            for reference in value.references where reference.action == .deleteSelf {
+        for field in record.fields {
+            let name = field.name
+            for reference in field.value.references where reference.action == .deleteSelf {
                 let key = RecordKey(reference.target)
                 let count = (counts[key] ?? 0) + 1
                 counts[key] = count

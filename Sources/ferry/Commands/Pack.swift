@@ -81,12 +81,15 @@ struct Pack: AsyncParsableCommand {
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
         var tally = PackTally()
         var warnings = 0
+        let preparer = writer.preparer
         for input in inputs {
             let reader = NDJSONRecordReader(path: input, decoder: decoder)
-            try reader.forEach { item in
+            // Decoding, validation and encoding run on all cores; admission runs here, in input order.
+            try reader.forEach(workers: OrderedParallelMap.defaultWorkers, transform: { PackItem($0, preparer) }) { item in
                 switch item {
-                case .change(let change, let position):
-                    switch try writer.add(change) {
+                case .prepared(let prepared, let position):
+                    let change = prepared.change
+                    switch try writer.add(prepared) {
                     case .accepted(let found):
                         tally.count(change, rejected: false)
                         for warning in found {
@@ -104,6 +107,8 @@ struct Pack: AsyncParsableCommand {
                 console.progress("reading \(input): \(tally.read) records")
             }
         }
+        console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
+        let writing = Date()
         let creation = try CreationTime.resolve(flag: createdAt, inputs: inputs)
         let summary = try writer.finish(createdAt: creation) { progress in
             if case .writing(let done, let total) = progress {
@@ -111,6 +116,7 @@ struct Pack: AsyncParsableCommand {
             }
         }
         try rejects.commit()
+        console.logger.info("wrote \(output) in \(Formatting.seconds(since: writing))")
         report(summary, tally: tally, rejected: rejects.count, warnings: warnings, started: started, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
     }
@@ -165,6 +171,19 @@ struct Pack: AsyncParsableCommand {
         if rejected > 0 {
             console.line("")
             console.line("\(Formatting.count(rejected, "record")) rejected\(rejectFile.map { dryRun ? "" : ": see \($0)" } ?? "")")
+        }
+    }
+}
+
+/// One input line, decoded and prepared on a worker thread.
+enum PackItem: Sendable {
+    case prepared(PreparedChange, LineReader.Position)
+    case invalid(RecordError, LineReader.Position, text: String?)
+
+    init(_ item: NDJSONRecordReader.Item, _ preparer: ChangePreparer) {
+        switch item {
+        case .change(let change, let position): self = .prepared(preparer.prepare(change), position)
+        case .invalid(let error, let position, let text): self = .invalid(error, position, text: text)
         }
     }
 }

@@ -13,11 +13,14 @@ struct Verify: AsyncParsableCommand {
     @Argument(help: "The bundle (an archive, or an extracted bag directory).")
     var bundle: String
 
+    @Flag(help: "Check entries, sizes and checksums only (what a BagIt validator checks); do not decode the records.")
+    var checksumsOnly = false
+
     func run() async throws {
         try CommandRunner.run(global, label: "verify") { console in
             let reader = try BundleReader(path: bundle)
             let total = reader.payloadBytes
-            let report = try reader.verify { done in
+            let report = try reader.verify(checksumsOnly: checksumsOnly) { done in
                 console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
             }
             console.clearProgress()
@@ -32,7 +35,7 @@ struct Verify: AsyncParsableCommand {
             console.message(
                 "summary",
                 [
-                    "bundle": .string(bundle), "valid": .bool(report.isValid), "problems": .integer(Int64(report.issueCount)),
+                    "bundle": .string(bundle), "valid": .bool(report.isValid), "checksums_only": .bool(checksumsOnly), "problems": .integer(Int64(report.issueCount)),
                     "records": .integer(Int64(report.recordsChecked)), "deletions": .integer(Int64(report.deletionsChecked)),
                     "assets": .integer(Int64(report.assetsChecked)), "payload_bytes": .integer(report.bytesChecked),
                 ])

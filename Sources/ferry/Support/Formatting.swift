@@ -1,3 +1,5 @@
+import Foundation
+
 /// Small text helpers for human output.
 enum Formatting {
     /// `1.2 MB`, `340 B`: decimal units, as `ls -h --si` and most tools show sizes.
@@ -12,6 +14,11 @@ enum Formatting {
         }
         let rounded = value >= 100 ? String(Int(value.rounded())) : String((value * 10).rounded() / 10)
         return "\(rounded) \(units[unit])"
+    }
+
+    /// The time since `start`, such as `1.25 s`.
+    static func seconds(since start: Date) -> String {
+        "\((Date().timeIntervalSince(start) * 100).rounded() / 100) s"
     }
 
     /// `1 record`, `3 records`.

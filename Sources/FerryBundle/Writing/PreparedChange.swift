@@ -1,0 +1,53 @@
+import FerryCore
+import FerryRecords
+
+/// A record or deletion with everything done that does not depend on other records: per-record validation, the
+/// canonical JSON, its identity key, and the references and assets it holds.
+///
+/// Preparing is pure and thread-safe, so many changes can be prepared in parallel; ``BundleWriter/add(_:)-(PreparedChange)``
+/// then applies the checks that need the records seen before (duplicates, field types, asset sizes) in order.
+public struct PreparedChange: Sendable {
+    /// The change.
+    public let change: RecordChange
+    /// Its canonical CloudKit JSON (what the bundle stores).
+    public let canonicalJSON: [UInt8]
+    /// What per-record validation found.
+    public let problems: [RecordProblem]
+    let key: RecordKey
+    let targets: [RecordKey]
+    /// The assets, with the field each is in.
+    let assets: [(field: String, asset: Asset)]
+    let layout: RecordSchema.Layout?
+}
+
+/// Prepares changes for a ``BundleWriter``; a value that can be shared between threads.
+public struct ChangePreparer: Sendable {
+    /// The record rules.
+    public let validator: RecordValidator
+
+    /// Validates and encodes one change.
+    public func prepare(_ change: RecordChange) -> PreparedChange {
+        var json = JSONWriter(capacity: 1024)
+        change.writeCloudKitJSON(to: &json)
+        var targets: [RecordKey] = []
+        var assets: [(field: String, asset: Asset)] = []
+        var layout: RecordSchema.Layout?
+        if case .record(let record) = change {
+            layout = RecordSchema.Layout(of: record)
+            for field in record.fields {
+                switch field.value {
+                case .reference(let reference): targets.append(RecordKey(reference.target))
+                case .asset(let asset): assets.append((field.name, asset))
+                case .list(let list) where list.elementType == .reference:
+                    targets += field.value.references.map { RecordKey($0.target) }
+                case .list(let list) where list.elementType == .asset:
+                    assets += field.value.assets.map { (field.name, $0) }
+                default: break
+                }
+            }
+        }
+        return PreparedChange(
+            change: change, canonicalJSON: json.bytes, problems: validator.problems(in: change), key: RecordKey(change.id),
+            targets: targets, assets: assets, layout: layout)
+    }
+}

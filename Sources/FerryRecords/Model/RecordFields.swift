@@ -1,0 +1,101 @@
+/// A record's fields, kept sorted by name (in UTF-8 byte order, the canonical order).
+///
+/// Behaves like a dictionary from field name to value (`fields["name"] = .string("Beetle")`), but iterates in name
+/// order and needs no hashing, so encoding a record in canonical form costs no sort.
+public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral {
+    /// One field.
+    public struct Field: Sendable, Hashable {
+        /// The field's name.
+        public var name: String
+        /// The field's value.
+        public var value: FieldValue
+
+        /// Creates a field.
+        public init(name: String, value: FieldValue) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    private var storage: [Field]
+
+    /// No fields.
+    public init() { storage = [] }
+
+    /// Fields from a dictionary.
+    public init(_ fields: [String: FieldValue]) {
+        storage = fields.map { Field(name: $0.key, value: $0.value) }.sorted { Self.precedes($0.name, $1.name) }
+    }
+
+    /// Fields from a literal; a repeated name keeps its last value.
+    public init(dictionaryLiteral elements: (String, FieldValue)...) {
+        self.init()
+        for (name, value) in elements { self[name] = value }
+    }
+
+    /// Fields from a list that may be in any order.
+    /// - Returns: `nil` if a name appears twice (the first repeated name is given to `duplicate`).
+    public init?(unsorted fields: [Field], duplicate: ((String) -> Void)? = nil) {
+        var sorted = fields
+        // Canonical input is already in order; only sort when it is not.
+        if !fields.indices.dropFirst().allSatisfy({ Self.precedes(fields[$0 - 1].name, fields[$0].name) }) {
+            sorted.sort { Self.precedes($0.name, $1.name) }
+        }
+        for index in sorted.indices.dropFirst() where sorted[index].name == sorted[index - 1].name {
+            duplicate?(sorted[index].name)
+            return nil
+        }
+        storage = sorted
+    }
+
+    /// The value of a field, or `nil`; setting `nil` removes the field.
+    public subscript(name: String) -> FieldValue? {
+        get {
+            let index = position(of: name)
+            return index < storage.count && storage[index].name == name ? storage[index].value : nil
+        }
+        set {
+            let index = position(of: name)
+            let exists = index < storage.count && storage[index].name == name
+            switch (exists, newValue) {
+            case (true, let value?): storage[index].value = value
+            case (true, nil): storage.remove(at: index)
+            case (false, let value?): storage.insert(Field(name: name, value: value), at: index)
+            case (false, nil): break
+            }
+        }
+    }
+
+    /// The number of fields.
+    public var count: Int { storage.count }
+    /// Whether there are no fields.
+    public var isEmpty: Bool { storage.isEmpty }
+    /// The field names, in order.
+    public var names: [String] { storage.map(\.name) }
+    /// The values, in name order.
+    public var values: [FieldValue] { storage.map(\.value) }
+
+    public func makeIterator() -> IndexingIterator<[Field]> { storage.makeIterator() }
+
+    /// The index where `name` is or would be inserted.
+    private func position(of name: String) -> Int {
+        var low = 0
+        var high = storage.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Self.precedes(storage[middle].name, name) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// Canonical name order: UTF-8 bytes.
+    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        var lhs = lhs
+        var rhs = rhs
+        return lhs.withUTF8 { left in rhs.withUTF8 { right in
+            let common = Swift.min(left.count, right.count)
+            for index in 0..<common where left[index] != right[index] { return left[index] < right[index] }
+            return left.count < right.count
+        } }
+    }
+}
