@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -55,3 +56,18 @@ let package = Package(
         ),
     ]
 )
+
+// Fuzz targets (Scripts/fuzz): built only with FERRY_FUZZ=1, with every module instrumented by
+// `-Xswiftc -sanitize=fuzzer,address` from the script. Each hands its entry point to libFuzzer's driver.
+if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
+    for (name, dependencies) in [
+        ("FuzzJSON", ["FerryCore"]),
+        ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
+        ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
+    ] {
+        package.targets.append(
+            .executableTarget(
+                name: name, dependencies: dependencies.map { .target(name: $0) }, path: "Fuzz/\(name)",
+                linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]))
+    }
+}

@@ -2,7 +2,7 @@ import FerryCore
 import FerryRecords
 
 /// The tag files and JSON metadata of a bundle, checked against each other.
-struct BundleMetadata {
+package struct BundleMetadata {
     var bagInfo: BagInfo
     /// Payload path (relative to the base) → expected digest.
     var payloadDigests: [String: SHA256Digest]
@@ -14,13 +14,13 @@ struct BundleMetadata {
     var recordFiles: [String: BundleManifest.RecordFile]
 
     /// The most bytes read into memory for each metadata file.
-    static let sizeLimits: [String: Int] = [
+    package static let sizeLimits: [String: Int] = [
         BundleLayout.bagitFile: 4 << 10, BundleLayout.bagInfoFile: 1 << 20, BundleLayout.payloadManifestFile: 256 << 20,
         BundleLayout.tagManifestFile: 1 << 20, BundleLayout.manifestFile: 64 << 20, BundleLayout.schemaFile: 64 << 20,
     ]
 
     /// Checks the files' contents and their agreement; `files` maps each metadata path to its bytes.
-    init(files: [String: [UInt8]], archive: String) throws {
+    package init(files: [String: [UInt8]], archive: String) throws {
         func file(_ name: String) throws -> [UInt8] {
             guard let bytes = files[name] else {
                 if name == BundleLayout.bagitFile {

@@ -115,7 +115,9 @@ final class BundleVerifier: BundleVisitor {
                 issue(error, file: file)
             }
             if splitter.lineCount != file.count {
-                add(BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)"))
+                add(
+                    BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)")
+                )
             }
         case .asset(let digest):
             presentAssets.insert(digest)
@@ -208,7 +210,8 @@ private struct LineChecker: Sendable {
     func check(_ batch: LineBatch) -> [LineOutcome] {
         var json = JSONWriter(capacity: 4096)
         return batch.bytes.withUnsafeBytes { buffer in
-            batch.lines.map { line in check(UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json) }
+            batch.lines.map { line in check(UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json)
+            }
         }
     }
 

@@ -29,7 +29,11 @@ public enum OrderedParallelMap {
         try withoutActuallyEscaping(consume) { consume in
             let pipeline = OrderedPipeline(workers: workers, window: window, transform: transform, consume: consume)
             defer { pipeline.cancel() }
-            while let item = try produce() { try pipeline.submit(item) }
+            while true {
+                try pipeline.makeRoom()
+                guard let item = try produce() else { break }
+                try pipeline.submit(item)
+            }
             try pipeline.drain()
         }
     }
@@ -50,7 +54,7 @@ public final class OrderedPipeline<Input: Sendable, Output: Sendable> {
     /// Starts the workers.
     /// - Parameters:
     ///   - workers: transform threads; 1 runs everything on the calling thread.
-    ///   - window: the most items in flight (default: twice the workers).
+    ///   - window: the most items in flight (default: one more than the workers).
     ///   - transform: the pure, thread-safe work on one item.
     ///   - consume: receives each result in input order, on the thread that calls ``submit(_:)`` and ``drain()``.
     public init(
@@ -60,15 +64,15 @@ public final class OrderedPipeline<Input: Sendable, Output: Sendable> {
         pool = workers > 1 ? WorkerPool(workers: workers, transform: transform) : nil
         self.transform = transform
         self.consume = consume
-        limit = max(1, window ?? workers * 2)
+        limit = max(1, window ?? workers + 1)
     }
 
     deinit { cancel() }
 
-    /// Hands an item to the workers; consumes the results that are ready, waiting when the window is full.
+    /// Consumes the results that are ready, and waits until fewer than `window` items are in flight.
     /// - Throws: whatever `consume` throws.
-    public func submit(_ item: Input) throws {
-        guard let pool else { return try consume(transform(item)) }
+    public func makeRoom() throws {
+        guard let pool else { return }
         while consumed < submitted, let result = pool.resultIfReady(consumed) {
             consumed += 1
             try consume(result)
@@ -78,6 +82,13 @@ public final class OrderedPipeline<Input: Sendable, Output: Sendable> {
             consumed += 1
             try consume(result)
         }
+    }
+
+    /// Hands an item to the workers, after ``makeRoom()``.
+    /// - Throws: whatever `consume` throws.
+    public func submit(_ item: Input) throws {
+        guard let pool else { return try consume(transform(item)) }
+        try makeRoom()
         pool.submit(submitted, item)
         submitted += 1
     }

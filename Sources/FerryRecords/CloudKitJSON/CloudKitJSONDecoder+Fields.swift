@@ -281,7 +281,8 @@ extension CloudKitJSONDecoder {
         }
         guard let hex else {
             if isCloudKitAsset {
-                throw RecordError(.unsupported, at: path(), "a CloudKit ASSETID carries no content hash; download the file and give it as {\"path\": …}")
+                throw RecordError(
+                    .unsupported, at: path(), "a CloudKit ASSETID carries no content hash; download the file and give it as {\"path\": …}")
             }
             throw RecordError(.invalidRecord, at: "\(path()).sha256", "missing; expected the file's SHA-256 (or a path)")
         }

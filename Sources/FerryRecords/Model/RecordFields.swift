@@ -92,10 +92,12 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
     static func precedes(_ lhs: String, _ rhs: String) -> Bool {
         var lhs = lhs
         var rhs = rhs
-        return lhs.withUTF8 { left in rhs.withUTF8 { right in
-            let common = Swift.min(left.count, right.count)
-            for index in 0..<common where left[index] != right[index] { return left[index] < right[index] }
-            return left.count < right.count
-        } }
+        return lhs.withUTF8 { left in
+            rhs.withUTF8 { right in
+                let common = Swift.min(left.count, right.count)
+                for index in 0..<common where left[index] != right[index] { return left[index] < right[index] }
+                return left.count < right.count
+            }
+        }
     }
 }

@@ -35,7 +35,8 @@ struct Verify: AsyncParsableCommand {
             console.message(
                 "summary",
                 [
-                    "bundle": .string(bundle), "valid": .bool(report.isValid), "checksums_only": .bool(checksumsOnly), "problems": .integer(Int64(report.issueCount)),
+                    "bundle": .string(bundle), "valid": .bool(report.isValid), "checksums_only": .bool(checksumsOnly),
+                    "problems": .integer(Int64(report.issueCount)),
                     "records": .integer(Int64(report.recordsChecked)), "deletions": .integer(Int64(report.deletionsChecked)),
                     "assets": .integer(Int64(report.assetsChecked)), "payload_bytes": .integer(report.bytesChecked),
                 ])
