@@ -60,6 +60,7 @@ let package = Package(
 // Fuzz targets (Scripts/fuzz): built only with FERRY_FUZZ=1, with every module instrumented by
 // `-Xswiftc -sanitize=fuzzer,address` from the script. Each hands its entry point to libFuzzer's driver.
 if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
+    package.targets.append(.target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"))
     for (name, dependencies) in [
         ("FuzzJSON", ["FerryCore"]),
         ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
@@ -67,7 +68,7 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
     ] {
         package.targets.append(
             .executableTarget(
-                name: name, dependencies: dependencies.map { .target(name: $0) }, path: "Fuzz/\(name)",
+                name: name, dependencies: (dependencies + ["FuzzDriver"]).map { .target(name: $0) }, path: "Fuzz/\(name)",
                 linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]))
     }
 }

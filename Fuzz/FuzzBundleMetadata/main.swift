@@ -3,6 +3,7 @@
 import FerryBundle
 import FerryCore
 import Foundation
+import FuzzDriver
 
 let names = ["bagit.txt", "bag-info.txt", "manifest-sha256.txt", "tagmanifest-sha256.txt", "data/manifest.json", "data/schema.json"]
 
@@ -26,12 +27,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
-var argc = CommandLine.argc
-var argv = CommandLine.unsafeArgv
-exit(runFuzzerDriver(&argc, &argv) { fuzz($0, $1) })
+runFuzzer { fuzz($0, $1) }

@@ -2,6 +2,7 @@
 // value must survive a canonical round trip unchanged.
 import FerryCore
 import Foundation
+import FuzzDriver
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -15,12 +16,4 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-@_silgen_name("LLVMFuzzerRunDriver")
-func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
-var argc = CommandLine.argc
-var argv = CommandLine.unsafeArgv
-exit(runFuzzerDriver(&argc, &argv) { fuzz($0, $1) })
+runFuzzer { fuzz($0, $1) }

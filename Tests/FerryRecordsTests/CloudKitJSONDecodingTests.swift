@@ -99,10 +99,10 @@ import Testing
         (#"{"recordType":"T"}"#, "recordName", "missing"),
         (#"{"recordName":"a","recordType":"T","feilds":{}}"#, "feilds", "unknown record key"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1,"type":"STRNG"}}}"#, "fields.x.type", "unknown type tag"),
-        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"INT64"}}}"#, "fields.x.value", "whole number"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"INT64"}}}"#, "fields.x.value", "whole number for INT64"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"TIMESTAMP"}}}"#, "fields.x.value", "whole milliseconds"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":"%%%","type":"BYTES"}}}"#, "fields.x.value", "base64"),
-        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":[1,"a"],"type":"LIST"}}}"#, "fields.x.value[1]", "INT64 needs a whole number"),
+        (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":[1,"a"],"type":"LIST"}}}"#, "fields.x.value[1]", "whole number for INT64"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"latitude":1}}}}"#, "fields.x.value.longitude", "missing"),
         (
             #"{"recordName":"a","recordType":"T","fields":{"x":{"value":{"recordName":"b","action":"CASCADE"},"type":"REFERENCE"}}}"#,

@@ -177,24 +177,7 @@ extension CloudKitJSONDecoder {
     }
 
     private func int64(_ scanner: inout JSONScanner, path: () -> String) throws -> Int64 {
-        switch try scanner.peek() {
-        case .number:
-            switch try scanner.number() {
-            case .integer(let value): return value
-            case .double(let value):
-                guard value.rounded() == value, let exact = Int64(exactly: value) else {
-                    throw RecordError(.invalidRecord, at: path(), "INT64 needs a whole number in the 64-bit range, found \(value)")
-                }
-                return exact
-            }
-        case .bool: return try scanner.bool() ? 1 : 0
-        case .string:
-            let text = try scanner.string()
-            guard let value = Int64(text) else { throw RecordError(.invalidRecord, at: path(), "INT64 needs a whole number, found \"\(text)\"") }
-            return value
-        case let kind:
-            throw RecordError(.invalidRecord, at: path(), "INT64 needs a number, found \(kind.name)")
-        }
+        try wholeNumber(&scanner, what: "a whole number for INT64", acceptsBool: true, path: path)
     }
 
     private func double(_ scanner: inout JSONScanner, path: () -> String) throws -> Double {

@@ -232,24 +232,30 @@ public struct CloudKitJSONDecoder: Sendable {
     }
 
     func milliseconds(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> Int64 {
-        switch try scanner.peek() {
+        try wholeNumber(&scanner, what: "whole milliseconds since 1970", acceptsBool: false, path: path)
+    }
+
+    /// A whole number written as a number, a string of digits (`numbersAsStrings`), or (for INT64) a Boolean.
+    func wholeNumber(_ scanner: inout JSONScanner, what: String, acceptsBool: Bool, path: () -> String) throws -> Int64 {
+        let kind = try scanner.peek()
+        switch kind {
         case .number:
             switch try scanner.number() {
             case .integer(let value): return value
             case .double(let value):
                 guard value.rounded() == value, let exact = Int64(exactly: value) else {
-                    throw RecordError(.invalidRecord, at: path(), "timestamps are whole milliseconds since 1970, found \(value)")
+                    throw RecordError(.invalidRecord, at: path(), "expected \(what) in the 64-bit range, found \(value)")
                 }
                 return exact
             }
+        case .bool where acceptsBool:
+            return try scanner.bool() ? 1 : 0
         case .string:
             let text = try scanner.string()
-            guard let value = Int64(text) else {
-                throw RecordError(.invalidRecord, at: path(), "expected whole milliseconds since 1970, found \"\(text)\"")
-            }
+            guard let value = Int64(text) else { throw RecordError(.invalidRecord, at: path(), "expected \(what), found \"\(text)\"") }
             return value
-        case let kind:
-            throw RecordError(.invalidRecord, at: path(), "expected milliseconds since 1970, found \(kind.name)")
+        default:
+            throw RecordError(.invalidRecord, at: path(), "expected \(what), found \(kind.name)")
         }
     }
 }

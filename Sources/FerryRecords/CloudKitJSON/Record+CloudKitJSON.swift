@@ -29,12 +29,8 @@ extension Record {
             writer.raw(",\"recordChangeTag\":")
             writer.string(tag)
         }
-        writer.raw(",\"recordName\":")
-        writer.string(recordName)
-        writer.raw(",\"recordType\":")
-        writer.string(recordType)
-        writer.raw(",\"zoneID\":")
-        zoneID.writeCloudKitJSON(to: &writer)
+        writer.byte(UInt8(ascii: ","))
+        id.writeIdentity(recordType: recordType, to: &writer)
         writer.byte(UInt8(ascii: "}"))
     }
 
@@ -60,12 +56,8 @@ extension Record {
 extension Deletion {
     /// Writes the deletion as `{"deleted":true,"recordName":…,"recordType":…,"zoneID":…}`.
     public func writeCloudKitJSON(to writer: inout JSONWriter) {
-        writer.raw("{\"deleted\":true,\"recordName\":")
-        writer.string(recordName)
-        writer.raw(",\"recordType\":")
-        writer.string(recordType)
-        writer.raw(",\"zoneID\":")
-        zoneID.writeCloudKitJSON(to: &writer)
+        writer.raw("{\"deleted\":true,")
+        id.writeIdentity(recordType: recordType, to: &writer)
         writer.byte(UInt8(ascii: "}"))
     }
 
@@ -91,6 +83,18 @@ extension RecordChange {
         var writer = JSONWriter(capacity: 512)
         writeCloudKitJSON(to: &writer)
         return writer.bytes
+    }
+}
+
+extension RecordID {
+    /// Writes `"recordName":…,"recordType":…,"zoneID":…`, the identity keys that end every record dictionary.
+    func writeIdentity(recordType: String, to writer: inout JSONWriter) {
+        writer.raw("\"recordName\":")
+        writer.string(recordName)
+        writer.raw(",\"recordType\":")
+        writer.string(recordType)
+        writer.raw(",\"zoneID\":")
+        zoneID.writeCloudKitJSON(to: &writer)
     }
 }
 
