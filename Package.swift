@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "ferry", targets: ["ferry"]),
         .library(name: "FerryRecords", targets: ["FerryRecords"]),
         .library(name: "FerryBundle", targets: ["FerryBundle"]),
+        .library(name: "FerryPlist", targets: ["FerryPlist"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
     ],
     dependencies: [
@@ -30,6 +31,8 @@ let package = Package(
         ),
         // The neutral record model: records, field values, CloudKit JSON, canonical form, validation, schema.
         .target(name: "FerryRecords", dependencies: ["FerryCore"]),
+        // Property lists (binary, XML, OpenStep) and NSKeyedArchiver archives, decoded safely from untrusted bytes.
+        .target(name: "FerryPlist", dependencies: ["FerryCore"]),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
@@ -41,7 +44,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle",
+                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
