@@ -1,7 +1,9 @@
 import Foundation
 
-/// Reads OpenStep ("ASCII") property lists — `{ key = value; list = (a, "b c"); data = <0fbd 77>; }` — into a
-/// ``PlistTable``. Strings, arrays, dictionaries and data only, as the format has no other types.
+/// Reads OpenStep ("ASCII") property lists into a ``PlistTable``.
+///
+/// The format looks like `{ key = value; list = (a, "b c"); data = <0fbd 77>; }` and has only strings, arrays,
+/// dictionaries and data.
 enum OpenStepPlistReader {
     /// Parses an OpenStep plist.
     /// - Throws: ``PlistError`` with the byte offset of the problem.
