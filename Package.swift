@@ -39,7 +39,7 @@ let package = Package(
             dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
         ),
         // Builders for records, NDJSON inputs and bundles, used by the tests.
-        .target(name: "FerryTesting", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "CArchive"]),
+        .target(name: "FerryTesting", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive"]),
         // The command-line tool: parses, calls the library, prints.
         .executableTarget(
             name: "ferry",
@@ -51,6 +51,7 @@ let package = Package(
         ),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),
+        .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryPlist", "FerryTesting"]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",

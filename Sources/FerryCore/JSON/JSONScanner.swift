@@ -19,6 +19,8 @@ public struct JSONScanner {
     /// A number as written: exact when it is an integer that fits in 64 bits.
     public enum Number: Sendable, Hashable {
         case integer(Int64)
+        /// An integer above `Int64.max`, up to `UInt64.max`.
+        case unsigned(UInt64)
         case double(Double)
     }
 
@@ -158,6 +160,9 @@ public struct JSONScanner {
         if isInteger, let value = exactInteger(from: negative ? start + 1 : start, negative: negative) {
             return .integer(value)
         }
+        if isInteger, !negative, let value = UInt64(String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)) {
+            return .unsigned(value)
+        }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
             throw JSONSyntaxError(offset: start, reason: "number \(text) is out of range")
@@ -266,6 +271,7 @@ public struct JSONScanner {
         case .number:
             switch try number() {
             case .integer(let value): return .integer(value)
+            case .unsigned(let value): return .unsigned(value)
             case .double(let value): return .number(value)
             }
         case .bool: return .bool(try bool())

@@ -6,6 +6,8 @@ public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max` (up to `UInt64.max`), kept exact.
+    case unsigned(UInt64)
     case number(Double)
     case string(String)
     case array([JSONValue])
@@ -16,7 +18,7 @@ public enum JSONValue: Sendable, Hashable {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
-        case .integer: "an integer"
+        case .integer, .unsigned: "an integer"
         case .number: "a number"
         case .string: "a string"
         case .array: "an array"
@@ -57,6 +59,7 @@ public enum JSONValue: Sendable, Hashable {
     public var doubleValue: Double? {
         switch self {
         case .integer(let value): Double(value)
+        case .unsigned(let value): Double(value)
         case .number(let value): value
         default: nil
         }

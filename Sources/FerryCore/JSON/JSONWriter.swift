@@ -95,6 +95,7 @@ public struct JSONWriter: Sendable {
         case .null: raw("null")
         case .bool(let flag): bool(flag)
         case .integer(let number): integer(number)
+        case .unsigned(let number): bytes.append(contentsOf: String(number).utf8)
         case .number(let number): double(number)
         case .string(let text): string(text)
         case .array(let elements):

@@ -171,20 +171,20 @@ public struct BinaryPlist: PlistGraph {
         }
     }
 
-    public func integer(_ object: Int) throws(PlistError) -> Int64 {
+    public func integer(_ object: Int) throws(PlistError) -> PlistInteger {
         let header = try header(object)
         guard header.marker >> 4 == 0x1, header.marker & 0x0F <= 4 else { throw mismatch(header, expected: "an integer") }
         let size = 1 << Int(header.marker & 0x0F)
         try require(header, length: size, what: "an integer")
         switch size {
-        case 1, 2, 4: return Int64(Self.readBigEndian(bytes, at: header.payload, size: size))
-        case 8: return Int64(bitPattern: Self.readBigEndian(bytes, at: header.payload, size: 8))
+        case 1, 2, 4: return .signed(Int64(Self.readBigEndian(bytes, at: header.payload, size: size)))
+        case 8: return .signed(Int64(bitPattern: Self.readBigEndian(bytes, at: header.payload, size: 8)))
         default:
-            // 16 bytes: a 128-bit integer; Ferry keeps the ones that fit in 64 bits (as CF does with the low 64).
+            // 16 bytes: a 128-bit integer, which Apple's writer uses for unsigned values above Int64.max.
             let high = Self.readBigEndian(bytes, at: header.payload, size: 8)
             let low = Self.readBigEndian(bytes, at: header.payload + 8, size: 8)
-            if high == 0, low <= UInt64(Int64.max) { return Int64(low) }
-            if high == UInt64.max, low > UInt64(Int64.max) { return Int64(bitPattern: low) }
+            if high == 0 { return low <= UInt64(Int64.max) ? .signed(Int64(low)) : .unsigned(low) }
+            if high == UInt64.max, low > UInt64(Int64.max) { return .signed(Int64(bitPattern: low)) }
             throw PlistError(.malformed, at: header.offset, "128-bit integer outside the 64-bit range")
         }
     }

@@ -13,6 +13,20 @@ public enum PlistKind: String, Sendable, Hashable {
     }
 }
 
+/// An integer of a property list: signed 64-bit, or unsigned above `Int64.max`.
+public enum PlistInteger: Sendable, Hashable {
+    case signed(Int64)
+    case unsigned(UInt64)
+
+    /// The value as an `Int64`, if it fits.
+    public var int64: Int64? {
+        switch self {
+        case .signed(let value): value
+        case .unsigned(let value): Int64(exactly: value)
+        }
+    }
+}
+
 /// A property list as a graph of objects addressed by index, whatever its format.
 ///
 /// Binary plists are such graphs on disk (``BinaryPlist`` reads them in place); XML and OpenStep plists are parsed
@@ -27,8 +41,8 @@ public protocol PlistGraph: Sendable {
     func kind(of object: Int) throws(PlistError) -> PlistKind
     /// A Boolean.
     func bool(_ object: Int) throws(PlistError) -> Bool
-    /// An integer (binary plists allow 128 bits; values outside the signed 64-bit range are an error).
-    func integer(_ object: Int) throws(PlistError) -> Int64
+    /// An integer; binary plists store up to 128 bits, of which values from `Int64.min` to `UInt64.max` are kept.
+    func integer(_ object: Int) throws(PlistError) -> PlistInteger
     /// A real number.
     func real(_ object: Int) throws(PlistError) -> Double
     /// A date, as seconds since 2001-01-01T00:00:00Z.

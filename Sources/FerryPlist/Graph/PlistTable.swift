@@ -6,6 +6,7 @@ public struct PlistTable: PlistGraph {
         case null
         case bool(Bool)
         case integer(Int64)
+        case unsigned(UInt64)
         case real(Double)
         /// Seconds since 2001-01-01T00:00:00Z.
         case date(Double)
@@ -50,7 +51,7 @@ public struct PlistTable: PlistGraph {
         switch try node(object) {
         case .null: .null
         case .bool: .bool
-        case .integer: .integer
+        case .integer, .unsigned: .integer
         case .real: .real
         case .date: .date
         case .data: .data
@@ -67,9 +68,12 @@ public struct PlistTable: PlistGraph {
         return value
     }
 
-    public func integer(_ object: Int) throws(PlistError) -> Int64 {
-        guard case .integer(let value) = try node(object) else { throw mismatch(object, "an integer") }
-        return value
+    public func integer(_ object: Int) throws(PlistError) -> PlistInteger {
+        switch try node(object) {
+        case .integer(let value): return .signed(value)
+        case .unsigned(let value): return .unsigned(value)
+        default: throw mismatch(object, "an integer")
+        }
     }
 
     public func real(_ object: Int) throws(PlistError) -> Double {

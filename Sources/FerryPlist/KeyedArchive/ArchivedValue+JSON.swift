@@ -63,6 +63,7 @@ private struct ArchiveJSONRenderer {
         case .null: return .null
         case .bool(let flag): return .bool(flag)
         case .integer(let number): return .integer(number)
+        case .unsigned(let number): return .unsigned(number)
         case .real(let number): return number.isFinite ? .number(number) : .string("\(number)")
         case .string(let text): return .string(text)
         case .data(let bytes): return .string(Data(bytes).base64EncodedString())

@@ -10,6 +10,8 @@ public indirect enum ArchivedValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max`.
+    case unsigned(UInt64)
     case real(Double)
     case string(String)
     case data([UInt8])
@@ -143,6 +145,11 @@ public struct ArchivedAttributeRun: Sendable, Hashable {
 public struct ArchivedRange: Sendable, Hashable {
     public var location: Int64
     public var length: Int64
+
+    public init(location: Int64, length: Int64) {
+        self.location = location
+        self.length = length
+    }
 }
 
 /// The content of an NSValue.
@@ -160,12 +167,22 @@ public enum ArchivedNSValue: Sendable, Hashable {
 public struct ArchivedRecordID: Sendable, Hashable {
     public var recordName: String
     public var zoneID: ArchivedZoneID
+
+    public init(recordName: String, zoneID: ArchivedZoneID) {
+        self.recordName = recordName
+        self.zoneID = zoneID
+    }
 }
 
 /// A CKRecordZoneID.
 public struct ArchivedZoneID: Sendable, Hashable {
     public var zoneName: String
     public var ownerName: String
+
+    public init(zoneName: String, ownerName: String = "__defaultOwner__") {
+        self.zoneName = zoneName
+        self.ownerName = ownerName
+    }
 }
 
 /// A CKReference.

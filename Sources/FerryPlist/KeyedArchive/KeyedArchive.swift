@@ -40,7 +40,7 @@ public struct KeyedArchive<Graph: PlistGraph>: Sendable {
             throw PlistError(.malformedArchive, "the archive has no $top dictionary")
         }
         if let version = try graph.lookup(root, "$version"), try graph.kind(of: version) == .integer {
-            let number = try graph.integer(version)
+            let number = try graph.integer(version).int64 ?? 0
             guard number == 100_000 else { throw PlistError(.malformedArchive, "unsupported archive $version \(number) (expected 100000)") }
         }
         self.objects = objects
@@ -137,7 +137,9 @@ final class ArchiveDecoder<Graph: PlistGraph> {
         if uid == 0 { return (.null, 1) }
         if let done = decoded[uid] { return done }
         if onPath.contains(uid) { return (.cycle(uid: uid), 1) }
-        guard depth < limits.maxDepth else { throw PlistError(.tooDeep, "archived objects nest deeper than \(limits.maxDepth) levels") }
+        guard depth < limits.maxArchiveDepth else {
+            throw PlistError(.tooDeep, "archived objects nest deeper than \(limits.maxArchiveDepth) levels")
+        }
         let object = try archive.object(uid)
         onPath.insert(uid)
         defer { onPath.remove(uid) }
@@ -188,7 +190,11 @@ final class ArchiveDecoder<Graph: PlistGraph> {
         switch kind {
         case .null: return .null
         case .bool: return .bool(try graph.bool(object))
-        case .integer: return .integer(try graph.integer(object))
+        case .integer:
+            switch try graph.integer(object) {
+            case .signed(let value): return .integer(value)
+            case .unsigned(let value): return .unsigned(value)
+            }
         case .real: return .real(try graph.real(object))
         case .date: return .date(try graph.date(object))
         case .data: return .data(try graph.data(object))

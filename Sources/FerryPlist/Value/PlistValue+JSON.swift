@@ -8,6 +8,7 @@ extension PlistValue {
         case .null: .null
         case .bool(let flag): .bool(flag)
         case .integer(let number): .integer(number)
+        case .unsigned(let number): .unsigned(number)
         case .real(let number): number.isFinite ? .number(number) : .string("\(number)")
         case .date(let seconds): .string(PlistValue.iso8601(seconds))
         case .data(let bytes): .string(Data(bytes).base64EncodedString())

@@ -5,6 +5,8 @@ public indirect enum PlistValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
+    /// An integer above `Int64.max` (binary plists store these in 128 bits).
+    case unsigned(UInt64)
     case real(Double)
     /// Seconds since 2001-01-01T00:00:00Z (Apple's reference date).
     case date(Double)
@@ -38,8 +40,12 @@ public indirect enum PlistValue: Sendable, Hashable {
 
 /// Limits that keep hostile property lists from exhausting time or memory.
 public struct PlistLimits: Sendable, Hashable {
-    /// The deepest container nesting (Apple's: 512).
+    /// The deepest container nesting (Apple's: 512 on macOS, 128 on iOS).
     public var maxDepth = 512
+    /// The deepest nesting of archived objects. Lower than ``maxDepth`` because decoding an object takes more stack
+    /// than a plain container, and decoding must fit the stack of any thread it runs on (512 KiB on Linux worker
+    /// threads); real archives, model graphs included, nest far less.
+    public var maxArchiveDepth = 256
     /// The most values a tree may expand to, counting shared sub-trees at every place they appear.
     public var maxExpandedValues = 10_000_000
 
@@ -112,7 +118,11 @@ private struct TreeBuilder<Graph: PlistGraph> {
         switch kind {
         case .null: .null
         case .bool: .bool(try graph.bool(object))
-        case .integer: .integer(try graph.integer(object))
+        case .integer:
+            switch try graph.integer(object) {
+            case .signed(let value): .integer(value)
+            case .unsigned(let value): .unsigned(value)
+            }
         case .real: .real(try graph.real(object))
         case .date: .date(try graph.date(object))
         case .data: .data(try graph.data(object))

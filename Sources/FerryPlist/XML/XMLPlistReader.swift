@@ -125,7 +125,9 @@ enum XMLPlistReader {
                 }
             }
             // Foundation writes keyed-archive references as {CF$UID: n}.
-            if names == ["CF$UID"], let value = values.first, case .integer(let uid) = table.nodes[value], uid >= 0, uid <= Int64(Int32.max) {
+            if names == ["CF$UID"], let value = values.first, case .integer(let uid) = table.nodes[value], uid >= 0,
+                uid <= Int64(Int32.max)
+            {
                 return table.add(.uid(Int(uid)))
             }
             return table.add(.dictionary(keys: keys, values: values))

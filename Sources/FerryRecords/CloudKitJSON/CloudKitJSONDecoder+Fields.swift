@@ -123,8 +123,10 @@ extension CloudKitJSONDecoder {
         case .number:
             let start = scanner.offset
             defer { scanner.rewind(to: start) }
-            if case .integer = try scanner.number() { return .int64 }
-            return .double
+            switch try scanner.number() {
+            case .integer, .unsigned: return .int64
+            case .double: return .double
+            }
         case .object:
             let start = scanner.offset
             defer { scanner.rewind(to: start) }
@@ -185,6 +187,7 @@ extension CloudKitJSONDecoder {
         case .number:
             switch try scanner.number() {
             case .integer(let value): return Double(value)
+            case .unsigned(let value): return Double(value)
             case .double(let value): return value
             }
         case .string:

@@ -242,6 +242,8 @@ public struct CloudKitJSONDecoder: Sendable {
         case .number:
             switch try scanner.number() {
             case .integer(let value): return value
+            case .unsigned(let value):
+                throw RecordError(.invalidRecord, at: path(), "expected \(what) in the 64-bit range, found \(value)")
             case .double(let value):
                 guard value.rounded() == value, let exact = Int64(exactly: value) else {
                     throw RecordError(.invalidRecord, at: path(), "expected \(what) in the 64-bit range, found \(value)")
