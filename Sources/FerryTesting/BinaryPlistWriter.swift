@@ -1,8 +1,10 @@
 import FerryPlist
 import Foundation
 
-/// Writes binary plists from a ``PlistTable`` exactly as given — shared objects, cycles, odd reference and offset
-/// widths included — so tests can build the hostile inputs readers must refuse. Not public API of Ferry.
+/// Writes binary plists from a ``PlistTable`` exactly as given.
+///
+/// Shared objects, cycles and odd reference and offset widths are kept, so tests can build the hostile inputs
+/// readers must refuse. Test support, not part of Ferry's API.
 public enum BinaryPlistWriter {
     /// Writes a table as `bplist00`.
     /// - Parameters:

@@ -42,7 +42,9 @@ public indirect enum PlistValue: Sendable, Hashable {
 public struct PlistLimits: Sendable, Hashable {
     /// The deepest container nesting (Apple's: 512 on macOS, 128 on iOS).
     public var maxDepth = 512
-    /// The deepest nesting of archived objects. Lower than ``maxDepth`` because decoding an object takes more stack
+    /// The deepest nesting of archived objects.
+    ///
+    /// Lower than ``maxDepth`` because decoding an object takes more stack
     /// than a plain container, and decoding must fit the stack of any thread it runs on (512 KiB on Linux worker
     /// threads); real archives, model graphs included, nest far less.
     public var maxArchiveDepth = 256
