@@ -12,6 +12,8 @@ public struct PlistInspection: Sendable {
     public var topKeys: [String]
     /// Whether it is an NSKeyedArchiver archive.
     public var isKeyedArchive: Bool
+    /// For archives: the number of archived objects (`$objects`).
+    public var archivedObjectCount = 0
     /// For archives: each class and how many objects have it, most used first.
     public var classes: [(name: String, count: Int)]
 
@@ -25,8 +27,9 @@ public struct PlistInspection: Sendable {
         topKeys = []
         classes = []
         isKeyedArchive = false
-        if let (keys, counts) = try Self.archiveSummary(graph) {
+        if let (keys, counts, archived) = try Self.archiveSummary(graph) {
             isKeyedArchive = true
+            archivedObjectCount = archived
             topKeys = keys
             classes = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { ($0.key, $0.value) }
         } else if rootKind == .dictionary {
@@ -38,7 +41,7 @@ public struct PlistInspection: Sendable {
     }
 
     /// An archive's top keys and class counts, or `nil` if the graph is not an archive.
-    private static func archiveSummary<Graph: PlistGraph>(_ graph: Graph) throws(PlistError) -> ([String], [String: Int])? {
+    private static func archiveSummary<Graph: PlistGraph>(_ graph: Graph) throws(PlistError) -> ([String], [String: Int], Int)? {
         guard let archive = try? KeyedArchive(graph) else { return nil }
         var counts: [String: Int] = [:]
         for uid in 0..<archive.objectCount {
@@ -48,7 +51,7 @@ public struct PlistInspection: Sendable {
             }
             counts[archivedClass.name, default: 0] += 1
         }
-        return (try archive.topKeys, counts)
+        return (try archive.topKeys, counts, archive.objectCount)
     }
 
     /// The longest container path, iteratively with memoisation; `nil` for a cycle.

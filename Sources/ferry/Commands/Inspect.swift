@@ -35,6 +35,7 @@ struct Inspect: AsyncParsableCommand {
                     "file": .string(file), "format": .string(document.format.rawValue), "bytes": .integer(Int64(bytes.count)),
                     "objects": .integer(Int64(inspection.objectCount)), "depth": inspection.depth.map { .integer(Int64($0)) } ?? .null,
                     "root": .string(inspection.rootKind.rawValue), "keyed_archive": .bool(inspection.isKeyedArchive),
+                    "archived_objects": .integer(Int64(inspection.archivedObjectCount)),
                     "top_keys": .array(inspection.topKeys.map { .string($0) }),
                     "classes": .array(inspection.classes.map { ["name": .string($0.name), "count": .integer(Int64($0.count))] }),
                 ])
@@ -43,7 +44,9 @@ struct Inspect: AsyncParsableCommand {
             console.line("objects   \(inspection.objectCount)")
             console.line("depth     \(inspection.depth.map(String.init) ?? "cyclic")")
             if inspection.isKeyedArchive {
-                console.line("archive   NSKeyedArchiver; $top: \(inspection.topKeys.joined(separator: ", "))")
+                console.line(
+                    "archive   NSKeyedArchiver, \(inspection.archivedObjectCount) archived objects; $top: \(inspection.topKeys.joined(separator: ", "))"
+                )
                 console.line("classes   \(inspection.classes.map { "\($0.name) ×\($0.count)" }.joined(separator: ", "))")
             } else {
                 console.line(
