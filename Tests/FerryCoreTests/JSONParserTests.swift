@@ -10,8 +10,11 @@ import Testing
     @Test func keepsSixtyFourBitIntegersExact() throws {
         #expect(try JSONParser.parse("9223372036854775807") == .integer(Int64.max))
         #expect(try JSONParser.parse("-9223372036854775808") == .integer(Int64.min))
-        // One past the range becomes a double, never a wrapped integer.
-        #expect(try JSONParser.parse("9223372036854775808") == .number(9_223_372_036_854_775_808))
+        // Above Int64.max: exact up to UInt64.max, then a double; never a wrapped integer.
+        #expect(try JSONParser.parse("9223372036854775808") == .unsigned(9_223_372_036_854_775_808))
+        #expect(try JSONParser.parse("18446744073709551615") == .unsigned(UInt64.max))
+        #expect(try JSONParser.parse("18446744073709551616") == .number(18_446_744_073_709_551_616))
+        #expect(JSONWriter.canonical(.unsigned(UInt64.max)) == Array("18446744073709551615".utf8))
         #expect(try JSONParser.parse("1e2") == .number(100))
         #expect(try JSONParser.parse("-0") == .integer(0))
     }
