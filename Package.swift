@@ -69,6 +69,8 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
         ("FuzzJSON", ["FerryCore"]),
         ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
         ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
+        ("FuzzPlist", ["FerryPlist", "FerryTesting"]),
+        ("FuzzKeyedArchive", ["FerryPlist"]),
     ] {
         package.targets.append(
             .executableTarget(
