@@ -16,6 +16,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // libarchive, through a tiny system-library shim (engineering.md §2).
@@ -48,6 +49,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // Benchmark drivers for Scripts/bench (not installed): Ferry's side of each measured workload.
+        .executableTarget(
+            name: "ferry-bench",
+            dependencies: ["FerryCore", "FerryPlist", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/FerryBench"
         ),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),

@@ -13,11 +13,13 @@ import Foundation
 /// let root = plist.topObject
 /// if try plist.kind(of: root) == .dictionary, let name = try plist.lookup(root, "name") { … }
 /// ```
-public struct BinaryPlist: PlistGraph {
+public struct BinaryPlist: PlistGraph, @unchecked Sendable {
     /// The file signature.
     public static let magic: [UInt8] = Array("bplist00".utf8)
 
-    private let storage: PlistBytes
+    /// The bytes: owned by `owner` when copied, borrowed (valid during `withPlist`) otherwise.
+    private let bytes: UnsafeRawBufferPointer
+    private let owner: PlistBytes?
     public let objectCount: Int
     public let topObject: Int
     private let offsetSize: Int
@@ -27,14 +29,15 @@ public struct BinaryPlist: PlistGraph {
     /// Reads a binary plist, copying the bytes.
     /// - Throws: ``PlistError`` naming the byte offset of the first problem.
     public init<Bytes: Collection>(bytes: Bytes) throws(PlistError) where Bytes.Element == UInt8 {
-        try self.init(storage: PlistBytes(copying: bytes))
+        let owner = PlistBytes(copying: bytes)
+        try self.init(bytes: owner.buffer, owner: owner)
     }
 
     /// Reads a binary plist in place, without copying, for the duration of `body`.
     public static func withPlist<Result>(
         borrowing bytes: UnsafeRawBufferPointer, _ body: (BinaryPlist) throws -> Result
     ) throws -> Result {
-        try body(BinaryPlist(storage: PlistBytes(borrowing: bytes)))
+        try body(BinaryPlist(bytes: bytes, owner: nil))
     }
 
     /// Whether bytes start with the binary plist signature.
@@ -42,9 +45,9 @@ public struct BinaryPlist: PlistGraph {
         bytes.count >= 8 && magic.indices.allSatisfy { bytes[$0] == magic[$0] }
     }
 
-    private init(storage: PlistBytes) throws(PlistError) {
-        self.storage = storage
-        let bytes = storage.buffer
+    private init(bytes: UnsafeRawBufferPointer, owner: PlistBytes?) throws(PlistError) {
+        self.bytes = bytes
+        self.owner = owner
         guard Self.hasSignature(bytes) else { throw PlistError(.notAPlist, at: 0, "no bplist00 signature") }
         guard bytes.count >= 8 + 1 + 32 else { throw PlistError(.malformed, at: bytes.count, "too short for a binary plist trailer") }
         let trailer = bytes.count - 32
@@ -98,13 +101,33 @@ public struct BinaryPlist: PlistGraph {
         var payload: Int
     }
 
-    private var bytes: UnsafeRawBufferPointer { storage.buffer }
+
+    /// Where an object starts (checked against the object area when the plist was opened).
+    @inline(__always)
+    private func offset(of object: Int) -> Int {
+        let position = offsetTable + object * offsetSize
+        switch offsetSize {
+        case 1: return Int(bytes[position])
+        case 2: return Int(bytes[position]) << 8 | Int(bytes[position + 1])
+        default: return Int(Self.readBigEndian(bytes, at: position, size: offsetSize))
+        }
+    }
+
+    /// Reads the object reference at a byte position (already bounds-checked by the caller).
+    @inline(__always)
+    private func readReference(at position: Int) -> UInt64 {
+        switch referenceSize {
+        case 1: return UInt64(bytes[position])
+        case 2: return UInt64(bytes[position]) << 8 | UInt64(bytes[position + 1])
+        default: return Self.readBigEndian(bytes, at: position, size: referenceSize)
+        }
+    }
 
     private func header(_ object: Int) throws(PlistError) -> Header {
         guard object >= 0, object < objectCount else {
             throw PlistError(.malformed, "object reference \(object) is not below the object count \(objectCount)")
         }
-        let offset = Int(Self.readBigEndian(bytes, at: offsetTable + object * offsetSize, size: offsetSize))
+        let offset = offset(of: object)
         let marker = bytes[offset]
         var count = Int(marker & 0x0F)
         var payload = offset + 1
@@ -335,11 +358,46 @@ public struct BinaryPlist: PlistGraph {
         guard position + referenceSize <= offsetTable else {
             throw PlistError(.tooLarge, at: header.offset, "a container of \(header.count) runs past the end of the object area")
         }
-        let target = Self.readBigEndian(bytes, at: position, size: referenceSize)
+        let target = readReference(at: position)
         guard target < UInt64(objectCount) else {
             throw PlistError(.malformed, at: position, "reference to object \(target), but there are only \(objectCount)")
         }
         return Int(target)
+    }
+
+    /// Looks a string key up in one pass over the dictionary's references, comparing ASCII keys in place.
+    public func lookup(_ dictionary: Int, _ key: StaticString) throws(PlistError) -> Int? {
+        let header = try header(dictionary)
+        guard header.marker >> 4 == 0xD else { throw mismatch(header, expected: "a dictionary") }
+        try require(header, length: 2 * header.count * referenceSize, what: "a dictionary")
+        let length = key.utf8CodeUnitCount
+        for index in 0..<header.count {
+            let keyObject = readReference(at: header.payload + index * referenceSize)
+            guard keyObject < UInt64(objectCount) else {
+                throw PlistError(.malformed, at: header.payload + index * referenceSize, "reference to object \(keyObject), but there are only \(objectCount)")
+            }
+            let keyOffset = offset(of: Int(keyObject))
+            let marker = bytes[keyOffset]
+            if marker >> 4 == 0x5, Int(marker & 0x0F) == length, length < 15 {
+                // A short ASCII key: compare its bytes directly (the common case in keyed archives).
+                guard keyOffset + 1 + length <= offsetTable else { throw PlistError(.tooLarge, at: keyOffset, "a string runs past the object area") }
+                guard let base = bytes.baseAddress, memcmp(base + keyOffset + 1, key.utf8Start, length) == 0 else { continue }
+            } else if try !string(Int(keyObject), equals: key) {
+                continue
+            }
+            let valuePosition = header.payload + (header.count + index) * referenceSize
+            let value = readReference(at: valuePosition)
+            guard value < UInt64(objectCount) else {
+                throw PlistError(.malformed, at: valuePosition, "reference to object \(value), but there are only \(objectCount)")
+            }
+            return Int(value)
+        }
+        return nil
+    }
+
+    /// The CKRecordID a keyed archive holds under `$top.root`, on the fast path, specialised for binary plists.
+    public func archivedRecordID() throws(PlistError) -> ArchivedRecordID {
+        try KeyedArchive(self).recordID()
     }
 
     private func mismatch(_ header: Header, expected: String) -> PlistError {

@@ -1,8 +1,8 @@
-/// The bytes a binary plist is read from: borrowed (zero-copy, for the length of a scoped call) or owned.
+/// Storage a binary plist owns when it was given bytes to copy.
 final class PlistBytes: @unchecked Sendable {
-    /// The bytes; valid for the lifetime of this object (owned) or of the borrowing call.
+    /// The bytes, valid for the lifetime of this object.
     let buffer: UnsafeRawBufferPointer
-    private let owned: UnsafeMutableRawBufferPointer?
+    private let owned: UnsafeMutableRawBufferPointer
 
     /// Copies bytes into storage this object owns.
     init<Bytes: Collection>(copying bytes: Bytes) where Bytes.Element == UInt8 {
@@ -12,11 +12,5 @@ final class PlistBytes: @unchecked Sendable {
         buffer = UnsafeRawBufferPointer(rebasing: storage[0..<bytes.count])
     }
 
-    /// Borrows bytes the caller keeps alive and unchanged while this object is used.
-    init(borrowing bytes: UnsafeRawBufferPointer) {
-        owned = nil
-        buffer = bytes
-    }
-
-    deinit { owned?.deallocate() }
+    deinit { owned.deallocate() }
 }

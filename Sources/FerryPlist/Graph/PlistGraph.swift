@@ -63,10 +63,12 @@ public protocol PlistGraph: Sendable {
     func key(_ object: Int, _ index: Int) throws(PlistError) -> Int
     /// The `index`th value of a dictionary.
     func value(_ object: Int, _ index: Int) throws(PlistError) -> Int
+    /// The value for a string key in a dictionary, without building strings; `nil` if absent.
+    func lookup(_ dictionary: Int, _ key: StaticString) throws(PlistError) -> Int?
 }
 
 extension PlistGraph {
-    /// The value for a string key in a dictionary, without building strings; `nil` if absent.
+    /// The value for a string key in a dictionary, through the other accessors.
     public func lookup(_ dictionary: Int, _ key: StaticString) throws(PlistError) -> Int? {
         let entries = try count(dictionary)
         for index in 0..<entries {
