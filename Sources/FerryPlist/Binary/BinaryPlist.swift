@@ -101,7 +101,6 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
         var payload: Int
     }
 
-
     /// Where an object starts (checked against the object area when the plist was opened).
     @inline(__always)
     private func offset(of object: Int) -> Int {
@@ -374,7 +373,8 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
         for index in 0..<header.count {
             let keyObject = readReference(at: header.payload + index * referenceSize)
             guard keyObject < UInt64(objectCount) else {
-                throw PlistError(.malformed, at: header.payload + index * referenceSize, "reference to object \(keyObject), but there are only \(objectCount)")
+                throw PlistError(
+                    .malformed, at: header.payload + index * referenceSize, "reference to object \(keyObject), but there are only \(objectCount)")
             }
             let keyOffset = offset(of: Int(keyObject))
             let marker = bytes[keyOffset]

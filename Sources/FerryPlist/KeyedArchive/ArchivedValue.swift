@@ -190,6 +190,11 @@ public struct ArchivedReference: Sendable, Hashable {
     public var recordID: ArchivedRecordID
     /// The action's raw value (0 none, 1 delete self), if archived.
     public var action: Int64?
+
+    public init(recordID: ArchivedRecordID, action: Int64? = nil) {
+        self.recordID = recordID
+        self.action = action
+    }
 }
 
 /// A CLLocation.
@@ -203,6 +208,20 @@ public struct ArchivedLocation: Sendable, Hashable {
     public var course: Double?
     /// Seconds since 2001.
     public var timestamp: Double?
+
+    public init(
+        latitude: Double, longitude: Double, altitude: Double? = nil, horizontalAccuracy: Double? = nil,
+        verticalAccuracy: Double? = nil, speed: Double? = nil, course: Double? = nil, timestamp: Double? = nil
+    ) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.verticalAccuracy = verticalAccuracy
+        self.speed = speed
+        self.course = course
+        self.timestamp = timestamp
+    }
 }
 
 /// The metadata `CKRecord.encodeSystemFields(with:)` archives.

@@ -1,0 +1,91 @@
+import FerryCore
+import FerryPlist
+import FerryTesting
+import Foundation
+import Testing
+
+/// Classes no fixture holds, built the way Foundation archives them.
+@Suite struct KeyedArchiveBuilderTests {
+    private func root(_ archive: KeyedArchiveBuilder, _ uid: Int) throws -> ArchivedObject? {
+        let top = try #require(try PlistDocument(bytes: archive.binary(root: uid)).decodeArchive())
+        guard case .object(let object) = top.first?.value else { return nil }
+        return object
+    }
+
+    @Test(arguments: [
+        ([0x39, 0x30] as [UInt8], Int64(-2), false, "123.45"),  // 12345 × 10^-2
+        ([0x01, 0x00], 3, true, "-1000"),
+        ([0x05, 0x00], -4, false, "0.0005"),
+        ([0xFF, 0xFF, 0x01, 0x00], 0, false, "131071"),
+    ])
+    func readsDecimalNumbers(mantissa: [UInt8], exponent: Int64, negative: Bool, text: String) throws {
+        var archive = KeyedArchiveBuilder()
+        var bytes = mantissa
+        bytes += [UInt8](repeating: 0, count: 16 - mantissa.count)
+        let uid = archive.object(
+            "NSDecimalNumber", chain: ["NSDecimalNumber", "NSNumber", "NSValue", "NSObject"],
+            fields: [
+                "NS.mantissa": .data(bytes), "NS.exponent": .integer(exponent), "NS.negative": .bool(negative),
+                "NS.length": .integer(Int64(mantissa.count / 2)), "NS.compact": .bool(true), "NS.mantissa.bo": .integer(1),
+            ])
+        #expect(try root(archive, uid)?.content == .decimal(text))
+    }
+
+    @Test func readsLocations() throws {
+        var archive = KeyedArchiveBuilder()
+        let uid = archive.object(
+            "CLLocation",
+            fields: [
+                "kCLLocationCodingKeyCoordinateLatitude": .real(52.52), "kCLLocationCodingKeyCoordinateLongitude": .real(13.405),
+                "kCLLocationCodingKeyAltitude": .real(34), "kCLLocationCodingKeyHorizontalAccuracy": .real(5),
+                "kCLLocationCodingKeyTimestamp": .real(700_000_000),
+            ])
+        #expect(
+            try root(archive, uid)?.content
+                == .location(
+                    ArchivedLocation(
+                        latitude: 52.52, longitude: 13.405, altitude: 34, horizontalAccuracy: 5, verticalAccuracy: nil, speed: nil,
+                        course: nil, timestamp: 700_000_000)))
+    }
+
+    @Test func readsReferencesAndRecordIDs() throws {
+        var archive = KeyedArchiveBuilder()
+        let id = archive.recordID("Car.0E6F", zone: "CarZone")
+        let reference = archive.object("CKReference", fields: ["recordID": .uid(id), "action": .integer(1)])
+        let expected = ArchivedRecordID(recordName: "Car.0E6F", zoneID: ArchivedZoneID(zoneName: "CarZone"))
+        #expect(try root(archive, reference)?.content == .reference(ArchivedReference(recordID: expected, action: 1)))
+        // The fast path agrees with the general decoder, in binary and in XML.
+        let bytes = archive.binary(root: id)
+        #expect(try PlistDocument(bytes: bytes).archivedRecordID() == expected)
+        #expect(
+            try BinaryPlist.withPlist(borrowing: UnsafeRawBufferPointer(start: bytes, count: bytes.count)) { try $0.archivedRecordID() } == expected)
+        #expect(try root(archive, id)?.content == .recordID(expected))
+    }
+
+    @Test func fastPathRefusesWhatIsNotARecordID() throws {
+        var archive = KeyedArchiveBuilder()
+        let string = archive.add(.string("just text"))
+        #expect(throws: PlistError.self) { try PlistDocument(bytes: archive.binary(root: string)).archivedRecordID() }
+        let array = archive.object("NSArray", fields: ["NS.objects": .array([])])
+        #expect(throws: PlistError.self) { try PlistDocument(bytes: archive.binary(root: array)).archivedRecordID() }
+    }
+
+    @Test func decodesUnknownClassesAsFieldsAndSharesObjects() throws {
+        var archive = KeyedArchiveBuilder()
+        let name = archive.add(.string("Beetle"))
+        let tag = archive.object("MyApp.Tag", fields: ["label": .string("red")])
+        let car = archive.object(
+            "MyApp.Car", chain: ["MyApp.Car", "MyApp.Vehicle", "NSObject"],
+            fields: [
+                "name": .uid(name), "primary": .uid(tag), "secondary": .uid(tag), "doors": .integer(2),
+            ])
+        let object = try #require(try root(archive, car))
+        #expect(object.archivedClass.unqualifiedName == "Car")
+        guard case .fields(let fields) = object.content else { Issue.record("\(object.content)"); return }
+        #expect(fields.map(\.name) == ["name", "primary", "secondary", "doors"])
+        #expect(fields[1].value == fields[2].value)
+        let json = ArchivedValue.object(object).jsonValue
+        #expect(json.objectValue?["primary"]?.objectValue?["$id"] == .integer(Int64(tag)))
+        #expect(json.objectValue?["secondary"] == ["$ref": .integer(Int64(tag))])
+    }
+}
