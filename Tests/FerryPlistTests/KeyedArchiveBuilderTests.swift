@@ -88,4 +88,21 @@ import Testing
         #expect(json.objectValue?["primary"]?.objectValue?["$id"] == .integer(Int64(tag)))
         #expect(json.objectValue?["secondary"] == ["$ref": .integer(Int64(tag))])
     }
+
+    @Test func readsCoreDataKnownKeysDictionaries() throws {
+        // The layout of NSEntities in a store's Z_MODELCACHE.
+        var archive = KeyedArchiveBuilder()
+        let keys = archive.object(
+            "NSArray", fields: ["NS.objects": .array([.uid(archive.add(.string("Car"))), .uid(archive.add(.string("Person")))])])
+        let values = archive.object("NSArray", fields: ["NS.objects": .array([.integer(1), .integer(2)])])
+        let mapping = archive.object("NSKnownKeysMappingStrategy1", fields: ["keys": .uid(keys), "length": .integer(2), "version": .integer(1)])
+        let dictionary = archive.object(
+            "NSKnownKeysDictionary1", chain: ["NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary", "NSObject"],
+            fields: ["values": .uid(values), "searchMapping": .uid(mapping), "version": .integer(1)])
+        #expect(
+            try root(archive, dictionary)?.content
+                == .dictionary([
+                    ArchivedEntry(key: .string("Car"), value: .integer(1)), ArchivedEntry(key: .string("Person"), value: .integer(2)),
+                ]))
+    }
 }

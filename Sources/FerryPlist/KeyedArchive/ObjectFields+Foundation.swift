@@ -20,6 +20,15 @@ extension ObjectFields {
             return .orderedSet(try numberedObjects(size: &size))
         case "NSCountedSet":
             return .countedSet(try countedObjects(size: &size))
+        case "NSKnownKeysDictionary1":
+            // Core Data's model cache: `values`, and keys in `searchMapping` (an NSKnownKeysMappingStrategy1).
+            let values = try value("values", size: &size)?.elements ?? []
+            var keys: [ArchivedValue] = []
+            if case .object(let mapping)? = try value("searchMapping", size: &size), case .fields(let fields) = mapping.content {
+                keys = fields.first { $0.name == "keys" }?.value.elements ?? []
+            }
+            guard keys.count == values.count else { throw malformed("\(keys.count) keys but \(values.count) values") }
+            return .dictionary(zip(keys, values).map { ArchivedEntry(key: $0, value: $1) })
         case "NSDictionary", "NSMutableDictionary":
             let keys = try elements("NS.keys", size: &size) ?? []
             let values = try elements("NS.objects", size: &size) ?? []
