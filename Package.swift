@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "FerryRecords", targets: ["FerryRecords"]),
         .library(name: "FerryBundle", targets: ["FerryBundle"]),
         .library(name: "FerryPlist", targets: ["FerryPlist"]),
+        .library(name: "FerryCoreData", targets: ["FerryCoreData"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
     ],
     dependencies: [
@@ -25,6 +26,8 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // zlib, through a system-library shim: raw DEFLATE for Core Data's model cache.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
         .target(
             name: "FerryCore",
@@ -34,6 +37,11 @@ let package = Package(
         .target(name: "FerryRecords", dependencies: ["FerryCore"]),
         // Property lists (binary, XML, OpenStep) and NSKeyedArchiver archives, decoded safely from untrusted bytes.
         .target(name: "FerryPlist", dependencies: ["FerryCore"]),
+        // Core Data SQLite stores: safe opening, model discovery and decoding, entity and relationship mapping, objects.
+        .target(
+            name: "FerryCoreData",
+            dependencies: ["FerryCore", "FerryPlist", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
@@ -45,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist",
+                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -58,7 +66,7 @@ let package = Package(
         ),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),
-        .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryPlist", "FerryTesting"]),
+        .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryPlist", "FerryTesting"], exclude: ["Helpers"]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",

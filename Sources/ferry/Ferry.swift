@@ -17,6 +17,6 @@ struct Ferry: AsyncParsableCommand {
             Treat any other non-zero code as a failure.
             """,
         version: version,
-        subcommands: [Pack.self, List.self, Verify.self, Cat.self, Unpack.self, Convert.self, Inspect.self]
+        subcommands: [Pack.self, List.self, Verify.self, Cat.self, Unpack.self, Convert.self, Inspect.self, Dump.self]
     )
 }

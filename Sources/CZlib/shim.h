@@ -1,0 +1,9 @@
+#ifndef CZLIB_SHIM_H
+#define CZLIB_SHIM_H
+#include <zlib.h>
+
+// inflateInit2 is a macro Swift cannot import; raw DEFLATE (no zlib header) uses negative window bits.
+static inline int CZlib_inflateInitRaw(z_streamp stream) {
+    return inflateInit2(stream, -15);
+}
+#endif

@@ -1,0 +1,82 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// A Core Data SQLite store opened for reading, on Linux, without the app and without modifying any of its files.
+///
+/// ```swift
+/// let store = try CoreDataStore(path: "CarsTrucksBuses.sqlite")
+/// print(store.model.source)                       // where the model came from
+/// try store.forEachObject(entity: "Note") { note in print(note.uri) }
+/// ```
+public final class CoreDataStore: @unchecked Sendable {
+    /// The store's files.
+    public let files: StoreFiles
+    /// `Z_METADATA` and `Z_PRIMARYKEY`.
+    public let metadata: StoreMetadata
+    /// The model and where it came from.
+    public let model: LoadedModel
+    /// How the model maps onto the tables.
+    public let schema: StoreSchema
+    let connection: StoreConnection
+    let sqlite: SQLiteSchema
+
+    /// Opens a store.
+    /// - Parameters:
+    ///   - path: the SQLite file.
+    ///   - modelPath: a model to use (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`); by default one beside the
+    ///     store, else the store's model cache, else a model inferred from the schema.
+    ///   - temporaryDirectory: where a store with a WAL is copied to be read.
+    /// - Throws: ``CoreDataError`` naming the file for anything that is not a readable Core Data store.
+    public init(path: String, modelPath: String? = nil, temporaryDirectory: String? = nil) throws {
+        files = try StoreFiles(path: path)
+        connection = try StoreConnection(files: files, temporaryDirectory: temporaryDirectory)
+        let files = self.files
+        (metadata, sqlite, model, schema) = try connection.read { db in
+            let metadata = try StoreMetadata(db, store: files.store)
+            let sqlite = try SQLiteSchema(db)
+            let model = try ModelLocator.load(explicit: modelPath, files: files, metadata: metadata, schema: sqlite, db: db)
+            let schema = try StoreSchema(model: model.model, metadata: metadata, sqlite: sqlite, db: db)
+            return (metadata, sqlite, model, schema)
+        }
+    }
+
+    /// The number of rows of one concrete entity (`Z_ENT = n`).
+    public func count(of entity: StoreSchema.Entity) throws -> Int {
+        try connection.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(entity.table.quotedDatabaseIdentifier) WHERE Z_ENT = ?", arguments: [entity.number])
+                ?? 0
+        }
+    }
+
+    /// Whether the store has tables of Core Data's persistent history or CloudKit mirroring.
+    public var ancillaryTables: [String] { schema.ancillaryTables }
+
+    /// Streams the objects of one entity (with its sub-entities), or of every entity, in a consistent snapshot.
+    /// - Parameters:
+    ///   - entity: an entity name; `nil` for all.
+    ///   - body: receives each object.
+    public func forEachObject(entity name: String? = nil, _ body: (ManagedObject) throws -> Void) throws {
+        let selected: [StoreSchema.Entity]
+        if let name {
+            guard let entity = schema.entity(named: name) else {
+                throw CoreDataError(
+                    .unknownEntity, "no entity \(name) in the model; entities: \(schema.entities.map(\.description.name).joined(separator: ", "))")
+            }
+            selected = entity.hierarchyNumbers.compactMap { schema.entity(number: $0) }
+        } else {
+            selected = schema.entities
+        }
+        let reader = ObjectReader(store: self)
+        try connection.read { db in
+            for entity in selected {
+                try reader.read(entity, db: db, body)
+            }
+        }
+    }
+
+    /// The object-ID URI of an object.
+    public func uri(entity: String, primaryKey: Int64) -> String {
+        "x-coredata://\(metadata.uuid)/\(entity)/p\(primaryKey)"
+    }
+}

@@ -1,0 +1,81 @@
+import FerryPlist
+import Foundation
+
+/// One object of a store, with its attribute values (by model type) and its relationships as references.
+public struct ManagedObject: Sendable {
+    /// The concrete entity.
+    public var entity: String
+    /// `Z_PK`.
+    public var primaryKey: Int64
+    /// The object-ID URI, `x-coredata://<store UUID>/<Entity>/p<pk>`.
+    public var uri: String
+    /// Attribute values in model order (inherited first).
+    public var attributes: [(name: String, value: ObjectValue)]
+    /// Relationships in model order.
+    public var relationships: [(name: String, value: RelationshipValue)]
+
+    /// The value of an attribute.
+    public func attribute(_ name: String) -> ObjectValue? { attributes.first { $0.name == name }?.value }
+
+    /// The value of a relationship.
+    public func relationship(_ name: String) -> RelationshipValue? { relationships.first { $0.name == name }?.value }
+}
+
+/// A reference to another object.
+public struct ObjectReference: Sendable, Hashable {
+    public var entity: String
+    public var primaryKey: Int64
+    public var uri: String
+}
+
+/// A relationship's value.
+public enum RelationshipValue: Sendable, Hashable {
+    case toOne(ObjectReference?)
+    /// In order for ordered relationships, by primary key otherwise.
+    case toMany([ObjectReference])
+}
+
+/// An attribute value, decoded by its model type.
+public enum ObjectValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case boolean(Bool)
+    case double(Double)
+    /// A Decimal, as its stored decimal text (Core Data stores decimals as REAL: precision may already be lost).
+    case decimal(String)
+    case string(String)
+    /// Seconds since 2001-01-01T00:00:00Z.
+    case date(Double)
+    case data([UInt8])
+    /// Binary data stored outside the database (`.<Store>_SUPPORT/_EXTERNAL_DATA/<uuid>`).
+    case externalData(ExternalData)
+    case uuid(UUID)
+    case uri(String)
+    /// A Transformable attribute holding a keyed archive, decoded.
+    case archived(ArchivedValue)
+    /// A Transformable attribute holding a plain property list.
+    case plist(PlistValue)
+    /// A Transformable attribute with a custom encoding: the bytes as stored.
+    case opaque([UInt8])
+    /// A value whose storage does not match the model type (kept as SQLite gave it).
+    case unexpected(SQLiteValue)
+}
+
+/// Binary data kept in a file beside the store.
+public struct ExternalData: Sendable, Hashable {
+    /// The file's name (a UUID).
+    public var uuid: String
+    /// The file's path, when the support directory exists.
+    public var path: String?
+    /// The file's size; `nil` when the file is missing (reported for the object, not fatal).
+    public var size: Int64?
+}
+
+/// A raw SQLite value.
+public enum SQLiteValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+}

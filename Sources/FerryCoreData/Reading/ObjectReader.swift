@@ -1,0 +1,147 @@
+import FerryCore
+import Foundation
+import GRDB
+
+/// Reads the objects of one concrete entity in primary-key order.
+///
+/// One ordered scan of its table, with each to-many relationship merged in from a second scan ordered by the foreign key (or join-table column). Memory does not grow with the store.
+struct ObjectReader {
+    let store: CoreDataStore
+
+    func read(_ entity: StoreSchema.Entity, db: Database, _ body: (ManagedObject) throws -> Void) throws {
+        let decoder = ValueDecoder(files: store.files)
+        let table = entity.table.quotedDatabaseIdentifier
+        // Columns: Z_PK, attributes, then for each to-one relationship its key and (when needed) the target's entity.
+        var select = ["t.Z_PK"]
+        var joins: [String] = []
+        var attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)] = []
+        for attribute in entity.attributes {
+            if let column = attribute.column {
+                attributeSlots.append((attribute, select.count))
+                select.append("t.\(column.quotedDatabaseIdentifier)")
+            } else {
+                attributeSlots.append((attribute, nil))
+            }
+        }
+        var toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)] = []
+        var toMany: [(relationship: StoreSchema.Relationship, cursor: LinkCursor)] = []
+        for (position, relationship) in entity.relationships.enumerated() {
+            switch relationship.storage {
+            case .foreignKey(let column, let entityColumn):
+                let keyIndex = select.count
+                select.append("t.\(column.quotedDatabaseIdentifier)")
+                var entityIndex: Int?
+                if let entityColumn {
+                    entityIndex = select.count
+                    select.append("t.\(entityColumn.quotedDatabaseIdentifier)")
+                } else if relationship.destinationNumbers.count > 1, let destination = relationship.destinationTable {
+                    // The destination has sub-entities and no entity column: look the target's Z_ENT up.
+                    entityIndex = select.count
+                    select.append("j\(position).Z_ENT")
+                    joins.append(
+                        "LEFT JOIN \(destination.quotedDatabaseIdentifier) AS j\(position) ON j\(position).Z_PK = t.\(column.quotedDatabaseIdentifier)"
+                    )
+                }
+                toOneSlots.append((relationship, keyIndex, entityIndex))
+            case .inverseForeignKey(let column, let orderColumn):
+                guard let destination = relationship.destinationTable else { continue }
+                let numbers = relationship.destinationNumbers.map(String.init).joined(separator: ",")
+                let order = orderColumn.map { "\($0.quotedDatabaseIdentifier), " } ?? ""
+                let sql = """
+                    SELECT \(column.quotedDatabaseIdentifier), Z_PK, Z_ENT FROM \(destination.quotedDatabaseIdentifier)
+                    WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL AND Z_ENT IN (\(numbers))
+                    ORDER BY \(column.quotedDatabaseIdentifier), \(order)Z_PK
+                    """
+                toMany.append((relationship, try LinkCursor(db: db, sql: sql)))
+            case .joinTable(let join, let source, let destinationColumn, let orderColumn):
+                guard let destination = relationship.destinationTable else { continue }
+                let order = orderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
+                let sql = """
+                    SELECT j.\(source.quotedDatabaseIdentifier), j.\(destinationColumn.quotedDatabaseIdentifier), d.Z_ENT
+                    FROM \(join.quotedDatabaseIdentifier) AS j LEFT JOIN \(destination.quotedDatabaseIdentifier) AS d
+                    ON d.Z_PK = j.\(destinationColumn.quotedDatabaseIdentifier)
+                    ORDER BY j.\(source.quotedDatabaseIdentifier), \(order)j.\(destinationColumn.quotedDatabaseIdentifier)
+                    """
+                toMany.append((relationship, try LinkCursor(db: db, sql: sql)))
+            case .missing:
+                continue
+            }
+        }
+        let sql = "SELECT \(select.joined(separator: ", ")) FROM \(table) AS t \(joins.joined(separator: " ")) WHERE t.Z_ENT = ? ORDER BY t.Z_PK"
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: [entity.number])
+        let entityName = entity.description.name
+        while let row = try rows.next() {
+            let primaryKey: Int64 = row[0]
+            var object = ManagedObject(
+                entity: entityName, primaryKey: primaryKey, uri: store.uri(entity: entityName, primaryKey: primaryKey), attributes: [],
+                relationships: [])
+            object.attributes.reserveCapacity(attributeSlots.count)
+            for (attribute, index) in attributeSlots {
+                let value = index.map { decoder.decode(row[$0] as DatabaseValue, as: attribute.description) } ?? .null
+                object.attributes.append((attribute.description.name, value))
+            }
+            var toOneIterator = toOneSlots.makeIterator()
+            var toManyIterator = toMany.makeIterator()
+            for relationship in entity.relationships {
+                switch relationship.storage {
+                case .foreignKey:
+                    guard let slot = toOneIterator.next() else { continue }
+                    let key: Int64? = row[slot.key]
+                    let target = key.map { key -> ObjectReference in
+                        let number: Int? = slot.entity.flatMap { row[$0] }
+                        return reference(to: key, number: number, relationship: relationship)
+                    }
+                    object.relationships.append((relationship.description.name, .toOne(target)))
+                case .inverseForeignKey, .joinTable:
+                    guard let (_, cursor) = toManyIterator.next() else { continue }
+                    let links = try cursor.links(for: primaryKey)
+                    object.relationships.append(
+                        (relationship.description.name, .toMany(links.map { reference(to: $0.key, number: $0.entity, relationship: relationship) })))
+                case .missing:
+                    continue
+                }
+            }
+            try body(object)
+        }
+    }
+
+    /// A reference to a target in a relationship's destination hierarchy.
+    private func reference(to key: Int64, number: Int?, relationship: StoreSchema.Relationship) -> ObjectReference {
+        let entityNumber = number ?? relationship.destinationNumbers.first ?? 0
+        let name = store.schema.entity(number: entityNumber)?.description.name ?? relationship.description.destination
+        return ObjectReference(entity: name, primaryKey: key, uri: store.uri(entity: name, primaryKey: key))
+    }
+}
+
+/// A cursor over (owner key, target key, target entity) rows ordered by owner key, read in step with the objects.
+final class LinkCursor {
+    private let rows: RowCursor
+    private var pending: (owner: Int64, key: Int64, entity: Int?)?
+    private var finished = false
+
+    init(db: Database, sql: String) throws {
+        rows = try Row.fetchCursor(db, sql: sql)
+    }
+
+    /// The links of one owner; owners must be asked for in increasing order.
+    func links(for owner: Int64) throws -> [(key: Int64, entity: Int?)] {
+        var result: [(key: Int64, entity: Int?)] = []
+        while true {
+            if pending == nil, !finished {
+                if let row = try rows.next() {
+                    pending = (row[0], row[1], row[2])
+                } else {
+                    finished = true
+                }
+            }
+            guard let current = pending else { return result }
+            if current.owner < owner {
+                pending = nil  // a link to an object of another entity in the same table (or a dangling key)
+                continue
+            }
+            if current.owner > owner { return result }
+            result.append((current.key, current.entity))
+            pending = nil
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import FerryPlist
+import Foundation
+import GRDB
+
+/// Decodes stored SQLite values by their attribute's model type (formats.md §1.5).
+struct ValueDecoder: Sendable {
+    let files: StoreFiles
+
+    func decode(_ value: DatabaseValue, as attribute: AttributeDescription) -> ObjectValue {
+        let raw = Self.raw(value)
+        if case .null = raw { return .null }
+        switch (attribute.type, raw) {
+        case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
+            return .integer(number)
+        case (.boolean, .integer(let number)):
+            return .boolean(number != 0)
+        case (.double, .real(let number)), (.float, .real(let number)):
+            return .double(number)
+        case (.double, .integer(let number)), (.float, .integer(let number)):
+            return .double(Double(number))
+        case (.decimal, .real(let number)):
+            return .decimal(number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)")
+        case (.decimal, .integer(let number)):
+            return .decimal(String(number))
+        case (.decimal, .text(let text)):
+            return .decimal(text)
+        case (.string, .text(let text)):
+            return .string(text)
+        case (.uri, .text(let text)):
+            return .uri(text)
+        case (.date, .real(let seconds)):
+            return .date(seconds)
+        case (.date, .integer(let seconds)):
+            return .date(Double(seconds))
+        case (.uuid, .blob(let bytes)) where bytes.count == 16:
+            return .uuid(
+                UUID(
+                    uuid: (
+                        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                        bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                    )))
+        case (.binaryData, .blob(let bytes)):
+            return binary(bytes, allowsExternalStorage: attribute.allowsExternalStorage)
+        case (.transformable, .blob(let bytes)):
+            return transformable(bytes)
+        case (.undefined, _), (.objectID, _), (.composite, _):
+            return .unexpected(raw)
+        default:
+            return .unexpected(raw)
+        }
+    }
+
+    /// Binary data, decoding the external-storage markers.
+    ///
+    /// `0x01` + inline bytes, or `0x02` + 36-character UUID + NUL naming a file in `_EXTERNAL_DATA`. When the model does not say whether external storage is allowed (compiled
+    /// models), only the unmistakable 38-byte `0x02` form is read as a marker.
+    func binary(_ bytes: [UInt8], allowsExternalStorage: Bool?) -> ObjectValue {
+        guard allowsExternalStorage != false, let marker = bytes.first else { return .data(bytes) }
+        if marker == 0x02, bytes.count == 38, bytes[37] == 0, let uuid = String(validating: bytes[1..<37], as: UTF8.self),
+            UUID(uuidString: uuid) != nil
+        {
+            let path = files.externalData.map { "\($0)/\(uuid)" }
+            let size = path.flatMap { try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int64 }
+            return .externalData(ExternalData(uuid: uuid, path: path, size: size))
+        }
+        if marker == 0x01, allowsExternalStorage == true { return .data(Array(bytes.dropFirst())) }
+        return .data(bytes)
+    }
+
+    /// A Transformable value: a keyed archive (the default transformers), a plain plist, or opaque bytes.
+    func transformable(_ bytes: [UInt8]) -> ObjectValue {
+        let isPlist = bytes.starts(with: BinaryPlist.magic) || bytes.starts(with: Array("<?xml".utf8))
+        guard isPlist, let document = try? PlistDocument(bytes: bytes) else { return .opaque(bytes) }
+        if let top = try? document.decodeArchive() {
+            return .archived(top.first { $0.key == "root" }?.value ?? top.first?.value ?? .null)
+        }
+        if let value = try? document.value() { return .plist(value) }
+        return .opaque(bytes)
+    }
+
+    static func raw(_ value: DatabaseValue) -> SQLiteValue {
+        switch value.storage {
+        case .null: .null
+        case .int64(let number): .integer(number)
+        case .double(let number): .real(number)
+        case .string(let text): .text(text)
+        case .blob(let data): .blob(Array(data))
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import FerryCore
+import Foundation
+
+/// The files of a Core Data SQLite store: the database and what lives beside it.
+public struct StoreFiles: Sendable, Hashable {
+    /// The database file (any extension: `.sqlite`, `.store`, `.db`, …).
+    public let store: String
+    /// `<store>-wal`, when present.
+    public let wal: String?
+    /// `<store>-shm`, when present.
+    public let shm: String?
+    /// `<store>-journal` (a rollback journal), when present.
+    public let journal: String?
+    /// `.<name without extension>_SUPPORT/_EXTERNAL_DATA`, where externally stored binary data lives, when present.
+    public let externalData: String?
+
+    /// The SQLite file signature.
+    static let sqliteMagic = Array("SQLite format 3\0".utf8)
+
+    /// Finds the files of a store.
+    /// - Throws: ``CoreError`` when the file is missing, ``CoreDataError/Code/notSQLite`` when it is not SQLite.
+    public init(path: String) throws {
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        store = url.path
+        let header = try InputFile(path: store).readPrefix(16)
+        guard header == Self.sqliteMagic else {
+            throw CoreDataError(.notSQLite, "\(path): not an SQLite database (no \"SQLite format 3\" header)")
+        }
+        func existing(_ candidate: String) -> String? { FileManager.default.fileExists(atPath: candidate) ? candidate : nil }
+        wal = existing(store + "-wal")
+        shm = existing(store + "-shm")
+        journal = existing(store + "-journal")
+        let base = url.deletingPathExtension().lastPathComponent
+        let support = url.deletingLastPathComponent().appendingPathComponent(".\(base)_SUPPORT/_EXTERNAL_DATA").path
+        var isDirectory: ObjCBool = false
+        externalData = FileManager.default.fileExists(atPath: support, isDirectory: &isDirectory) && isDirectory.boolValue ? support : nil
+    }
+
+    /// Every file of the store that exists (for checking that nothing changed them).
+    public var allFiles: [String] {
+        var files = [store] + [wal, shm, journal].compactMap { $0 }
+        if let externalData {
+            let names = (FileManager.default.enumerator(atPath: externalData)?.allObjects as? [String] ?? []).sorted()
+            files += names.map { "\(externalData)/\($0)" }
+        }
+        return files
+    }
+
+    /// Whether SQLite would need the WAL or journal to see the store's latest data.
+    var hasPendingLog: Bool {
+        [wal, journal].compactMap { $0 }.contains { path in
+            ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
+        }
+    }
+}
+
+extension InputFile {
+    /// The first `count` bytes (fewer if the file is shorter).
+    public func readPrefix(_ count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let read = try buffer.withUnsafeMutableBytes { try self.read(into: $0) }
+        return Array(buffer[0..<read])
+    }
+}
