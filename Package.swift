@@ -67,6 +67,7 @@ let package = Package(
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),
         .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryPlist", "FerryTesting"], exclude: ["Helpers"]),
+        .testTarget(name: "FerryCoreDataTests", dependencies: ["FerryCore", "FerryPlist", "FerryCoreData", "FerryTesting"]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",

@@ -24,18 +24,18 @@ public final class CoreDataStore: @unchecked Sendable {
     /// Opens a store.
     /// - Parameters:
     ///   - path: the SQLite file.
-    ///   - modelPath: a model to use (`.xcdatamodeld`, `.xcdatamodel`, `.momd`, `.mom`); by default one beside the
-    ///     store, else the store's model cache, else a model inferred from the schema.
+    ///   - model: which model to use; by default model files beside the store, else the store's model cache, else a
+    ///     model inferred from the schema.
     ///   - temporaryDirectory: where a store with a WAL is copied to be read.
     /// - Throws: ``CoreDataError`` naming the file for anything that is not a readable Core Data store.
-    public init(path: String, modelPath: String? = nil, temporaryDirectory: String? = nil) throws {
+    public init(path: String, model choice: ModelChoice = .automatic, temporaryDirectory: String? = nil) throws {
         files = try StoreFiles(path: path)
         connection = try StoreConnection(files: files, temporaryDirectory: temporaryDirectory)
         let files = self.files
         (metadata, sqlite, model, schema) = try connection.read { db in
             let metadata = try StoreMetadata(db, store: files.store)
             let sqlite = try SQLiteSchema(db)
-            let model = try ModelLocator.load(explicit: modelPath, files: files, metadata: metadata, schema: sqlite, db: db)
+            let model = try ModelLocator.load(choice, files: files, metadata: metadata, schema: sqlite, db: db)
             let schema = try StoreSchema(model: model.model, metadata: metadata, sqlite: sqlite, db: db)
             return (metadata, sqlite, model, schema)
         }

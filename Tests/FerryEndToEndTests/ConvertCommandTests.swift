@@ -4,14 +4,7 @@ import Foundation
 import Testing
 
 @Suite struct ConvertCommandTests {
-    private var fixtures: String? {
-        guard let shared = TestEnvironment.sharedDirectory else {
-            if TestEnvironment.isCI { Issue.record("../shared is missing in CI") }
-            print("skipping: ../shared is not beside the project")
-            return nil
-        }
-        return "\(shared)/fixtures"
-    }
+    private var fixtures: String? { SharedFixtures.directory }
 
     @Test func convertsArchivesToTheirObjectGraph() throws {
         guard let fixtures else { return }

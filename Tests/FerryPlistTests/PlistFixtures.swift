@@ -5,14 +5,7 @@ import Testing
 /// The property lists and archives in `../shared/fixtures`.
 enum PlistFixtures {
     /// The fixtures folder, or `nil` (and a printed reason) when `../shared` is absent outside CI.
-    static var directory: String? {
-        guard let shared = TestEnvironment.sharedDirectory else {
-            if TestEnvironment.isCI { Issue.record("../shared/fixtures is missing; CI must have it beside the project") }
-            print("skipping: ../shared is not beside the project")
-            return nil
-        }
-        return "\(shared)/fixtures"
-    }
+    static var directory: String? { SharedFixtures.directory }
 
     /// Every file under the fixtures that is a binary or XML property list (by its first bytes), sorted.
     static var all: [String] {

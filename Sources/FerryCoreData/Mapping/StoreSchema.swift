@@ -90,6 +90,14 @@ public struct StoreSchema: Sendable {
             warnings.append("entity \(entity.name) is in the model but not in the store")
         }
         func number(of name: String) -> Int? { numbered.first { $0.entity.name == name }?.row.number }
+        for (row, entity) in numbered {
+            let modelParent = entity.parentName.flatMap(number(of:)) ?? 0
+            if modelParent != row.superNumber {
+                warnings.append(
+                    "entity \(entity.name): the model says its parent is \(entity.parentName ?? "none"), the store's Z_PRIMARYKEY says Z_ENT \(row.superNumber)"
+                )
+            }
+        }
         func hierarchy(of number: Int) -> [Int] {
             var result = [number]
             var index = 0

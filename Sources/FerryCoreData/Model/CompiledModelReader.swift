@@ -23,22 +23,72 @@ enum CompiledModelReader {
         else {
             throw CoreDataError(.invalidModel, "\(file): the archive's root is not an NSManagedObjectModel")
         }
+        // Objects met again while they are being decoded come back as cycles (a sub-entity's NSSuperentity, an
+        // inverse relationship): name them by UID, and fall back on the parents' NSSubentities lists.
+        let objects = Self.entries(fields.value("NSEntities")).compactMap { entry -> ArchivedObject? in
+            guard case .object(let object) = entry.value else { return nil }
+            return object
+        }
+        var names = Names()
+        for object in objects {
+            guard case .fields(let entityFields) = object.content, let name = entityFields.value("NSEntityName")?.stringValue else { continue }
+            names.byUID[object.uid] = name
+            for sub in Self.entries(entityFields.value("NSSubentities")) {
+                if let subName = sub.key.stringValue { names.parents[subName] = name }
+            }
+            for property in Self.entries(entityFields.value("NSProperties")) {
+                if case .object(let propertyObject) = property.value, let propertyName = property.key.stringValue {
+                    names.byUID[propertyObject.uid] = propertyName
+                }
+            }
+        }
         var entities: [EntityDescription] = []
-        for entry in Self.entries(fields.value("NSEntities")) {
-            guard case .object(let object) = entry.value else { continue }
-            entities.append(try entity(object, file: file))
+        for object in objects {
+            entities.append(try entity(object, names: names, file: file))
         }
         let identifiers = fields.value("NSVersionIdentifiers")?.elements?.compactMap(\.stringValue) ?? []
-        return ManagedObjectModel(entities: entities, versionIdentifiers: identifiers)
+        return ManagedObjectModel(entities: declaredOnly(entities), versionIdentifiers: identifiers)
     }
 
-    private static func entity(_ object: ArchivedObject, file: String) throws(CoreDataError) -> EntityDescription {
+    /// Removes inherited properties: a compiled sub-entity lists its parent's properties too, a source model does not.
+    private static func declaredOnly(_ entities: [EntityDescription]) -> [EntityDescription] {
+        let all = ManagedObjectModel(entities: entities)
+        return entities.map { entity in
+            guard let parent = entity.parentName.flatMap(all.entity(named:)) else { return entity }
+            let inheritedAttributes = Set(all.allAttributes(of: parent).map(\.name))
+            let inheritedRelationships = Set(all.allRelationships(of: parent).map(\.name))
+            var declared = entity
+            declared.attributes.removeAll { inheritedAttributes.contains($0.name) }
+            declared.relationships.removeAll { inheritedRelationships.contains($0.name) }
+            return declared
+        }
+    }
+
+    /// Names of the model's entities and properties by archive UID, and each sub-entity's parent.
+    struct Names {
+        var byUID: [Int: String] = [:]
+        var parents: [String: String] = [:]
+
+        /// The `NSEntityName` or `NSPropertyName` of an object, or of the object a cycle refers to.
+        func name(of value: ArchivedValue?, key: String) -> String? {
+            switch value {
+            case .object(let object)?:
+                guard case .fields(let fields) = object.content else { return byUID[object.uid] }
+                return fields.value(key)?.stringValue ?? byUID[object.uid]
+            case .cycle(let uid)?: return byUID[uid]
+            default: return nil
+            }
+        }
+    }
+
+    private static func entity(_ object: ArchivedObject, names: Names, file: String) throws(CoreDataError) -> EntityDescription {
         guard case .fields(let fields) = object.content, let name = fields.value("NSEntityName")?.stringValue else {
             throw CoreDataError(.invalidModel, "\(file): an NSEntityDescription has no NSEntityName")
         }
         var entity = EntityDescription(
             name: name, renamingIdentifier: fields.value("NSRenamingIdentifier")?.stringValue,
-            className: fields.value("NSClassNameForEntity")?.stringValue, parentName: superentityName(fields.value("NSSuperentity")),
+            className: fields.value("NSClassNameForEntity")?.stringValue,
+            parentName: names.name(of: fields.value("NSSuperentity"), key: "NSEntityName") ?? names.parents[name],
             isAbstract: fields.value("NSIsAbstract")?.boolValue ?? false)
         if entity.renamingIdentifier == name { entity.renamingIdentifier = nil }
         for entry in entries(fields.value("NSProperties")) {
@@ -52,9 +102,11 @@ enum CompiledModelReader {
                 let maxCount = Int(propertyFields.value("NSMaxCount")?.integerValue ?? 1)
                 entity.relationships.append(
                     RelationshipDescription(
-                        name: propertyName, destination: destinationName(propertyFields) ?? "",
+                        name: propertyName,
+                        destination: propertyFields.value("_NSDestinationEntityName")?.stringValue
+                            ?? names.name(of: propertyFields.value("NSDestinationEntity"), key: "NSEntityName") ?? "",
                         inverse: propertyFields.value("_NSInverseRelationshipName")?.stringValue
-                            ?? relationshipName(propertyFields.value("NSInverseRelationship")),
+                            ?? names.name(of: propertyFields.value("NSInverseRelationship"), key: "NSPropertyName"),
                         isToMany: maxCount != 1, isOrdered: propertyFields.value("NSIsOrdered")?.boolValue ?? false,
                         deleteRule: DeleteRule(number: propertyFields.value("NSDeleteRule")?.integerValue ?? 1),
                         minCount: Int(propertyFields.value("NSMinCount")?.integerValue ?? 0), maxCount: maxCount,
@@ -71,20 +123,6 @@ enum CompiledModelReader {
             }
         }
         return entity
-    }
-
-    private static func superentityName(_ value: ArchivedValue?) -> String? {
-        guard case .object(let object)? = value, case .fields(let fields) = object.content else { return nil }
-        return fields.value("NSEntityName")?.stringValue
-    }
-
-    private static func destinationName(_ fields: [ArchivedField]) -> String? {
-        fields.value("_NSDestinationEntityName")?.stringValue ?? superentityName(fields.value("NSDestinationEntity"))
-    }
-
-    private static func relationshipName(_ value: ArchivedValue?) -> String? {
-        guard case .object(let object)? = value, case .fields(let fields) = object.content else { return nil }
-        return fields.value("NSPropertyName")?.stringValue
     }
 
     /// The entries of an archived dictionary (NSDictionary, NSKnownKeysDictionary1), in key order.

@@ -15,36 +15,56 @@ enum ModelLocator {
     }
 
     static func load(
-        explicit: String?, files: StoreFiles, metadata: StoreMetadata, schema: SQLiteSchema, db: Database
+        _ choice: ModelChoice, files: StoreFiles, metadata: StoreMetadata, schema: SQLiteSchema, db: Database
     ) throws -> LoadedModel {
-        if let explicit {
-            let candidates = try candidatesAt(explicit, metadata: metadata, schema: schema)
+        switch choice {
+        case .file(let path):
+            let candidates = try candidatesAt(path, metadata: metadata, schema: schema)
             guard let best = candidates.max(by: { $0.fit < $1.fit }) else {
-                throw CoreDataError(.modelNotFound, "\(explicit): no Core Data model there (expected .xcdatamodeld, .xcdatamodel, .momd or .mom)")
+                throw CoreDataError(.modelNotFound, "\(path): no Core Data model there (expected .xcdatamodeld, .xcdatamodel, .momd or .mom)")
             }
             var notes = best.notes
             if !best.fit.perfect {
-                notes.append("the model at \(explicit) does not fully match the store (\(best.fit.missing) entities or columns missing)")
+                notes.append("the model at \(path) does not fully match the store (\(best.fit.missing) entities or columns missing)")
             }
             return LoadedModel(model: best.model, source: best.source, notes: notes)
+        case .modelCache:
+            guard let model = try cachedModel(files: files, db: db) else {
+                throw CoreDataError(
+                    .modelNotFound, "\(files.store) has no model cache (Z_MODELCACHE; stores before about 2017 lack it); give the model with --model")
+            }
+            return LoadedModel(model: model, source: .modelCache, notes: [])
+        case .inferred:
+            return inferred(metadata: metadata, schema: schema, notes: [])
+        case .automatic:
+            // Model files beside the store (or one folder up), used when they fit the store exactly.
+            var passedOver: [String] = []
+            for path in discover(near: files.store) {
+                guard let candidates = try? candidatesAt(path, metadata: metadata, schema: schema),
+                    let best = candidates.max(by: { $0.fit < $1.fit })
+                else { continue }
+                if best.fit.perfect { return LoadedModel(model: best.model, source: best.source, notes: best.notes) }
+                passedOver.append("\(path) does not match the store (\(best.fit.missing) entities or columns missing)")
+            }
+            if let model = try cachedModel(files: files, db: db) {
+                return LoadedModel(model: model, source: .modelCache, notes: passedOver)
+            }
+            return inferred(metadata: metadata, schema: schema, notes: passedOver)
         }
-        // Model files beside the store (or one folder up), used when they fit the store exactly.
-        var passedOver: [String] = []
-        for path in discover(near: files.store) {
-            guard let candidates = try? candidatesAt(path, metadata: metadata, schema: schema),
-                let best = candidates.max(by: { $0.fit < $1.fit })
-            else { continue }
-            if best.fit.perfect { return LoadedModel(model: best.model, source: best.source, notes: best.notes) }
-            passedOver.append("\(path) does not match the store (\(best.fit.missing) entities or columns missing)")
+    }
+
+    /// The model in the store's `Z_MODELCACHE` (raw DEFLATE of a keyed archive), if it has one.
+    static func cachedModel(files: StoreFiles, db: Database) throws -> ManagedObjectModel? {
+        guard try db.tableExists("Z_MODELCACHE"), let blob = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
+            return nil
         }
-        if try db.tableExists("Z_MODELCACHE"), let blob = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") {
-            let model = try CompiledModelReader.read(try RawInflate.inflate(Array(blob)), file: "\(files.store) Z_MODELCACHE")
-            return LoadedModel(model: model, source: .modelCache, notes: passedOver)
-        }
-        let model = SchemaInference.infer(metadata: metadata, schema: schema)
-        return LoadedModel(
-            model: model, source: .inferred,
-            notes: passedOver + ["no model was found: entity, attribute and relationship names and types are guessed from the SQLite schema"])
+        return try CompiledModelReader.read(try RawInflate.inflate(Array(blob)), file: "\(files.store) Z_MODELCACHE")
+    }
+
+    static func inferred(metadata: StoreMetadata, schema: SQLiteSchema, notes: [String]) -> LoadedModel {
+        LoadedModel(
+            model: SchemaInference.infer(metadata: metadata, schema: schema), source: .inferred,
+            notes: notes + ["no model was used: entity, attribute and relationship names and types are guessed from the SQLite schema"])
     }
 
     /// Model bundles and files in the store's folder and the folder above.

@@ -40,3 +40,15 @@ public struct LoadedModel: Sendable {
     /// Things a user should know: a guessed model, a version chosen by structure, candidates passed over.
     public var notes: [String]
 }
+
+/// Which model source to use for a store.
+public enum ModelChoice: Sendable, Hashable {
+    /// Model files beside the store (or one folder up) when they fit it, else the store's model cache, else inference.
+    case automatic
+    /// A model at a path: `.xcdatamodeld`, `.xcdatamodel` (or its `contents`), `.momd` or `.mom`.
+    case file(String)
+    /// The store's own `Z_MODELCACHE` (an error when the store has none).
+    case modelCache
+    /// Inference from the SQLite schema alone.
+    case inferred
+}

@@ -20,13 +20,11 @@ struct Dump: AsyncParsableCommand {
     @Option(help: "Only this entity (with its sub-entities).")
     var entity: String?
 
-    @Option(
-        help: "The store's model: .xcdatamodeld, .xcdatamodel, .momd or .mom (default: found beside the store, else its model cache, else inferred).")
-    var model: String?
+    @OptionGroup var modelOptions: ModelOptions
 
     func run() async throws {
         try CommandRunner.run(global, label: "dump") { console in
-            let opened = try CoreDataStore(path: store, modelPath: model)
+            let opened = try CoreDataStore(path: store, model: modelOptions.choice)
             for note in opened.model.notes { console.warning(note) }
             var count = 0
             var json = JSONWriter(capacity: 4096)

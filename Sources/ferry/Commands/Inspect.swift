@@ -8,7 +8,10 @@ struct Inspect: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Describe a Core Data store (model, entities, counts, relationships) or a property list or archive.",
         discussion: """
-            For a store: its UUID and framework version, where the model came from, each entity with its hierarchy,             count, attributes and relationships (kind, inverse, delete rule, ordering, storage), join tables, external             data, history and CloudKit tables, dangling references and schema drift. For a plist or archive: format,             objects, depth, classes and top keys.
+            For a store: its UUID and framework version, where the model came from, each entity with its hierarchy, \
+            count, attributes and relationships (kind, inverse, delete rule, ordering, storage), join tables, external \
+            data, history and CloudKit tables, dangling references and schema drift. For a plist or archive: format, \
+            objects, depth, classes and top keys.
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -16,14 +19,12 @@ struct Inspect: AsyncParsableCommand {
     @Argument(help: "A Core Data store, property list or archive file.")
     var file: String
 
-    @Option(
-        help: "The store's model: .xcdatamodeld, .xcdatamodel, .momd or .mom (default: found beside the store, else its model cache, else inferred).")
-    var model: String?
+    @OptionGroup var modelOptions: ModelOptions
 
     func run() async throws {
         try CommandRunner.run(global, label: "inspect") { console in
             if try InputFile(path: file).readPrefix(16) == Array("SQLite format 3\0".utf8) {
-                return try StoreReport.print(try StoreInspection(CoreDataStore(path: file, modelPath: model)), console: console)
+                return try StoreReport.print(try StoreInspection(CoreDataStore(path: file, model: modelOptions.choice)), console: console)
             }
             let bytes = try InputFile.contents(of: file, limit: 1 << 30)
             let document: PlistDocument

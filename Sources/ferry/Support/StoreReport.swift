@@ -36,6 +36,7 @@ enum StoreReport {
         if !report.joinTables.isEmpty { console.line("join tables      \(report.joinTables.joined(separator: ", "))") }
         console.line("external data    \(report.externalDataFiles) files")
         console.line("history/CloudKit \(report.ancillaryTables.isEmpty ? "none" : report.ancillaryTables.joined(separator: ", "))")
+        if !report.ancillaryEntities.isEmpty { console.line("Core Data's own  \(report.ancillaryEntities.joined(separator: ", "))") }
         for (relationship, count) in report.danglingReferences.sorted(by: { $0.key < $1.key }) {
             console.warning("\(count) references of \(relationship) point to objects that do not exist")
         }

@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+/// The real files in `../shared/fixtures`: present on developer machines and always in CI.
+public enum SharedFixtures {
+    /// The fixtures folder, or `nil` (with a printed reason) when `../shared` is absent; in CI its absence is a failure.
+    public static var directory: String? {
+        guard let shared = TestEnvironment.sharedDirectory else {
+            if TestEnvironment.isCI { Issue.record("../shared/fixtures is missing; CI must have it beside the project") }
+            print("skipping: ../shared is not beside the project")
+            return nil
+        }
+        return "\(shared)/fixtures"
+    }
+
+    /// A path inside the fixtures folder, or `nil` when it is absent.
+    public static func path(_ relative: String) -> String? { directory.map { "\($0)/\(relative)" } }
+
+    /// The standard bench folder (`../shared/bench`), or `nil` when absent.
+    public static var benchDirectory: String? { TestEnvironment.sharedDirectory.map { "\($0)/bench" } }
+}
