@@ -229,11 +229,11 @@ public struct StoreSchema: Sendable {
                     used = known
                 } else {
                     used = Set(
-                        try Int.fetchAll(
+                        try DatabaseValue.fetchAll(
                             db,
                             sql:
                                 "SELECT DISTINCT Z_ENT FROM \(table.name.quotedDatabaseIdentifier) WHERE \(candidate.quotedDatabaseIdentifier) IS NOT NULL"
-                        ))
+                        ).compactMap { $0.integerValue.flatMap { Int(exactly: $0) } })
                     cache[table.name, default: [:]][candidate] = used
                 }
                 if !used.isEmpty, used.isSubset(of: Set(entityNumbers)) { best = best ?? candidate }

@@ -46,8 +46,12 @@ enum ModelLocator {
                 if best.fit.perfect { return LoadedModel(model: best.model, source: best.source, notes: best.notes) }
                 passedOver.append("\(path) does not match the store (\(best.fit.missing) entities or columns missing)")
             }
-            if let model = try cachedModel(files: files, db: db) {
-                return LoadedModel(model: model, source: .modelCache, notes: passedOver)
+            do {
+                if let model = try cachedModel(files: files, db: db) {
+                    return LoadedModel(model: model, source: .modelCache, notes: passedOver)
+                }
+            } catch let error as CoreDataError where error.code == .invalidModel {
+                passedOver.append("the store's model cache (Z_MODELCACHE) cannot be read (\(error.message)); passed over")
             }
             return inferred(metadata: metadata, schema: schema, notes: passedOver)
         }
@@ -55,10 +59,13 @@ enum ModelLocator {
 
     /// The model in the store's `Z_MODELCACHE` (raw DEFLATE of a keyed archive), if it has one.
     static func cachedModel(files: StoreFiles, db: Database) throws -> ManagedObjectModel? {
-        guard try db.tableExists("Z_MODELCACHE"), let blob = try Data.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1") else {
+        guard try db.tableExists("Z_MODELCACHE"),
+            let blob = try DatabaseValue.fetchOne(db, sql: "SELECT Z_CONTENT FROM Z_MODELCACHE LIMIT 1")?.bytesValue
+        else {
             return nil
         }
-        return try CompiledModelReader.read(try RawInflate.inflate(Array(blob)), file: "\(files.store) Z_MODELCACHE")
+        let source = "\(files.store) Z_MODELCACHE"
+        return try CompiledModelReader.read(try RawInflate.inflate(blob, source: source), file: source)
     }
 
     static func inferred(metadata: StoreMetadata, schema: SQLiteSchema, notes: [String]) -> LoadedModel {

@@ -14,10 +14,13 @@ extension ManagedObject {
             case .toMany(let targets): relationships.append(.init(key: name, value: .array(targets.map(\.jsonValue))))
             }
         }
-        return [
-            "entity": .string(entity), "pk": .integer(primaryKey), "uri": .string(uri),
-            "attributes": .object(JSONObject(attributes)), "relationships": .object(JSONObject(relationships)),
+        var members: [JSONObject.Member] = [
+            .init(key: "entity", value: .string(entity)), .init(key: "pk", value: .integer(primaryKey)), .init(key: "uri", value: .string(uri)),
+            .init(key: "attributes", value: .object(JSONObject(attributes))),
+            .init(key: "relationships", value: .object(JSONObject(relationships))),
         ]
+        if !problems.isEmpty { members.append(.init(key: "problems", value: .array(problems.map { .string($0) }))) }
+        return .object(JSONObject(members))
     }
 }
 

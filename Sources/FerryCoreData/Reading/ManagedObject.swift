@@ -13,6 +13,9 @@ public struct ManagedObject: Sendable {
     public var attributes: [(name: String, value: ObjectValue)]
     /// Relationships in model order.
     public var relationships: [(name: String, value: RelationshipValue)]
+    /// What is wrong with this object's stored data (a missing external file, a value of the wrong type, a key
+    /// that is not a number): reported for the object, never fatal.
+    public var problems: [String] = []
 
     /// The value of an attribute.
     public func attribute(_ name: String) -> ObjectValue? { attributes.first { $0.name == name }?.value }
@@ -78,4 +81,17 @@ public enum SQLiteValue: Sendable, Hashable {
     case real(Double)
     case text(String)
     case blob([UInt8])
+}
+
+extension SQLiteValue {
+    /// SQLite's name for the storage class.
+    public var typeName: String {
+        switch self {
+        case .null: "NULL"
+        case .integer: "INTEGER"
+        case .real: "REAL"
+        case .text: "TEXT"
+        case .blob: "BLOB"
+        }
+    }
 }

@@ -7,9 +7,14 @@ import GRDB
 /// One ordered scan of its table, with each to-many relationship merged in from a second scan ordered by the foreign key (or join-table column). Memory does not grow with the store.
 struct ObjectReader {
     let store: CoreDataStore
+    let decoder: ValueDecoder
+
+    init(store: CoreDataStore) {
+        self.store = store
+        decoder = ValueDecoder(files: store.files)
+    }
 
     func read(_ entity: StoreSchema.Entity, db: Database, _ body: (ManagedObject) throws -> Void) throws {
-        let decoder = ValueDecoder(files: store.files)
         let table = entity.table.quotedDatabaseIdentifier
         // Columns: Z_PK, attributes, then for each to-one relationship its key and (when needed) the target's entity.
         var select = ["t.Z_PK"]
@@ -68,41 +73,76 @@ struct ObjectReader {
             }
         }
         let sql = "SELECT \(select.joined(separator: ", ")) FROM \(table) AS t \(joins.joined(separator: " ")) WHERE t.Z_ENT = ? ORDER BY t.Z_PK"
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: [entity.number])
         let entityName = entity.description.name
-        while let row = try rows.next() {
-            let primaryKey: Int64 = row[0]
-            var object = ManagedObject(
-                entity: entityName, primaryKey: primaryKey, uri: store.uri(entity: entityName, primaryKey: primaryKey), attributes: [],
-                relationships: [])
-            object.attributes.reserveCapacity(attributeSlots.count)
-            for (attribute, index) in attributeSlots {
-                let value = index.map { decoder.decode(row[$0] as DatabaseValue, as: attribute.description) } ?? .null
-                object.attributes.append((attribute.description.name, value))
-            }
-            var toOneIterator = toOneSlots.makeIterator()
-            var toManyIterator = toMany.makeIterator()
-            for relationship in entity.relationships {
-                switch relationship.storage {
-                case .foreignKey:
-                    guard let slot = toOneIterator.next() else { continue }
-                    let key: Int64? = row[slot.key]
-                    let target = key.map { key -> ObjectReference in
-                        let number: Int? = slot.entity.flatMap { row[$0] }
-                        return reference(to: key, number: number, relationship: relationship)
-                    }
-                    object.relationships.append((relationship.description.name, .toOne(target)))
-                case .inverseForeignKey, .joinTable:
-                    guard let (_, cursor) = toManyIterator.next() else { continue }
-                    let links = try cursor.links(for: primaryKey)
-                    object.relationships.append(
-                        (relationship.description.name, .toMany(links.map { reference(to: $0.key, number: $0.entity, relationship: relationship) })))
-                case .missing:
-                    continue
+        var lastKey: Int64?
+        do {
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: [entity.number])
+            while let row = try rows.next() {
+                guard let primaryKey = row.value(at: 0).integerValue else {
+                    throw CoreDataError(
+                        .corrupt,
+                        "\(store.files.store): table \(entity.table) has a \(entityName) row whose Z_PK is \(row.value(at: 0))"
+                            + (lastKey.map { " (after Z_PK \($0))" } ?? "") + "; Z_PK must be an integer")
                 }
+                lastKey = primaryKey
+                try body(try object(row, primaryKey: primaryKey, entity: entity, attributes: attributeSlots, toOne: toOneSlots, toMany: toMany))
             }
-            try body(object)
+        } catch let error as DatabaseError {
+            throw CoreDataError(
+                .corrupt,
+                "\(store.files.store): SQLite failed reading table \(entity.table) (entity \(entityName))"
+                    + (lastKey.map { " after Z_PK \($0)" } ?? "") + ": \(error.message ?? "\(error.resultCode)")", cause: error)
         }
+    }
+
+    /// Builds one object from its row and the to-many cursors.
+    private func object(
+        _ row: Row, primaryKey: Int64, entity: StoreSchema.Entity, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
+        toOne toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)],
+        toMany: [(relationship: StoreSchema.Relationship, cursor: LinkCursor)]
+    ) throws -> ManagedObject {
+        let entityName = entity.description.name
+        var object = ManagedObject(
+            entity: entityName, primaryKey: primaryKey, uri: store.uri(entity: entityName, primaryKey: primaryKey), attributes: [],
+            relationships: [])
+        object.attributes.reserveCapacity(attributeSlots.count)
+        for (attribute, index) in attributeSlots {
+            let value = index.map { decoder.decode(row.value(at: $0), as: attribute.description) } ?? .null
+            switch value {
+            case .unexpected(let raw):
+                object.problems.append("\(attribute.description.name): stored as \(raw.typeName), not as a \(attribute.description.type.xmlName)")
+            case .externalData(let external) where external.size == nil:
+                object.problems.append("\(attribute.description.name): external data file \(external.uuid) is missing")
+            default: break
+            }
+            object.attributes.append((attribute.description.name, value))
+        }
+        var toOneIterator = toOneSlots.makeIterator()
+        var toManyIterator = toMany.makeIterator()
+        for relationship in entity.relationships {
+            switch relationship.storage {
+            case .foreignKey:
+                guard let slot = toOneIterator.next() else { continue }
+                let stored = row.value(at: slot.key)
+                let key = stored.integerValue
+                if key == nil, !stored.isNull {
+                    object.problems.append("\(relationship.description.name): the stored key \(stored) is not a primary key")
+                }
+                let target = key.map { key -> ObjectReference in
+                    let number = slot.entity.flatMap { row.value(at: $0).integerValue }.flatMap { Int(exactly: $0) }
+                    return reference(to: key, number: number, relationship: relationship)
+                }
+                object.relationships.append((relationship.description.name, .toOne(target)))
+            case .inverseForeignKey, .joinTable:
+                guard let (_, cursor) = toManyIterator.next() else { continue }
+                let links = try cursor.links(for: primaryKey)
+                object.relationships.append(
+                    (relationship.description.name, .toMany(links.map { reference(to: $0.key, number: $0.entity, relationship: relationship) })))
+            case .missing:
+                continue
+            }
+        }
+        return object
     }
 
     /// A reference to a target in a relationship's destination hierarchy.
@@ -129,7 +169,9 @@ final class LinkCursor {
         while true {
             if pending == nil, !finished {
                 if let row = try rows.next() {
-                    pending = (row[0], row[1], row[2])
+                    // A link whose keys are not integers cannot name objects: skip it.
+                    guard let owner = row.value(at: 0).integerValue, let key = row.value(at: 1).integerValue else { continue }
+                    pending = (owner, key, row.value(at: 2).integerValue.flatMap { Int(exactly: $0) })
                 } else {
                     finished = true
                 }

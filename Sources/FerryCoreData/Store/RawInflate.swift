@@ -5,10 +5,12 @@ import CZlib
 /// zlib through a tiny shim: Foundation has no raw-deflate API on Linux.
 enum RawInflate {
     /// The inflated bytes.
-    /// - Parameter limit: the most bytes to produce; larger output is refused (a compression bomb).
-    static func inflate(_ input: [UInt8], limit: Int = 256 << 20) throws(CoreDataError) -> [UInt8] {
+    /// - Parameters:
+    ///   - source: what to name in errors (the store and table).
+    ///   - limit: the most bytes to produce; larger output is refused (a compression bomb).
+    static func inflate(_ input: [UInt8], source: String, limit: Int = 256 << 20) throws(CoreDataError) -> [UInt8] {
         var stream = z_stream()
-        guard CZlib_inflateInitRaw(&stream) == Z_OK else { throw CoreDataError(.corrupt, "zlib could not start inflating") }
+        guard CZlib_inflateInitRaw(&stream) == Z_OK else { throw CoreDataError(.invalidModel, "\(source): zlib could not start inflating") }
         defer { inflateEnd(&stream) }
         var output = [UInt8]()
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -32,7 +34,10 @@ enum RawInflate {
         }
         guard status == Z_OK else {
             throw CoreDataError(
-                .corrupt, status == Z_MEM_ERROR ? "the model cache inflates past \(limit) bytes" : "the model cache is not valid DEFLATE data")
+                .invalidModel,
+                status == Z_MEM_ERROR
+                    ? "\(source): inflates past \(limit) bytes (refused as a compression bomb)"
+                    : "\(source): not raw DEFLATE data (zlib status \(status) after \(stream.total_in) input bytes)")
         }
         return output
     }

@@ -40,8 +40,8 @@ public struct StoreMetadata: Sendable {
         guard let row = try Row.fetchOne(db, sql: "SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1") else {
             throw CoreDataError(.corrupt, "\(store): Z_METADATA is empty")
         }
-        uuid = row["Z_UUID"] ?? ""
-        let plistBytes: [UInt8] = (row["Z_PLIST"] as Data?).map(Array.init) ?? []
+        uuid = row.value(at: 0).textValue ?? ""
+        let plistBytes = row.value(at: 1).bytesValue ?? []
         do {
             plist = plistBytes.isEmpty ? .dictionary([]) : try PlistDocument(bytes: plistBytes).value()
         } catch {
@@ -58,9 +58,21 @@ public struct StoreMetadata: Sendable {
             for value in values { if case .string(let text) = value { identifiers.append(text) } }
         }
         versionIdentifiers = identifiers
-        entityRows = try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT").map { row in
-            EntityRow(number: row[0] ?? 0, name: row[1] ?? "", superNumber: row[2] ?? 0, maxPrimaryKey: row[3] ?? 0)
+        var rows: [EntityRow] = []
+        for row in try Row.fetchAll(db, sql: "SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT") {
+            guard let number = row.value(at: 0).integerValue, let name = row.value(at: 1).textValue, !name.isEmpty,
+                let parsed = Int(exactly: number)
+            else {
+                throw CoreDataError(
+                    .corrupt,
+                    "\(store): Z_PRIMARYKEY has a row without an entity number and name (Z_ENT \(row.value(at: 0)), Z_NAME \(row.value(at: 1)))")
+            }
+            rows.append(
+                EntityRow(
+                    number: parsed, name: name, superNumber: row.value(at: 2).integerValue.flatMap { Int(exactly: $0) } ?? 0,
+                    maxPrimaryKey: row.value(at: 3).integerValue ?? 0))
         }
+        entityRows = rows
     }
 }
 
@@ -79,8 +91,8 @@ struct SQLiteSchema: Sendable {
     init(_ db: Database) throws {
         let names = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
         for name in names {
-            let columns = try Row.fetchAll(db, sql: "PRAGMA table_info(\(name.quotedDatabaseIdentifier))").map { row -> (String, String) in
-                (row["name"] ?? "", (row["type"] as String? ?? "").uppercased())
+            let columns = try Row.fetchAll(db, sql: "SELECT name, type FROM pragma_table_info(?)", arguments: [name]).map { row -> (String, String) in
+                (row.value(at: 0).textValue ?? "", (row.value(at: 1).textValue ?? "").uppercased())
             }
             let indexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", arguments: [name])
             tables[name] = Table(name: name, columns: columns, columnSet: Set(columns.map(\.0)), indexes: indexes)
