@@ -47,8 +47,11 @@ let package = Package(
             name: "FerryBundle",
             dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
         ),
-        // Builders for records, NDJSON inputs and bundles, used by the tests.
-        .target(name: "FerryTesting", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive"]),
+        // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
+        .target(
+            name: "FerryTesting",
+            dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // The command-line tool: parses, calls the library, prints.
         .executableTarget(
             name: "ferry",

@@ -35,7 +35,8 @@ public final class CoreDataStore: @unchecked Sendable {
         (metadata, sqlite, model, schema) = try connection.read { db in
             let metadata = try StoreMetadata(db, store: files.store)
             let sqlite = try SQLiteSchema(db)
-            let model = try ModelLocator.load(choice, files: files, metadata: metadata, schema: sqlite, db: db)
+            var model = try ModelLocator.load(choice, files: files, metadata: metadata, schema: sqlite, db: db)
+            model.notes += model.model.notes
             let schema = try StoreSchema(model: model.model, metadata: metadata, sqlite: sqlite, db: db)
             return (metadata, sqlite, model, schema)
         }

@@ -89,7 +89,9 @@ import Testing
         var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: copy)))
         // Overwrite every page after the first few with noise: b-tree pages become unreadable.
         var generator = SystemRandomNumberGenerator()
-        for index in stride(from: 4096 * 3, to: bytes.count, by: 1) where index % 4096 < 2048 { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
+        for index in stride(from: 4096 * 3, to: bytes.count, by: 1) where index % 4096 < 2048 {
+            bytes[index] = UInt8.random(in: 0...255, using: &generator)
+        }
         try Data(bytes).write(to: URL(fileURLWithPath: copy))
         let error = failure(copy)
         #expect(code(error) == "coredata.corrupt" || code(error) == "coredata.not-core-data")

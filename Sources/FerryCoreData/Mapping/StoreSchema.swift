@@ -116,7 +116,13 @@ public struct StoreSchema: Sendable {
             }
             return current
         }
-        func rootTable(of row: StoreMetadata.EntityRow) -> String { "Z" + rootRow(of: row).name.uppercased() }
+        let rootTables = try SchemaInference.rootTables(rows: rows, schema: sqlite, db: db) { row in
+            Self.tableCandidates(storeName: row.name, entity: numbered.first { $0.row.number == row.number }?.entity)
+        }
+        func rootTable(of row: StoreMetadata.EntityRow) -> String {
+            let root = rootRow(of: row)
+            return rootTables[root.number] ?? "Z" + root.name.uppercased()
+        }
 
         var explained: [String: Set<String>] = [:]
         var joinTables: Set<String> = []
@@ -243,6 +249,17 @@ public struct StoreSchema: Sendable {
         return nil
     }
 
+    /// The names a root entity's table may have: `Z` + its store name, or (renamed) + its model name or renaming identifier.
+    static func tableCandidates(storeName: String, entity: EntityDescription?) -> [String] {
+        [storeName, entity?.name, entity?.renamingIdentifier].compactMap { $0 }.map { "Z" + $0.uppercased() }
+    }
+
+    /// The table of a root entity among its candidate names (without looking at rows).
+    static func tableName(storeName: String, entity: EntityDescription?, sqlite: SQLiteSchema) -> String {
+        let candidates = tableCandidates(storeName: storeName, entity: entity)
+        return candidates.first { sqlite.tables[$0] != nil } ?? candidates[0]
+    }
+
     /// The join table of a many-to-many (or inverse-less to-many) relationship, found by introspection: for a
     /// relationship R on E with inverse I on D, the table is `Z_<nE><R>` or `Z_<nD><I>` (plus a collision suffix), with
     /// the E side in column `Z_<nE><I>` and the D side in `Z_<nD><R>`, where the numbers are those of the entities
@@ -264,18 +281,33 @@ public struct StoreSchema: Sendable {
         for base in names { names += (1...9).map { "\(base)\($0)" } }
         for name in names {
             guard let table = sqlite.tables[name] else { continue }
-            var source = sourceColumn
-            var target = destinationColumn
-            if !table.columnSet.contains(source) || !table.columnSet.contains(target) {
-                // Inverse-less relationships and collisions: take the two key columns by their entity numbers.
-                let keys = table.columns.map(\.name).filter { !$0.hasPrefix("Z_FOK_") }
-                guard keys.count == 2 else { continue }
-                if keys[0].hasPrefix("Z_\(nE)") { (source, target) = (keys[0], keys[1]) } else { (source, target) = (keys[1], keys[0]) }
-            }
+            guard let (source, target) = keyColumns(of: table, expected: (sourceColumn, destinationColumn), relationship: r, nE: nE, nD: nD)
+            else { continue }
             let order = "Z_FOK_" + target.dropFirst(2)
             let orderColumn = relationship.isOrdered && table.columnSet.contains(String(order)) ? String(order) : nil
             return .joinTable(table: name, sourceColumn: source, destinationColumn: target, orderColumn: orderColumn)
         }
         return .missing("no join table \(names.prefix(2).joined(separator: " or "))")
+    }
+
+    /// The (source, destination) key columns of a join table: the expected names when both are there, else by rule —
+    /// `REFLEXIVE` is always the destination side; columns `Z_<n>…` belong to entity `n`; between two columns of the
+    /// same entity, the one named after the relationship (`Z_<n><R>`) holds the destination, as in a many-to-many table.
+    static func keyColumns(of table: SQLiteSchema.Table, expected: (String, String), relationship r: String, nE: Int, nD: Int) -> (String, String)? {
+        if expected.0 != expected.1, table.columnSet.contains(expected.0), table.columnSet.contains(expected.1) { return expected }
+        let keys = table.columns.map(\.name).filter { !$0.hasPrefix("Z_FOK_") }
+        guard keys.count == 2 else { return nil }
+        let (first, second) = (keys[0], keys[1])
+        if second == "REFLEXIVE" { return (first, second) }
+        if first == "REFLEXIVE" { return (second, first) }
+        let firstIsE = SchemaInference.column(first, belongsTo: nE)
+        let secondIsE = SchemaInference.column(second, belongsTo: nE)
+        if nE != nD {
+            if firstIsE && !secondIsE { return (first, second) }
+            if secondIsE && !firstIsE { return (second, first) }
+        }
+        if first == "Z_\(nD)\(r)" { return (second, first) }
+        if second == "Z_\(nD)\(r)" { return (first, second) }
+        return (first, second)
     }
 }

@@ -4,6 +4,8 @@ public struct ManagedObjectModel: Sendable {
     public var entities: [EntityDescription]
     /// The model's version identifiers.
     public var versionIdentifiers: [String]
+    /// What a user should know about the model as read (types Ferry does not know, …).
+    public var notes: [String] = []
 
     /// Creates a model.
     public init(entities: [EntityDescription], versionIdentifiers: [String] = []) {

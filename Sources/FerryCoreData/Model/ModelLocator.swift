@@ -35,7 +35,7 @@ enum ModelLocator {
             }
             return LoadedModel(model: model, source: .modelCache, notes: [])
         case .inferred:
-            return inferred(metadata: metadata, schema: schema, notes: [])
+            return try inferred(metadata: metadata, schema: schema, db: db, notes: [])
         case .automatic:
             // Model files beside the store (or one folder up), used when they fit the store exactly.
             var passedOver: [String] = []
@@ -53,7 +53,7 @@ enum ModelLocator {
             } catch let error as CoreDataError where error.code == .invalidModel {
                 passedOver.append("the store's model cache (Z_MODELCACHE) cannot be read (\(error.message)); passed over")
             }
-            return inferred(metadata: metadata, schema: schema, notes: passedOver)
+            return try inferred(metadata: metadata, schema: schema, db: db, notes: passedOver)
         }
     }
 
@@ -68,10 +68,12 @@ enum ModelLocator {
         return try CompiledModelReader.read(try RawInflate.inflate(blob, source: source), file: source)
     }
 
-    static func inferred(metadata: StoreMetadata, schema: SQLiteSchema, notes: [String]) -> LoadedModel {
-        LoadedModel(
-            model: SchemaInference.infer(metadata: metadata, schema: schema), source: .inferred,
-            notes: notes + ["no model was used: entity, attribute and relationship names and types are guessed from the SQLite schema"])
+    static func inferred(metadata: StoreMetadata, schema: SQLiteSchema, db: Database, notes: [String]) throws -> LoadedModel {
+        let (model, inferenceNotes) = try SchemaInference.infer(metadata: metadata, schema: schema, db: db)
+        return LoadedModel(
+            model: model, source: .inferred,
+            notes: notes + ["no model was used: entity, attribute and relationship names and types are guessed from the SQLite schema"]
+                + inferenceNotes)
     }
 
     /// Model bundles and files in the store's folder and the folder above.
@@ -191,7 +193,7 @@ enum ModelLocator {
             fit.matched += 1
             let root = model.ancestry(of: entity).last ?? entity
             let rootRow = rows.first { model.entity(forStoreName: $0.name)?.name == root.name }
-            guard let table = schema.tables["Z" + (rootRow?.name ?? root.name).uppercased()] else {
+            guard let table = schema.tables[StoreSchema.tableName(storeName: rootRow?.name ?? root.name, entity: root, sqlite: schema)] else {
                 fit.missing += 1
                 continue
             }

@@ -9,6 +9,8 @@ enum ModelXMLReader {
         var entities: [EntityDescription] = []
         var current: EntityDescription?
         var sawModel = false
+        var notes: [String] = []
+        var versionIdentifiers: [String] = []
         do {
             while let token = try scanner.next() {
                 guard case .start(let name, let attributes, _) = token else {
@@ -22,6 +24,7 @@ enum ModelXMLReader {
                 switch name {
                 case "model":
                     sawModel = true
+                    if let identifier = attribute("userDefinedModelVersionIdentifier"), !identifier.isEmpty { versionIdentifiers = [identifier] }
                 case "entity":
                     guard let entityName = attribute("name") else { throw CoreDataError(.invalidModel, "\(file): an <entity> has no name") }
                     current = EntityDescription(
@@ -30,8 +33,11 @@ enum ModelXMLReader {
                 case "attribute" where scanner.depth <= 3 && current != nil:
                     guard let attributeName = attribute("name") else { throw CoreDataError(.invalidModel, "\(file): an <attribute> has no name") }
                     let typeName = attribute("attributeType") ?? "Undefined"
-                    guard let type = AttributeType(xmlName: typeName) else {
-                        throw CoreDataError(.invalidModel, "\(file): attribute \(attributeName) has unknown type \"\(typeName)\"")
+                    let type = AttributeType(xmlName: typeName) ?? .undefined
+                    if AttributeType(xmlName: typeName) == nil {
+                        notes.append(
+                            "\(current?.name ?? "?").\(attributeName) has a type Ferry does not know (\"\(typeName)\"); its values are kept as stored"
+                        )
                     }
                     current?.attributes.append(
                         AttributeDescription(
@@ -64,6 +70,8 @@ enum ModelXMLReader {
             throw CoreDataError(.invalidModel, "\(file): \(error)")
         }
         guard sawModel else { throw CoreDataError(.invalidModel, "\(file): not a Core Data model (no <model> element)") }
-        return ManagedObjectModel(entities: entities)
+        var model = ManagedObjectModel(entities: entities, versionIdentifiers: versionIdentifiers)
+        model.notes = notes
+        return model
     }
 }
