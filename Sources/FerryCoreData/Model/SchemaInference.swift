@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
 
-/// Guesses a model from a store's SQLite schema alone, when no model can be found. Nothing stored is dropped: every
-/// column becomes an attribute or a relationship, every join table a to-many relationship.
+/// Guesses a model from a store's SQLite schema alone, when no model can be found.
+///
+/// Nothing stored is dropped: every column becomes an attribute or a relationship, every join table a to-many
+/// relationship.
 ///
 /// - Entities and their hierarchy come from `Z_PRIMARYKEY`; a root whose `Z` + name table is missing (a renamed
 ///   entity) gets the unclaimed entity table whose rows carry its `Z_ENT`.

@@ -215,7 +215,9 @@ public final class CoreDataStoreBuilder {
         try db.execute(sql: "INSERT INTO Z_METADATA VALUES (1, ?, ?)", arguments: [storeUUID, Data(metadataPlist())])
     }
 
-    /// `Z_METADATA.Z_PLIST` (formats.md §1.3). The hashes are SHA-256 of the entity names, not Core Data's own.
+    /// The metadata plist, `Z_METADATA.Z_PLIST` (formats.md §1.3).
+    ///
+    /// The version hashes are SHA-256 of the entity names, not Core Data's own.
     private func metadataPlist() -> [UInt8] {
         let hashes = layout.ordered.map { entity in
             PlistValue.Entry(key: entity.name, value: .data(SHA256Hasher.digest(Array(entity.name.utf8)).bytes))
