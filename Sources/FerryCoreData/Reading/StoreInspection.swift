@@ -13,6 +13,7 @@ public struct StoreInspection: Sendable {
         public var table: String
         /// Rows of this concrete entity.
         public var count: Int
+        /// Attributes declared by this entity: name, model type (with external storage, transformer, derivation), column.
         public var attributes: [(name: String, type: String, column: String?)]
         public var relationships:
             [(name: String, kind: String, destination: String, inverse: String?, deleteRule: String, ordered: Bool, storage: String)]
@@ -57,7 +58,7 @@ public struct StoreInspection: Sendable {
                     attributes: entity.attributes.filter { attribute in
                         entity.description.attributes.contains { $0.name == attribute.description.name }
                     }
-                    .map { ($0.description.name, $0.description.type.xmlName, $0.column) },
+                    .map { ($0.description.name, Self.describe($0.description), $0.column) },
                     relationships: entity.relationships.filter { relationship in
                         entity.description.relationships.contains { $0.name == relationship.description.name }
                     }.map { relationship in
@@ -84,6 +85,15 @@ public struct StoreInspection: Sendable {
         }
         entities = reports
         danglingReferences = dangling
+    }
+
+    static func describe(_ attribute: AttributeDescription) -> String {
+        var details: [String] = []
+        if attribute.allowsExternalStorage == true { details.append("external storage allowed") }
+        if let transformer = attribute.valueTransformerName { details.append("transformer \(transformer)") }
+        if attribute.isDerived { details.append("derived") }
+        if attribute.isTransient { details.append("transient") }
+        return attribute.type.xmlName + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
     }
 
     static func describe(_ storage: StoreSchema.Storage) -> String {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryCore
 import FerryCoreData
+import Foundation
 
 /// `ferry dump`: a store's objects as NDJSON.
 struct Dump: AsyncParsableCommand {
@@ -24,20 +25,42 @@ struct Dump: AsyncParsableCommand {
 
     func run() async throws {
         try CommandRunner.run(global, label: "dump") { console in
+            let started = Date()
             let opened = try CoreDataStore(path: store, model: modelOptions.choice)
             for note in opened.model.notes { console.warning(note) }
-            var count = 0
+            var counts: [String: Int] = [:]
+            var total = 0
+            var problems = 0
             var json = JSONWriter(capacity: 4096)
             try opened.forEachObject(entity: entity) { object in
                 json.reset()
-                json.value(object.jsonValue)
+                if console.json {
+                    var line = object.jsonValue.objectValue ?? [:]
+                    line["message_type"] = "object"
+                    json.value(.object(line))
+                } else {
+                    json.value(object.jsonValue)
+                }
                 json.byte(UInt8(ascii: "\n"))
                 try json.bytes.withUnsafeBytes { try console.raw($0) }
-                count += 1
-                if count % 10_000 == 0 { console.progress("dumping \(store): \(count) objects") }
+                counts[object.entity, default: 0] += 1
+                total += 1
+                problems += object.problems.count
+                if total % 10_000 == 0 { console.progress("dumping \(store): \(total) objects") }
             }
             console.flush()
-            console.logger.info("dumped \(count) objects")
+            let seconds = Date().timeIntervalSince(started)
+            console.message(
+                "summary",
+                [
+                    "store": .string(store), "model_source": .string(opened.model.source.kind), "objects": .integer(Int64(total)),
+                    "problems": .integer(Int64(problems)), "seconds": .number(seconds),
+                    "entities": .object(JSONObject(counts.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: .integer(Int64($0.value))) })),
+                ])
+            let perEntity = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            console.note(
+                "dumped \(total) objects (\(perEntity.isEmpty ? "none" : perEntity)) from \(store) in \(Formatting.seconds(since: started))"
+                    + (problems > 0 ? "; \(problems) problems (see \"problems\" in the objects)" : ""))
             return ExitCodes.success
         }
     }
