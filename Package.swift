@@ -90,6 +90,8 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
         ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
         ("FuzzPlist", ["FerryPlist", "FerryTesting"]),
         ("FuzzKeyedArchive", ["FerryPlist"]),
+        ("FuzzModelXML", ["FerryCoreData"]),
+        ("FuzzCompiledModel", ["FerryCoreData"]),
     ] {
         package.targets.append(
             .executableTarget(

@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 import Testing
 
 @Suite struct JSONParserTests {
@@ -103,5 +104,17 @@ import Testing
         writer.byte(UInt8(ascii: ","))
         writer.double(.infinity)
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "null,null")
+    }
+}
+
+@Suite struct JSONWriterBase64Tests {
+    @Test func writesTheSameBase64AsFoundation() throws {
+        var generator = SystemRandomNumberGenerator()
+        for length in Array(0...9) + [57, 58, 59, 300, 4096] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var writer = JSONWriter()
+            writer.base64(bytes)
+            #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"\(Data(bytes).base64EncodedString())\"")
+        }
     }
 }

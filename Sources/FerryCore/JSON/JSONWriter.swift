@@ -21,6 +21,50 @@ public struct JSONWriter: Sendable {
     /// Appends one byte of JSON punctuation.
     public mutating func byte(_ value: UInt8) { bytes.append(value) }
 
+    /// Appends bytes that are already valid JSON (a pre-escaped key, a literal).
+    public mutating func raw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
+
+    /// Lets a formatter append already valid JSON in place (no intermediate string).
+    public mutating func appendRaw(_ body: (inout [UInt8]) -> Void) { body(&bytes) }
+
+    /// Appends bytes as a quoted standard base64 string with padding (RFC 4648 §4), without an intermediate string.
+    public mutating func base64(_ data: [UInt8]) {
+        data.withUnsafeBufferPointer { base64($0) }
+    }
+
+    /// Appends bytes as a quoted standard base64 string with padding.
+    public mutating func base64(_ data: UnsafeBufferPointer<UInt8>) {
+        let count = data.count
+        let encoded = (count + 2) / 3 * 4
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "\""), count: encoded + 2))
+        Self.base64Alphabet.withUnsafeBufferPointer { table in
+            bytes.withUnsafeMutableBufferPointer { output in
+                var out = start + 1
+                var index = 0
+                while index + 3 <= count {
+                    let chunk = UInt32(data[index]) << 16 | UInt32(data[index + 1]) << 8 | UInt32(data[index + 2])
+                    output[out] = table[Int(chunk >> 18 & 0x3F)]
+                    output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
+                    output[out + 2] = table[Int(chunk >> 6 & 0x3F)]
+                    output[out + 3] = table[Int(chunk & 0x3F)]
+                    out += 4
+                    index += 3
+                }
+                let rest = count - index
+                if rest > 0 {
+                    let chunk = UInt32(data[index]) << 16 | (rest == 2 ? UInt32(data[index + 1]) << 8 : 0)
+                    output[out] = table[Int(chunk >> 18 & 0x3F)]
+                    output[out + 1] = table[Int(chunk >> 12 & 0x3F)]
+                    output[out + 2] = rest == 2 ? table[Int(chunk >> 6 & 0x3F)] : UInt8(ascii: "=")
+                    output[out + 3] = UInt8(ascii: "=")
+                }
+            }
+        }
+    }
+
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
     /// Appends a string literal with escapes.
     public mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))

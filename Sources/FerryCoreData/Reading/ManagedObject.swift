@@ -7,8 +7,10 @@ public struct ManagedObject: Sendable {
     public var entity: String
     /// `Z_PK`.
     public var primaryKey: Int64
+    /// The store's UUID (`Z_UUID`), the host part of object-ID URIs.
+    public var storeUUID: String
     /// The object-ID URI, `x-coredata://<store UUID>/<Entity>/p<pk>`.
-    public var uri: String
+    public var uri: String { "x-coredata://\(storeUUID)/\(entity)/p\(primaryKey)" }
     /// Attribute values in model order (inherited first).
     public var attributes: [(name: String, value: ObjectValue)]
     /// Relationships in model order.
@@ -26,9 +28,14 @@ public struct ManagedObject: Sendable {
 
 /// A reference to another object.
 public struct ObjectReference: Sendable, Hashable {
+    /// The target's concrete entity.
     public var entity: String
+    /// The target's `Z_PK`.
     public var primaryKey: Int64
-    public var uri: String
+    /// The store's UUID.
+    public var storeUUID: String
+    /// The target's object-ID URI.
+    public var uri: String { "x-coredata://\(storeUUID)/\(entity)/p\(primaryKey)" }
 }
 
 /// A relationship's value.

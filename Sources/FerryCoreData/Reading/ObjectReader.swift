@@ -103,7 +103,7 @@ struct ObjectReader {
     ) throws -> ManagedObject {
         let entityName = entity.description.name
         var object = ManagedObject(
-            entity: entityName, primaryKey: primaryKey, uri: store.uri(entity: entityName, primaryKey: primaryKey), attributes: [],
+            entity: entityName, primaryKey: primaryKey, storeUUID: store.metadata.uuid, attributes: [],
             relationships: [])
         object.attributes.reserveCapacity(attributeSlots.count)
         for (attribute, index) in attributeSlots {
@@ -149,7 +149,7 @@ struct ObjectReader {
     private func reference(to key: Int64, number: Int?, relationship: StoreSchema.Relationship) -> ObjectReference {
         let entityNumber = number ?? relationship.destinationNumbers.first ?? 0
         let name = store.schema.entity(number: entityNumber)?.description.name ?? relationship.description.destination
-        return ObjectReference(entity: name, primaryKey: key, uri: store.uri(entity: name, primaryKey: key))
+        return ObjectReference(entity: name, primaryKey: key, storeUUID: store.metadata.uuid)
     }
 }
 

@@ -21,10 +21,6 @@ extension PlistValue {
 
     /// Seconds since 2001 as an ISO 8601 UTC time, with fractional seconds when there are any.
     public static func iso8601(_ secondsSince2001: Double) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions =
-            secondsSince2001.rounded() == secondsSince2001
-            ? [.withInternetDateTime] : [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSinceReferenceDate: secondsSince2001))
+        ISO8601Timestamp.string(secondsSince2001: secondsSince2001)
     }
 }

@@ -28,26 +28,11 @@ struct Dump: AsyncParsableCommand {
             let started = Date()
             let opened = try CoreDataStore(path: store, model: modelOptions.choice)
             for note in opened.model.notes { console.warning(note) }
-            var counts: [String: Int] = [:]
-            var total = 0
-            var problems = 0
-            var json = JSONWriter(capacity: 4096)
-            try opened.forEachObject(entity: entity) { object in
-                json.reset()
-                if console.json {
-                    var line = object.jsonValue.objectValue ?? [:]
-                    line["message_type"] = "object"
-                    json.value(.object(line))
-                } else {
-                    json.value(object.jsonValue)
-                }
-                json.byte(UInt8(ascii: "\n"))
-                try json.bytes.withUnsafeBytes { try console.raw($0) }
-                counts[object.entity, default: 0] += 1
-                total += 1
-                problems += object.problems.count
-                if total % 10_000 == 0 { console.progress("dumping \(store): \(total) objects") }
-            }
+            let summary = try StoreDump.run(
+                opened, entity: entity, messageType: console.json ? "object" : nil,
+                write: { bytes in try bytes.withUnsafeBytes { try console.raw($0) } },
+                progress: { count in console.progress("dumping \(store): \(count) objects") })
+            let (counts, total, problems) = (summary.counts, summary.total, summary.problems)
             console.flush()
             let seconds = Date().timeIntervalSince(started)
             console.message(
