@@ -1,7 +1,9 @@
 import FerryCore
 
-/// Dumps a store's objects as JSON Lines: read in one consistent snapshot on the calling thread, encoded on worker
-/// threads in batches, written in order. Memory stays bounded by the batches in flight.
+/// Dumps a store's objects as JSON Lines.
+///
+/// Objects are read in one consistent snapshot on the calling thread, encoded on worker threads in batches, and
+/// written in order. Memory stays bounded by the batches in flight.
 public enum StoreDump {
     /// What a dump wrote.
     public struct Summary: Sendable {
