@@ -67,6 +67,13 @@ import Testing
         #expect(beetle.attribute("sketch") == .opaque([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10]))
         #expect(beetle.problems.isEmpty)
 
+        // A derived attribute is a plain column; a type Ferry does not know is kept raw, with a note, not a problem.
+        let ada = try #require(byKey["Person/\(handles.ada.primaryKey)"])
+        #expect(ada.attribute("nameLength") == .integer(3))
+        #expect(ada.attribute("embedding") == .raw(.blob([0, 0, 128, 63])))
+        #expect(ada.problems.isEmpty)
+        #expect(summary.store.model.notes.contains { $0.contains("Person.embedding") && $0.contains("Vector") })
+
         let unimog = try #require(byKey["Truck/\(handles.unimog.primaryKey)"])
         #expect(unimog.attribute("added") == .date(500_000_000))  // stored as INTEGER
         #expect(unimog.attribute("color") == .integer(3))  // the sibling's ZCOLOR1 column

@@ -67,8 +67,11 @@ public enum ObjectValue: Sendable, Hashable {
     case plist(PlistValue)
     /// A Transformable attribute with a custom encoding: the bytes as stored.
     case opaque([UInt8])
-    /// A value whose storage does not match the model type (kept as SQLite gave it).
+    /// A value whose storage does not match the model type (kept as SQLite gave it; reported as a problem).
     case unexpected(SQLiteValue)
+    /// A value of a type Ferry does not interpret (Undefined, ObjectID, Composite, a type the model names that Ferry
+    /// does not know): kept as SQLite stores it.
+    case raw(SQLiteValue)
 }
 
 /// Binary data kept in a file beside the store.

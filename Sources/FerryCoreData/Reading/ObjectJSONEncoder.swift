@@ -167,26 +167,31 @@ public struct ObjectJSONEncoder {
             writer.raw(#"{"opaque":"#)
             writer.base64(bytes)
             writer.byte(UInt8(ascii: "}"))
-        case .unexpected(let raw):
-            switch raw {
-            case .null: writer.raw("null")
-            case .integer(let number):
-                writer.raw(#"{"unexpected":"#)
-                writer.integer(number)
-                writer.byte(UInt8(ascii: "}"))
-            case .real(let number):
-                writer.raw(#"{"unexpected":"#)
-                if number.isFinite { writer.double(number) } else { writer.string("\(number)") }
-                writer.byte(UInt8(ascii: "}"))
-            case .text(let text):
-                writer.raw(#"{"unexpected":"#)
-                writer.string(text)
-                writer.byte(UInt8(ascii: "}"))
-            case .blob(let bytes):
-                writer.raw(#"{"unexpected":{"base64":"#)
-                writer.base64(bytes)
-                writer.raw("}}")
-            }
+        case .unexpected(let raw): writeTagged("unexpected", raw, into: &writer)
+        case .raw(let raw): writeTagged("raw", raw, into: &writer)
         }
+    }
+
+    /// `{"<tag>": value}` for a value kept as SQLite stores it (`null` stays `null`).
+    private static func writeTagged(_ tag: StaticString, _ raw: SQLiteValue, into writer: inout JSONWriter) {
+        if case .null = raw {
+            writer.raw("null")
+            return
+        }
+        writer.raw(#"{""#)
+        writer.raw(tag)
+        writer.raw(#"":"#)
+        switch raw {
+        case .null: writer.raw("null")
+        case .integer(let number): writer.integer(number)
+        case .real(let number):
+            if number.isFinite { writer.double(number) } else { writer.string("\(number)") }
+        case .text(let text): writer.string(text)
+        case .blob(let bytes):
+            writer.raw(#"{"base64":"#)
+            writer.base64(bytes)
+            writer.byte(UInt8(ascii: "}"))
+        }
+        writer.byte(UInt8(ascii: "}"))
     }
 }

@@ -44,7 +44,7 @@ struct ValueDecoder: Sendable {
         case (.transformable, .blob(let bytes)):
             return transformable(bytes)
         case (.undefined, _), (.objectID, _), (.composite, _):
-            return .unexpected(raw)
+            return .raw(raw)
         default:
             return .unexpected(raw)
         }

@@ -26,7 +26,10 @@ enum GarageStore {
         EntitySpec("Truck", parent: "Vehicle", attributes: [AttributeSpec("color", "Integer 16"), AttributeSpec("payload", "Double")]),
         EntitySpec(
             "Person",
-            attributes: [AttributeSpec("name", "String")],
+            attributes: [
+                AttributeSpec("name", "String"), AttributeSpec("nameLength", "Integer 32", derivation: "name.length"),
+                AttributeSpec("embedding", "Vector"),
+            ],
             relationships: [
                 RelationshipSpec("vehicles", to: "Vehicle", inverse: "owner", toMany: true),
                 RelationshipSpec("passport", to: "Passport", inverse: "holder"),
@@ -92,7 +95,7 @@ enum GarageStore {
             ])
         let zoe = builder.insert(
             "Car", ["name": .text("Zoe"), "photo": .external([9, 9], uuid: missing, writeFile: false), "mileage": .text("lots")])
-        let ada = builder.insert("Person", ["name": .text("Ada")])
+        let ada = builder.insert("Person", ["name": .text("Ada"), "nameLength": .integer(3), "embedding": .blob([0, 0, 128, 63])])
         let bob = builder.insert("Person", ["name": .text("Bob")])
         let cy = builder.insert("Person", ["name": .text("Cy")])
         let passport = builder.insert("Passport", ["number": .text("X123")])

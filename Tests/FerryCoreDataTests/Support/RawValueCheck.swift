@@ -42,7 +42,7 @@ struct RawValue: CustomStringConvertible {
         case .externalData(let external): return hex == "02" + Self.hex(Array(external.uuid.utf8)) + "00"
         case .archived, .plist:
             return hex?.hasPrefix(Self.hex(Array("bplist".utf8))) == true || hex?.hasPrefix(Self.hex(Array("<?xml".utf8))) == true
-        case .unexpected(let raw):
+        case .unexpected(let raw), .raw(let raw):
             switch raw {
             case .null: return type == "null"
             case .integer(let integer): return value.int64Value == integer
