@@ -27,6 +27,7 @@ ferry_apt() {
 ferry_pip() {
     local module="$1" package="$2"
     python3 -c "import $module" 2>/dev/null && return 0
+    python3 -m pip --version >/dev/null 2>&1 || ferry_apt python3-pip
     echo "==> pip install $package" >&2
     python3 -m pip install --quiet "$package" 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages "$package" 2>/dev/null \
