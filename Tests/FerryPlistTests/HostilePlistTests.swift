@@ -165,4 +165,32 @@ import Testing
                 "next": [["$ref": .integer(Int64(first))]],
             ])
     }
+
+    /// Found by fuzzing (`Scripts/fuzz model`): a plain array inside an archived object that contains itself made the
+    /// decoder recurse until the stack overflowed. It is now refused at the archive depth limit.
+    @Test func refusesAnArchivedObjectHoldingACollectionThatContainsItself() throws {
+        var table = PlistTable()
+        func string(_ text: String) -> Int { table.add(.string(text)) }
+        let top = table.add(.null)
+        let null = string("$null")
+        let object = table.add(.null)
+        let loop = table.add(.null)
+        table.set(loop, .array([loop, loop]))
+        let classes = table.add(.array([string("Node"), string("NSObject")]))
+        let classDefinition = table.add(.dictionary(keys: [string("$classname"), string("$classes")], values: [string("Node"), classes]))
+        let classUID = table.add(.uid(3))
+        table.set(object, .dictionary(keys: [string("$class"), string("loop")], values: [classUID, loop]))
+        let objects = table.add(.array([null, object, null, classDefinition]))
+        let rootUID = table.add(.uid(1))
+        let topDictionary = table.add(.dictionary(keys: [string("root")], values: [rootUID]))
+        table.set(
+            top,
+            .dictionary(
+                keys: [string("$archiver"), string("$version"), string("$top"), string("$objects")],
+                values: [string("NSKeyedArchiver"), table.add(.integer(100_000)), topDictionary, objects]))
+        table.topObject = top
+        let bytes = BinaryPlistWriter.write(table)
+        let document = try PlistDocument(bytes: bytes)
+        #expect(throws: PlistError.self) { try document.decodeArchive() }
+    }
 }

@@ -153,6 +153,20 @@ final class ArchiveDecoder<Graph: PlistGraph> {
         let kind = try graph.kind(of: object)
         switch kind {
         case .uid: return try decode(uid: try graph.uid(object), depth: depth + 1)
+        case .array, .set, .orderedSet, .dictionary:
+            // Plain collections inside an object count toward the same depth limit as archived objects: a plist
+            // collection that contains itself (found by fuzzing) would otherwise recurse until the stack overflows.
+            guard depth < limits.maxArchiveDepth else {
+                throw PlistError(.tooDeep, "archived values nest deeper than \(limits.maxArchiveDepth) levels (or a collection contains itself)")
+            }
+            return try collectionValue(object, kind: kind, depth: depth)
+        default:
+            return (try scalar(object, kind), 1)
+        }
+    }
+
+    private func collectionValue(_ object: Int, kind: PlistKind, depth: Int) throws(PlistError) -> (value: ArchivedValue, size: Int) {
+        switch kind {
         case .array, .set, .orderedSet:
             var elements: [ArchivedValue] = []
             var size = 1
