@@ -126,19 +126,15 @@ public struct ObjectJSONEncoder {
         case .boolean(let flag): writer.bool(flag)
         case .double(let number):
             if number.isFinite { writer.double(number) } else { writer.string("\(number)") }
-        case .decimal(let text):
-            writer.raw(#"{"decimal":"#)
-            writer.string(text)
-            writer.byte(UInt8(ascii: "}"))
+        case .decimal(let text): tagged("decimal", &writer) { $0.string(text) }
         case .string(let text): writer.string(text)
         case .date(let seconds):
-            writer.raw(#"{"date":""#)
-            writer.appendRaw { ISO8601Timestamp.append(secondsSince2001: seconds, to: &$0) }
-            writer.raw(#""}"#)
-        case .data(let bytes):
-            writer.raw(#"{"base64":"#)
-            writer.base64(bytes)
-            writer.byte(UInt8(ascii: "}"))
+            tagged("date", &writer) { writer in
+                writer.byte(UInt8(ascii: "\""))
+                writer.appendRaw { ISO8601Timestamp.append(secondsSince2001: seconds, to: &$0) }
+                writer.byte(UInt8(ascii: "\""))
+            }
+        case .data(let bytes): tagged("base64", &writer) { $0.base64(bytes) }
         case .externalData(let external):
             writer.raw(#"{"external":"#)
             writer.string(external.uuid)
@@ -147,29 +143,23 @@ public struct ObjectJSONEncoder {
             writer.raw(#","size":"#)
             if let size = external.size { writer.integer(size) } else { writer.raw("null") }
             writer.byte(UInt8(ascii: "}"))
-        case .uuid(let uuid):
-            writer.raw(#"{"uuid":"#)
-            writer.string(uuid.uuidString)
-            writer.byte(UInt8(ascii: "}"))
-        case .uri(let text):
-            writer.raw(#"{"uri":"#)
-            writer.string(text)
-            writer.byte(UInt8(ascii: "}"))
-        case .archived(let archived):
-            writer.raw(#"{"archive":"#)
-            writer.value(archived.jsonValue)
-            writer.byte(UInt8(ascii: "}"))
-        case .plist(let plist):
-            writer.raw(#"{"plist":"#)
-            writer.value(plist.jsonValue)
-            writer.byte(UInt8(ascii: "}"))
-        case .opaque(let bytes):
-            writer.raw(#"{"opaque":"#)
-            writer.base64(bytes)
-            writer.byte(UInt8(ascii: "}"))
+        case .uuid(let uuid): tagged("uuid", &writer) { $0.string(uuid.uuidString) }
+        case .uri(let text): tagged("uri", &writer) { $0.string(text) }
+        case .archived(let archived): tagged("archive", &writer) { $0.value(archived.jsonValue) }
+        case .plist(let plist): tagged("plist", &writer) { $0.value(plist.jsonValue) }
+        case .opaque(let bytes): tagged("opaque", &writer) { $0.base64(bytes) }
         case .unexpected(let raw): writeTagged("unexpected", raw, into: &writer)
         case .raw(let raw): writeTagged("raw", raw, into: &writer)
         }
+    }
+
+    /// `{"<tag>":` + what `body` writes + `}`.
+    private static func tagged(_ tag: StaticString, _ writer: inout JSONWriter, _ body: (inout JSONWriter) -> Void) {
+        writer.raw(#"{""#)
+        writer.raw(tag)
+        writer.raw(#"":"#)
+        body(&writer)
+        writer.byte(UInt8(ascii: "}"))
     }
 
     /// `{"<tag>": value}` for a value kept as SQLite stores it (`null` stays `null`).
@@ -178,20 +168,15 @@ public struct ObjectJSONEncoder {
             writer.raw("null")
             return
         }
-        writer.raw(#"{""#)
-        writer.raw(tag)
-        writer.raw(#"":"#)
-        switch raw {
-        case .null: writer.raw("null")
-        case .integer(let number): writer.integer(number)
-        case .real(let number):
-            if number.isFinite { writer.double(number) } else { writer.string("\(number)") }
-        case .text(let text): writer.string(text)
-        case .blob(let bytes):
-            writer.raw(#"{"base64":"#)
-            writer.base64(bytes)
-            writer.byte(UInt8(ascii: "}"))
+        tagged(tag, &writer) { writer in
+            switch raw {
+            case .null: writer.raw("null")
+            case .integer(let number): writer.integer(number)
+            case .real(let number):
+                if number.isFinite { writer.double(number) } else { writer.string("\(number)") }
+            case .text(let text): writer.string(text)
+            case .blob(let bytes): tagged("base64", &writer) { $0.base64(bytes) }
+            }
         }
-        writer.byte(UInt8(ascii: "}"))
     }
 }
