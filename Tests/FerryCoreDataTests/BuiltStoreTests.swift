@@ -59,11 +59,12 @@ import Testing
         }
         #expect(photo.size == Int64(handles.photo.count))
         #expect(try photo.path.map { try InputFile.contents(of: $0) } == handles.photo)
-        guard case .archived(.object(let specs))? = beetle.attribute("specs") else {
+        guard case .archived(.object(let specs), let bytes)? = beetle.attribute("specs") else {
             Issue.record("specs should be a decoded archive, got \(String(describing: beetle.attribute("specs")))")
             return
         }
         #expect(specs.content == .dictionary([]))
+        #expect(bytes == GarageStore.specsArchive)
         #expect(beetle.attribute("sketch") == .opaque([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10]))
         #expect(beetle.problems.isEmpty)
 

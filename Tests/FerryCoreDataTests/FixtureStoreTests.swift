@@ -119,7 +119,7 @@ import Testing
         guard let store = StoreFixtures.path("alemar11-CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V2.sqlite") else { return }
         let summary = try StoreCrossCheck.run(store: store, model: .modelCache, keepObjects: true)
         let covers = summary.all.compactMap { object -> ArchivedValue? in
-            if case .archived(let value)? = object.attribute("frontCover") { return value }
+            if case .archived(let value, _)? = object.attribute("frontCover") { return value }
             return nil
         }
         #expect(covers.count == 3)

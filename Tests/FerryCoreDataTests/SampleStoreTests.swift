@@ -55,7 +55,7 @@ import Testing
         let zones = ["Car": "CarZone", "Truck": "TruckZone", "Bus": "BusZone"]
         var parentOfNote: [Int64: ObjectReference] = [:]
         for object in summary.all {
-            guard case .archived(let archived)? = object.attribute("recordID"), case .object(let recordObject) = archived,
+            guard case .archived(let archived, _)? = object.attribute("recordID"), case .object(let recordObject) = archived,
                 case .recordID(let recordID) = recordObject.content
             else {
                 Issue.record("\(object.entity) p\(object.primaryKey): recordID is not an archived CKRecordID")

@@ -61,10 +61,10 @@ public enum ObjectValue: Sendable, Hashable {
     case externalData(ExternalData)
     case uuid(UUID)
     case uri(String)
-    /// A Transformable attribute holding a keyed archive, decoded.
-    case archived(ArchivedValue)
-    /// A Transformable attribute holding a plain property list.
-    case plist(PlistValue)
+    /// A Transformable attribute holding a keyed archive, decoded, with the bytes as stored.
+    case archived(ArchivedValue, bytes: [UInt8])
+    /// A Transformable attribute holding a plain property list, with the bytes as stored.
+    case plist(PlistValue, bytes: [UInt8])
     /// A Transformable attribute with a custom encoding: the bytes as stored.
     case opaque([UInt8])
     /// A value whose storage does not match the model type (kept as SQLite gave it; reported as a problem).

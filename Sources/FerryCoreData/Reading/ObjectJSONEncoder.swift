@@ -145,8 +145,8 @@ public struct ObjectJSONEncoder {
             writer.byte(UInt8(ascii: "}"))
         case .uuid(let uuid): tagged("uuid", &writer) { $0.string(uuid.uuidString) }
         case .uri(let text): tagged("uri", &writer) { $0.string(text) }
-        case .archived(let archived): tagged("archive", &writer) { $0.value(archived.jsonValue) }
-        case .plist(let plist): tagged("plist", &writer) { $0.value(plist.jsonValue) }
+        case .archived(let archived, _): tagged("archive", &writer) { $0.value(archived.jsonValue) }
+        case .plist(let plist, _): tagged("plist", &writer) { $0.value(plist.jsonValue) }
         case .opaque(let bytes): tagged("opaque", &writer) { $0.base64(bytes) }
         case .unexpected(let raw): writeTagged("unexpected", raw, into: &writer)
         case .raw(let raw): writeTagged("raw", raw, into: &writer)

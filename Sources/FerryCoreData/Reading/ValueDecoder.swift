@@ -72,9 +72,9 @@ struct ValueDecoder: Sendable {
         let isPlist = bytes.starts(with: BinaryPlist.magic) || bytes.starts(with: Array("<?xml".utf8))
         guard isPlist, let document = try? PlistDocument(bytes: bytes) else { return .opaque(bytes) }
         if let top = try? document.decodeArchive() {
-            return .archived(top.first { $0.key == "root" }?.value ?? top.first?.value ?? .null)
+            return .archived(top.first { $0.key == "root" }?.value ?? top.first?.value ?? .null, bytes: bytes)
         }
-        if let value = try? document.value() { return .plist(value) }
+        if let value = try? document.value() { return .plist(value, bytes: bytes) }
         return .opaque(bytes)
     }
 

@@ -40,8 +40,7 @@ struct RawValue: CustomStringConvertible {
             return hex == expected || hex == "01" + expected
         case .opaque(let bytes): return hex == Self.hex(bytes)
         case .externalData(let external): return hex == "02" + Self.hex(Array(external.uuid.utf8)) + "00"
-        case .archived, .plist:
-            return hex?.hasPrefix(Self.hex(Array("bplist".utf8))) == true || hex?.hasPrefix(Self.hex(Array("<?xml".utf8))) == true
+        case .archived(_, let bytes), .plist(_, let bytes): return hex == Self.hex(bytes)
         case .unexpected(let raw), .raw(let raw):
             switch raw {
             case .null: return type == "null"
