@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "FerryBundle", targets: ["FerryBundle"]),
         .library(name: "FerryPlist", targets: ["FerryPlist"]),
         .library(name: "FerryCoreData", targets: ["FerryCoreData"]),
+        .library(name: "FerryMapping", targets: ["FerryMapping"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
     ],
     dependencies: [
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // libarchive, through a tiny system-library shim (engineering.md §2).
@@ -42,6 +44,14 @@ let package = Package(
             name: "FerryCoreData",
             dependencies: ["FerryCore", "FerryPlist", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Mapping plans and presets: objects of a source → records (names, zones, fields, references, assets).
+        .target(
+            name: "FerryMapping",
+            dependencies: [
+                "FerryCore", "FerryRecords", "FerryPlist", "FerryCoreData", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
@@ -56,7 +66,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData",
+                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

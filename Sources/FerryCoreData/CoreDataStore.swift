@@ -53,18 +53,20 @@ public final class CoreDataStore: @unchecked Sendable {
     /// Whether the store has tables of Core Data's persistent history or CloudKit mirroring.
     public var ancillaryTables: [String] { schema.ancillaryTables }
 
-    /// Streams the objects of one entity (with its sub-entities), or of every entity, in a consistent snapshot.
+    /// Streams the objects of one entity (with its sub-entities unless `includingSubentities` is false), or of every
+    /// entity, in a consistent snapshot.
     /// - Parameters:
     ///   - entity: an entity name; `nil` for all.
+    ///   - includingSubentities: whether a named entity's sub-entities' objects come too.
     ///   - body: receives each object.
-    public func forEachObject(entity name: String? = nil, _ body: (ManagedObject) throws -> Void) throws {
+    public func forEachObject(entity name: String? = nil, includingSubentities: Bool = true, _ body: (ManagedObject) throws -> Void) throws {
         let selected: [StoreSchema.Entity]
         if let name {
             guard let entity = schema.entity(named: name) else {
                 throw CoreDataError(
                     .unknownEntity, "no entity \(name) in the model; entities: \(schema.entities.map(\.description.name).joined(separator: ", "))")
             }
-            selected = entity.hierarchyNumbers.compactMap { schema.entity(number: $0) }
+            selected = includingSubentities ? entity.hierarchyNumbers.compactMap { schema.entity(number: $0) } : [entity]
         } else {
             selected = schema.entities
         }

@@ -17,6 +17,8 @@ struct Ferry: AsyncParsableCommand {
             Treat any other non-zero code as a failure.
             """,
         version: version,
-        subcommands: [Pack.self, List.self, Verify.self, Cat.self, Unpack.self, Convert.self, Inspect.self, Dump.self]
+        subcommands: [
+            Copy.self, Plan.self, Pack.self, List.self, Verify.self, Cat.self, Unpack.self, Convert.self, Inspect.self, Dump.self,
+        ]
     )
 }

@@ -55,16 +55,25 @@ public enum ISO8601Timestamp {
             bytes.append(contentsOf: "\(seconds)".utf8)
             return
         }
-        // Whole seconds and the fraction apart, so the fraction is rounded exactly. (Foundation adds the 1970 offset in
-        // floating point first, so within a few ulps of a half millisecond it can round the other way.)
-        var whole = seconds.rounded(.down)
-        var fraction = ((seconds - whole) * 1000).rounded()
+        let milliseconds = millisecondsSince1970(secondsSince2001: seconds)
+        append(millisecondsSince1970: milliseconds, fractional: seconds.rounded() != seconds, to: &bytes)
+    }
+
+    /// Milliseconds since 1970 of an instant in seconds since 2001, rounded to the nearest millisecond.
+    ///
+    /// Whole seconds and the fraction are taken apart, so the fraction is rounded exactly. (Foundation adds the 1970
+    /// offset in floating point first, so within a few ulps of a half millisecond it can round the other way.)
+    /// Values beyond ±10¹⁴ s are clamped.
+    public static func millisecondsSince1970(secondsSince2001 seconds: Double) -> Int64 {
+        guard seconds.isFinite else { return 0 }
+        let clamped = min(max(seconds, -1e14), 1e14)
+        var whole = clamped.rounded(.down)
+        var fraction = ((clamped - whole) * 1000).rounded()
         if fraction >= 1000 {
             whole += 1
             fraction -= 1000
         }
-        let milliseconds = (Int64(whole) + 978_307_200) * 1000 + Int64(fraction)
-        append(millisecondsSince1970: milliseconds, fractional: seconds.rounded() != seconds, to: &bytes)
+        return (Int64(whole) + 978_307_200) * 1000 + Int64(fraction)
     }
 
     private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {

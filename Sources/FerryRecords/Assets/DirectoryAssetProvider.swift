@@ -49,15 +49,13 @@ public final class DirectoryAssetProvider: AssetProvider {
             return asset
         }
         let full = try checkedPath(path)
-        let (digest, size, signature) = try Self.hash(full)
-        let name = fileName ?? String(path.split(separator: "/").last ?? Substring(path))
-        let asset = Asset(sha256: digest, size: size, fileName: name)
-        let entry = Entry(path: full, asset: asset, signature: signature, verified: true)
+        let file = try AssetFile(hashing: full, fileName: fileName ?? String(path.split(separator: "/").last ?? Substring(path)))
+        let entry = Entry(path: full, asset: file.asset, signature: file.signature, verified: true)
         state.withLock { state in
             state.byPath[path] = entry
-            if state.byDigest[digest] == nil { state.byDigest[digest] = entry }
+            if state.byDigest[file.asset.sha256] == nil { state.byDigest[file.asset.sha256] = entry }
         }
-        return asset
+        return file.asset
     }
 
     public func canProvide(_ asset: Asset) -> Bool {
@@ -99,27 +97,6 @@ public final class DirectoryAssetProvider: AssetProvider {
             throw RecordError(.assetUnavailable, at: "", "asset \(root)/\(path) is not a regular file")
         }
         return resolved
-    }
-
-    private static func hash(_ path: String) throws -> (SHA256Digest, Int64, FileSignature) {
-        let file = try InputFile(path: path)
-        guard let before = FileSignature(descriptorOf: file) else {
-            throw RecordError(.assetUnavailable, at: "", "cannot stat \(path)")
-        }
-        var hasher = SHA256Hasher()
-        var size: Int64 = 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let count = try file.read(into: buffer)
-            if count == 0 { break }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            size += Int64(count)
-        }
-        guard size == before.size else {
-            throw RecordError(.assetUnavailable, at: "", "\(path) changed while it was being read")
-        }
-        return (hasher.finalize(), size, before)
     }
 
     static func realPath(_ path: String) -> String? {

@@ -53,6 +53,12 @@ final class Console: @unchecked Sendable {
         try stdout.write(bytes)
     }
 
+    /// Writes text to stdout as it is (a document such as a plan).
+    func rawText(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { try stdout.write(UnsafeRawBufferPointer($0)) }
+    }
+
     /// Flushes stdout.
     func flush() {
         try? stdout.flush()

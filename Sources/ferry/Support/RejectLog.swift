@@ -23,12 +23,27 @@ final class RejectLog {
     func reject(
         file source: String, position: LineReader.Position, change: RecordChange?, problems: [RecordProblem], text: String?
     ) throws {
+        try reject(
+            source: source, location: ["line": .integer(Int64(position.line)), "offset": .integer(position.offset)],
+            shownAs: "\(source):\(position.line)", change: change, problems: problems, text: text)
+    }
+
+    /// Records a rejection of a change mapped from a store's object.
+    func reject(store source: String, entity: String, primaryKey: Int64, change: RecordChange, problems: [RecordProblem]) throws {
+        try reject(
+            source: source, location: ["entity": .string(entity), "pk": .integer(primaryKey)], shownAs: "\(entity) p\(primaryKey)",
+            change: change, problems: problems, text: nil)
+    }
+
+    private func reject(
+        source: String, location: JSONObject, shownAs: String, change: RecordChange?, problems: [RecordProblem], text: String?
+    ) throws {
         count += 1
         var entry: JSONObject = [
-            "file": .string(source), "line": .integer(Int64(position.line)), "offset": .integer(position.offset),
-            "reason": .string(problems.map(\.description).joined(separator: "; ")),
+            "file": .string(source), "reason": .string(problems.map(\.description).joined(separator: "; ")),
             "problems": .array(problems.map { ["rule": .string($0.rule.rawValue), "path": .string($0.path), "message": .string($0.message)] }),
         ]
+        for member in location { entry[member.key] = member.value }
         if let change {
             entry["record_type"] = .string(change.recordType)
             entry["record_name"] = .string(change.recordName)
@@ -44,7 +59,7 @@ final class RejectLog {
         console.message("error", entry)
         if count <= Self.shownOnStderr, !console.json {
             let name = change.map { " \($0.recordType) \($0.recordName)" } ?? ""
-            console.warning("rejected \(source):\(position.line)\(name): \(entry["reason"]?.stringValue ?? "")")
+            console.warning("rejected \(shownAs)\(name): \(entry["reason"]?.stringValue ?? "")")
         } else if count == Self.shownOnStderr + 1, !console.json {
             console.warning("more records rejected; see the reject file (--reject-file)")
         }

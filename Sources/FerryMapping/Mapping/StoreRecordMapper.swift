@@ -1,0 +1,280 @@
+import FerryCore
+import FerryCoreData
+import FerryPlist
+import FerryRecords
+import Foundation
+
+/// Turns a Core Data store's objects into record changes by a plan, in two streaming passes.
+///
+/// The first pass gives every object its record name and zone (kept names first: an archived `CKRecordID`, a
+/// system-fields archive, a record-name attribute; else a deterministic name) — parents before children, so a child
+/// can take its parent's zone. The second pass builds the records: attributes converted to CloudKit field types,
+/// to-one relationships as references (to-many ones live on the other side), many-to-many relationships as reference
+/// lists, binary data as assets, and tombstone rows as deletions, which come last.
+///
+/// ```swift
+/// let mapper = try StoreRecordMapper(store: store, plan: .preset("type-prefixed", for: store.schema), assets: assets)
+/// try mapper.run { mapped in try writer.add(mapped.change) }
+/// ```
+public final class StoreRecordMapper {
+    /// What became of one object.
+    public struct Mapped: Sendable {
+        /// The record or deletion.
+        public var change: RecordChange
+        /// The object it came from.
+        public var entity: String
+        public var primaryKey: Int64
+        /// What could not be mapped faithfully (a reference across zones, a missing asset file, a parent conflict):
+        /// the record is still written, and these are reported.
+        public var problems: [String]
+    }
+
+    /// Tuning.
+    public struct Options: Sendable {
+        /// Binary values larger than this become assets even when the model does not allow external storage.
+        public var assetThreshold = 256 * 1024
+
+        /// The defaults.
+        public init() {}
+    }
+
+    let store: CoreDataStore
+    let resolved: ResolvedPlan
+    let assets: StoreAssets
+    let options: Options
+    private var index = IdentityIndex()
+
+    /// Checks a plan against the store.
+    /// - Throws: ``MappingError`` for entities or properties the store does not have, or zones taken in a circle.
+    public init(store: CoreDataStore, plan: MappingPlan, assets: StoreAssets, options: Options = Options()) throws(MappingError) {
+        self.store = store
+        resolved = try ResolvedPlan(plan: plan, schema: store.schema)
+        self.assets = assets
+        self.options = options
+    }
+
+    /// The record type, zone rule and identity of each mapped entity, in the order records are produced.
+    public var entityOrder: [String] { resolved.entities.map(\.schema.description.name) }
+
+    /// Maps every object and hands each change to `body`, parents before children and deletions last.
+    public func run(_ body: (Mapped) throws -> Void) throws {
+        index = IdentityIndex()
+        for entity in resolved.entities where entity.tombstone == nil {
+            try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false) { object in
+                let identity = identify(object, entity: entity)
+                index.insert(table: entity.table, primaryKey: object.primaryKey, name: identity.name, zone: identity.zone)
+            }
+        }
+        for entity in resolved.entities {
+            try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false) { object in
+                if let tombstone = entity.tombstone {
+                    if let mapped = deletion(object, entity: entity, tombstone: tombstone) { try body(mapped) }
+                } else {
+                    try body(try record(object, entity: entity))
+                }
+            }
+        }
+    }
+
+    // MARK: Identity
+
+    struct Identity {
+        var name: String
+        var zone: ZoneID
+        var system: SystemFields?
+        var problems: [String] = []
+    }
+
+    /// The record name and zone of an object (first pass).
+    func identify(_ object: ManagedObject, entity: ResolvedPlan.Entity) -> Identity {
+        var problems: [String] = []
+        var zone: ZoneID?
+        var name: String?
+        var system: SystemFields?
+        if let attribute = entity.name.systemFields, let fields = Self.systemFields(object.attribute(attribute)) {
+            name = fields.recordID.recordName
+            zone = ZoneID(zoneName: fields.recordID.zoneID.zoneName, ownerName: fields.recordID.zoneID.ownerName)
+            system = SystemFields(
+                changeTag: fields.changeTag,
+                created: fields.created.map { RecordStamp(timestamp: ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0)) },
+                modified: fields.modified.map { RecordStamp(timestamp: ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0)) })
+        }
+        if name == nil, let attribute = entity.name.archivedRecordID, let recordID = Self.archivedRecordID(object.attribute(attribute)) {
+            name = recordID.recordName
+            zone = ZoneID(zoneName: recordID.zoneID.zoneName, ownerName: recordID.zoneID.ownerName)
+        }
+        if name == nil, let attribute = entity.name.attribute, case .string(let text)? = object.attribute(attribute), !text.isEmpty {
+            let prefix = entity.recordType + resolved.plan.separator
+            name = entity.name.addPrefix == true && !text.hasPrefix(prefix) ? prefix + text : text
+        }
+        let finalName =
+            name
+            ?? RecordNaming.deterministicName(
+                recordType: entity.recordType, separator: resolved.plan.separator, storeUUID: store.metadata.uuid, entity: object.entity,
+                primaryKey: object.primaryKey)
+        if zone == nil { zone = entity.zone }
+        if zone == nil, !entity.zoneFrom.isEmpty {
+            var parentZones: [(String, ZoneID)] = []
+            for relationshipName in entity.zoneFrom {
+                guard case .toOne(let target?)? = object.relationship(relationshipName), let found = lookup(target) else { continue }
+                parentZones.append((relationshipName, found.zone))
+            }
+            zone = parentZones.first?.1
+            if Set(parentZones.map(\.1)).count > 1 {
+                problems.append(
+                    "parents in different zones (\(parentZones.map { "\($0.0): \($0.1)" }.joined(separator: ", "))); it goes to \(parentZones[0].1)")
+            }
+        }
+        return Identity(name: finalName, zone: zone ?? resolved.defaultZone, system: system, problems: problems)
+    }
+
+    /// The identity of a referenced object, if it is mapped.
+    func lookup(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
+        guard let target = store.schema.entity(named: reference.entity), let table = resolved.table(of: target) else { return nil }
+        return index.lookup(table: table, primaryKey: reference.primaryKey)
+    }
+
+    static func archivedRecordID(_ value: ObjectValue?) -> ArchivedRecordID? {
+        switch value {
+        case .archived(.object(let object), _)?:
+            if case .recordID(let recordID) = object.content { return recordID }
+            return nil
+        case .data(let bytes)?, .opaque(let bytes)?:
+            return try? PlistDocument(bytes: bytes).archivedRecordID()
+        default:
+            return nil
+        }
+    }
+
+    static func systemFields(_ value: ObjectValue?) -> ArchivedSystemFields? {
+        switch value {
+        case .archived(_, let bytes)?, .data(let bytes)?, .opaque(let bytes)?:
+            return try? PlistDocument(bytes: bytes).archivedSystemFields()
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Records
+
+    private func record(_ object: ManagedObject, entity: ResolvedPlan.Entity) throws -> Mapped {
+        let identity = identify(object, entity: entity)
+        var problems = identity.problems + object.problems
+        var fields: [RecordFields.Field] = []
+        for (name, value) in object.attributes where !entity.excluded.contains(name) {
+            let attribute = entity.schema.attributes.first { $0.description.name == name }?.description
+            let plan = entity.fields[name]
+            do {
+                if let converted = try convert(value, attribute: attribute, plan: plan, problems: &problems) {
+                    fields.append(RecordFields.Field(name: plan?.rename ?? name, value: converted))
+                }
+            } catch {
+                problems.append("\(name): \(error)")
+            }
+        }
+        for (name, value) in object.relationships where !entity.excluded.contains(name) {
+            guard let relationship = entity.schema.relationships.first(where: { $0.description.name == name }) else { continue }
+            if let field = reference(value, relationship: relationship, entity: entity, zone: identity.zone, problems: &problems) {
+                fields.append(RecordFields.Field(name: entity.fields[name]?.rename ?? name, value: field))
+            }
+        }
+        guard let recordFields = RecordFields(unsorted: fields, duplicate: { problems.append("two properties are both written as field \($0)") })
+        else {
+            var unique: [String: FieldValue] = [:]
+            for field in fields where unique[field.name] == nil { unique[field.name] = field.value }
+            return Mapped(
+                change: .record(
+                    Record(
+                        recordType: entity.recordType, recordName: identity.name, zoneID: identity.zone, fields: RecordFields(unique),
+                        system: identity.system)), entity: object.entity, primaryKey: object.primaryKey, problems: problems)
+        }
+        let record = Record(
+            recordType: entity.recordType, recordName: identity.name, zoneID: identity.zone, fields: recordFields, system: identity.system)
+        return Mapped(change: .record(record), entity: object.entity, primaryKey: object.primaryKey, problems: problems)
+    }
+
+    /// A relationship as a field: to-one → REFERENCE; many-to-many (on its list side) and inverse-less to-many →
+    /// REFERENCE_LIST; a to-many whose inverse is to-one is written on the other side (nil here).
+    private func reference(
+        _ value: RelationshipValue, relationship: StoreSchema.Relationship, entity: ResolvedPlan.Entity, zone: ZoneID, problems: inout [String]
+    ) -> FieldValue? {
+        let description = relationship.description
+        let plan = entity.fields[description.name]
+        let inverse = description.inverse.flatMap { inverseName in
+            store.schema.entity(named: description.destination)?.relationships.first { $0.description.name == inverseName }?.description
+        }
+        func target(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
+            guard let found = lookup(reference) else {
+                problems.append("\(description.name): \(reference.entity) p\(reference.primaryKey) is not in the copy (left out or missing)")
+                return nil
+            }
+            guard found.zone == zone else {
+                problems.append("\(description.name): \(found.name) is in \(found.zone), this record in \(zone); a reference cannot cross zones")
+                return nil
+            }
+            return found
+        }
+        switch value {
+        case .toOne(let reference):
+            // A one-to-one is written once, on the dependent side (whose inverse cascades), else on the side whose
+            // entity sorts first: a reference each way would make the two types each other's parents.
+            if let inverse, !inverse.isToMany, !(plan?.list ?? isOneToOneSide(description, inverse: inverse, entity: entity)) { return nil }
+            guard let reference, let found = target(reference) else { return nil }
+            let defaultAction: Reference.Action = inverse?.deleteRule == .cascade ? .deleteSelf : .none
+            let action = plan?.action.flatMap { Reference.Action(rawValue: $0) } ?? defaultAction
+            return .reference(Reference(recordName: found.name, zoneID: found.zone, action: action))
+        case .toMany(let references):
+            if let inverse, !inverse.isToMany { return nil }  // stored on the child
+            if let inverse, !(plan?.list ?? isListSide(description, inverse: inverse, entity: entity)) { return nil }
+            let elements = references.compactMap(target).map { FieldValue.reference(Reference(recordName: $0.name, zoneID: $0.zone)) }
+            guard !elements.isEmpty else { return nil }
+            return FieldList(.reference, elements).map(FieldValue.list)
+        }
+    }
+
+    /// Whether this side of a one-to-one relationship holds the reference.
+    private func isOneToOneSide(_ relationship: RelationshipDescription, inverse: RelationshipDescription, entity: ResolvedPlan.Entity) -> Bool {
+        if inverse.deleteRule == .cascade { return true }
+        if relationship.deleteRule == .cascade { return false }
+        let mine = entity.schema.description.name
+        if mine != relationship.destination { return mine < relationship.destination }
+        return relationship.name <= inverse.name
+    }
+
+    /// The side of a many-to-many relationship that holds the list: the one the plan marks, else the entity (then
+    /// relationship) whose name sorts first.
+    private func isListSide(_ relationship: RelationshipDescription, inverse: RelationshipDescription, entity: ResolvedPlan.Entity) -> Bool {
+        let destinationPlan = resolved.plan.entities[relationship.destination]?.fields?[inverse.name]
+        if destinationPlan?.list == true { return false }
+        let mine = entity.schema.description.name
+        if mine != relationship.destination { return mine < relationship.destination }
+        return relationship.name <= inverse.name
+    }
+
+    // MARK: Deletions
+
+    private func deletion(_ object: ManagedObject, entity: ResolvedPlan.Entity, tombstone: TombstonePlan) -> Mapped? {
+        var name: String?
+        var zone: ZoneID?
+        if let attribute = tombstone.recordID, let recordID = Self.archivedRecordID(object.attribute(attribute)) {
+            name = recordID.recordName
+            zone = ZoneID(zoneName: recordID.zoneID.zoneName, ownerName: recordID.zoneID.ownerName)
+        }
+        if name == nil, let attribute = tombstone.recordName, case .string(let text)? = object.attribute(attribute), !text.isEmpty { name = text }
+        guard let name else {
+            return Mapped(
+                change: .deletion(Deletion(recordType: entity.recordType, recordName: "", zoneID: resolved.defaultZone)), entity: object.entity,
+                primaryKey: object.primaryKey, problems: ["the tombstone names no record (its record ID is empty or unreadable)"])
+        }
+        var recordType: String?
+        if let attribute = tombstone.recordType, case .string(let text)? = object.attribute(attribute), !text.isEmpty { recordType = text }
+        if recordType == nil, let range = name.range(of: resolved.plan.separator), !resolved.plan.separator.isEmpty {
+            recordType = String(name[..<range.lowerBound])
+        }
+        let type = recordType ?? entity.recordType
+        let deletionZone = zone ?? resolved.entities.first { $0.recordType == type }?.zone ?? resolved.defaultZone
+        return Mapped(
+            change: .deletion(Deletion(recordType: type, recordName: name, zoneID: deletionZone)), entity: object.entity,
+            primaryKey: object.primaryKey, problems: object.problems)
+    }
+}
