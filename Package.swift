@@ -81,6 +81,10 @@ let package = Package(
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),
         .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryPlist", "FerryTesting"], exclude: ["Helpers"]),
         .testTarget(name: "FerryCoreDataTests", dependencies: ["FerryCore", "FerryPlist", "FerryCoreData", "FerryTesting"]),
+        .testTarget(
+            name: "FerryMappingTests",
+            dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryTesting"]
+        ),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",

@@ -18,4 +18,18 @@ public enum SharedFixtures {
 
     /// The standard bench folder (`../shared/bench`), or `nil` when absent.
     public static var benchDirectory: String? { TestEnvironment.sharedDirectory.map { "\($0)/bench" } }
+
+    /// Every Core Data store among the fixtures, relative to the fixtures folder.
+    public static let coreDataStores = [
+        "alemar11-CoreDataPlus/SampleModel/Fixtures/SampleModel_V1.sqlite",
+        "alemar11-CoreDataPlus/SampleModel/Fixtures/SampleModel_V2.sqlite",
+        "alemar11-CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V2.sqlite",
+        "alemar11-CoreDataPlus/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
+        "fruitsamples-iPhoneCoreDataRecipes/Recipes.sqlite",
+        "gilpa-iphone_sqlite_test/CoreDataBooks.sqlite",
+        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_1.sqlite",
+        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_2.sqlite",
+        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_3.sqlite",
+        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_WAL.sqlite",
+    ]
 }

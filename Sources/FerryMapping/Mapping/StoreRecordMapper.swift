@@ -43,6 +43,9 @@ public final class StoreRecordMapper {
     let assets: StoreAssets
     let options: Options
     private var index = IdentityIndex()
+    /// Each child's position in its parent's ordered to-many relationship, by the child's to-one relationship:
+    /// written as `<relationship>Order` so the order survives (CloudKit references carry none).
+    private var positions: [String: [UInt64: Int64]] = [:]
 
     /// Checks a plan against the store.
     /// - Throws: ``MappingError`` for entities or properties the store does not have, or zones taken in a circle.
@@ -59,10 +62,18 @@ public final class StoreRecordMapper {
     /// Maps every object and hands each change to `body`, parents before children and deletions last.
     public func run(_ body: (Mapped) throws -> Void) throws {
         index = IdentityIndex()
+        positions = [:]
         for entity in resolved.entities where entity.tombstone == nil {
+            let ordered = orderedOneToMany(entity)
             try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false) { object in
                 let identity = identify(object, entity: entity)
                 index.insert(table: entity.table, primaryKey: object.primaryKey, name: identity.name, zone: identity.zone)
+                for (relationship, inverse) in ordered {
+                    guard case .toMany(let children)? = object.relationship(relationship) else { continue }
+                    for (position, child) in children.enumerated() {
+                        positions[inverse, default: [:]][positionKey(entity: child.entity, primaryKey: child.primaryKey)] = Int64(position)
+                    }
+                }
             }
         }
         for entity in resolved.entities {
@@ -128,6 +139,23 @@ public final class StoreRecordMapper {
         return Identity(name: finalName, zone: zone ?? resolved.defaultZone, system: system, problems: problems)
     }
 
+    /// An entity's ordered to-many relationships whose inverse is a to-one: (relationship, inverse) names.
+    private func orderedOneToMany(_ entity: ResolvedPlan.Entity) -> [(String, String)] {
+        entity.schema.relationships.compactMap { relationship in
+            let description = relationship.description
+            guard description.isToMany, description.isOrdered, let inverseName = description.inverse,
+                let inverse = store.schema.entity(named: description.destination)?.relationships.first(where: { $0.description.name == inverseName }),
+                !inverse.description.isToMany
+            else { return nil }
+            return (description.name, inverseName)
+        }
+    }
+
+    private func positionKey(entity: String, primaryKey: Int64) -> UInt64 {
+        let table = store.schema.entity(named: entity).flatMap { resolved.table(of: $0) } ?? 0
+        return UInt64(truncatingIfNeeded: table) << 48 ^ UInt64(bitPattern: primaryKey)
+    }
+
     /// The identity of a referenced object, if it is mapped.
     func lookup(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
         guard let target = store.schema.entity(named: reference.entity), let table = resolved.table(of: target) else { return nil }
@@ -176,6 +204,11 @@ public final class StoreRecordMapper {
             guard let relationship = entity.schema.relationships.first(where: { $0.description.name == name }) else { continue }
             if let field = reference(value, relationship: relationship, entity: entity, zone: identity.zone, problems: &problems) {
                 fields.append(RecordFields.Field(name: entity.fields[name]?.rename ?? name, value: field))
+            }
+            if let position = positions[name]?[positionKey(entity: object.entity, primaryKey: object.primaryKey)],
+                case .toOne(.some) = value
+            {
+                fields.append(RecordFields.Field(name: (entity.fields[name]?.rename ?? name) + "Order", value: .int64(position)))
             }
         }
         guard let recordFields = RecordFields(unsorted: fields, duplicate: { problems.append("two properties are both written as field \($0)") })

@@ -8,7 +8,8 @@ public enum SampleStores {
     /// Seconds since 2001 of a Unix time in milliseconds.
     static func date(ms: Int64) -> StoreValue { .date(Double(ms) / 1000 - 978_307_200) }
 
-    static func archivedRecordID(_ recordName: String, zone: String) -> StoreValue {
+    /// A `Transformable` value holding an archived `CKRecordID`.
+    public static func archivedRecordID(_ recordName: String, zone: String) -> StoreValue {
         var archive = KeyedArchiveBuilder()
         let root = archive.recordID(recordName, zone: zone)
         return .blob(archive.binary(root: root))

@@ -6,18 +6,7 @@ import Testing
 /// The Core Data stores in `../shared/fixtures`, and copies of them for the `sqlite3` shell.
 enum StoreFixtures {
     /// Every store, relative to the fixtures folder.
-    static let stores = [
-        "alemar11-CoreDataPlus/SampleModel/Fixtures/SampleModel_V1.sqlite",
-        "alemar11-CoreDataPlus/SampleModel/Fixtures/SampleModel_V2.sqlite",
-        "alemar11-CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V2.sqlite",
-        "alemar11-CoreDataPlus/SampleModel3/Fixtures/SampleModel3_V1.sqlite",
-        "fruitsamples-iPhoneCoreDataRecipes/Recipes.sqlite",
-        "gilpa-iphone_sqlite_test/CoreDataBooks.sqlite",
-        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_1.sqlite",
-        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_2.sqlite",
-        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_3.sqlite",
-        "wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_WAL.sqlite",
-    ]
+    static let stores = SharedFixtures.coreDataStores
 
     /// Stores written before the model cache existed.
     static let withoutModelCache: Set<String> = [

@@ -1,0 +1,139 @@
+import FerryCore
+import FerryCoreData
+import FerryMapping
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+/// The mapper on a store written for it: names, zones, references, order, conversions, assets and tombstones.
+@Suite struct StoreRecordMapperTests {
+    /// A written library store and what mapping it produced.
+    private struct Mapped {
+        let scratch: Scratch
+        let changes: [StoreRecordMapper.Mapped]
+
+        func records(_ type: String) -> [Record] {
+            changes.compactMap { if case .record(let record) = $0.change, record.recordType == type { record } else { nil } }
+        }
+
+        func record(_ type: String, _ field: String, _ value: String) throws -> Record {
+            try #require(records(type).first { $0.fields[field] == .string(value) }, "no \(type) with \(field) = \(value)")
+        }
+    }
+
+    private func map(_ makePlan: (StoreSchema) throws -> MappingPlan) throws -> Mapped {
+        let scratch = try Scratch()
+        let path = try LibraryStore.write(to: scratch.file("library"))
+        let store = try CoreDataStore(path: path)
+        let mapper = try StoreRecordMapper(store: store, plan: try makePlan(store.schema), assets: try StoreAssets(temporaryDirectory: scratch.path))
+        var changes: [StoreRecordMapper.Mapped] = []
+        try mapper.run { changes.append($0) }
+        return Mapped(scratch: scratch, changes: changes)
+    }
+
+    @Test func typePrefixedPresetPutsChildrenInTheirRootsZone() throws {
+        let mapped = try map { try MappingPlan.preset("type-prefixed", for: $0) }
+        let shelf = try #require(mapped.records("Shelf").first)
+        #expect(shelf.zoneID.zoneName == "ShelfZone")
+        let dune = try mapped.record("Book", "title", "Dune")
+        #expect(dune.recordName == LibraryStore.duneName, "the archived CKRecordID's name is kept")
+        #expect(dune.zoneID.zoneName == "ShelfZone")
+        #expect(dune.fields["recordID"] == nil, "the identity attribute is not written as a field")
+        #expect(dune.fields["shelf"] == .reference(Reference(recordName: shelf.recordName, zoneID: shelf.zoneID, action: .deleteSelf)))
+        for chapter in mapped.records("Chapter") {
+            #expect(chapter.zoneID.zoneName == "ShelfZone", "a grandchild follows its parent, which follows the root")
+            #expect(chapter.fields["book"] == .reference(Reference(recordName: dune.recordName, zoneID: dune.zoneID, action: .deleteSelf)))
+        }
+        #expect(mapped.records("Tag").allSatisfy { $0.zoneID.zoneName == "TagZone" })
+        // Book ↔ Tag cross zones: reported on the list side, the list left out.
+        #expect(dune.fields["tags"] == nil)
+        #expect(mapped.changes.contains { $0.entity == "Book" && $0.problems.contains { $0.contains("cannot cross zones") } })
+        // Parents before children, deletions last.
+        let types = mapped.changes.map(\.change.recordType)
+        #expect(types == ["Shelf", "Book", "Book", "Chapter", "Chapter", "Chapter", "Tag", "Tag", "Book"])
+        guard case .deletion(let deletion)? = mapped.changes.last?.change else {
+            Issue.record("the tombstone should come last as a deletion")
+            return
+        }
+        #expect(deletion.recordName == "Book.99999999-0000-4000-8000-000000000000")
+        #expect(deletion.zoneID.zoneName == "ShelfZone")
+    }
+
+    @Test func attributesBecomeCloudKitFieldTypes() throws {
+        let mapped = try map { try MappingPlan.preset("type-prefixed", for: $0) }
+        let dune = try mapped.record("Book", "title", "Dune")
+        #expect(dune.fields["price"] == .double(9.99))
+        #expect(dune.fields["isbn"] == .string("0D0E0F10-1112-4314-8516-171819202122"))
+        #expect(dune.fields["published"] == .timestamp(978_307_200_500))
+        #expect(dune.fields["modificationDate"] == nil, "a reserved CloudKit field name is renamed")
+        #expect(dune.fields["modificationDateValue"] == .timestamp(978_307_300_000))
+        #expect(dune.fields["color"] == .string("0.1, 0.2, 0.3, 1"))
+        let cover = try #require(dune.fields["cover"]?.assets.first, "external storage becomes an ASSET")
+        #expect(cover.size == Int64(LibraryStore.cover.count))
+        #expect(cover.sha256 == SHA256Hasher.digest(LibraryStore.cover))
+        let solaris = try mapped.record("Book", "title", "Solaris")
+        #expect(solaris.fields["price"] == nil && solaris.fields["cover"] == nil, "null values are no fields")
+    }
+
+    @Test func orderedOneToManyKeepsItsOrderOnTheChild() throws {
+        let mapped = try map { try MappingPlan.preset("type-prefixed", for: $0) }
+        let order = Dictionary(
+            uniqueKeysWithValues: mapped.records("Chapter").compactMap { chapter -> (String, Int64)? in
+                guard case .string(let title)? = chapter.fields["title"], case .int64(let position)? = chapter.fields["bookOrder"] else { return nil }
+                return (title, position)
+            })
+        #expect(order == ["Desert": 0, "Prologue": 1, "Arrakis": 2])
+    }
+
+    @Test func plainPresetWritesManyToManyAsAReferenceListAndStableNames() throws {
+        let first = try map { try MappingPlan.preset("plain", for: $0) }
+        let dune = try first.record("Book", "title", "Dune")
+        #expect(dune.zoneID == .default)
+        #expect(dune.recordName != LibraryStore.duneName, "plain ignores kept identities")
+        let tags = first.records("Tag").map(\.recordName).sorted()
+        #expect(dune.fields["tags"]?.references.map(\.recordName).sorted() == tags)
+        #expect(first.records("Tag").allSatisfy { $0.fields["books"] == nil }, "the list lives on one side only")
+        #expect(first.records("Shelf").first?.fields["books"] == nil, "a to-many with a to-one inverse lives on the child")
+        let pattern = /^Book\.[0-9A-F]{8}-[0-9A-F]{4}-5[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}$/
+        #expect(dune.recordName.wholeMatch(of: pattern) != nil, "\(dune.recordName)")
+        #expect(
+            dune.recordName
+                == RecordNaming.deterministicName(
+                    recordType: "Book", separator: ".", storeUUID: LibraryStore.storeUUID, entity: "Book", primaryKey: 1))
+        let second = try map { try MappingPlan.preset("plain", for: $0) }
+        #expect(first.changes.map(\.change) == second.changes.map(\.change), "a second run gives the same records")
+    }
+
+    @Test func planChoicesApply() throws {
+        let mapped = try map { schema in
+            var plan = try MappingPlan.preset("scorebook", for: schema)
+            plan.entities["Book", default: EntityPlan()].fields = [
+                "color": FieldPlan(convert: "rgba"), "price": FieldPlan(convert: "string"), "title": FieldPlan(rename: "name"),
+                "shelf": FieldPlan(action: "VALIDATE"), "cover": FieldPlan(asset: false),
+            ]
+            plan.entities["Book", default: EntityPlan()].exclude = ["isbn"]
+            plan.entities["Chapter"] = EntityPlan(skip: true)
+            plan.entities["Tag"] = EntityPlan(recordType: "Label", zone: "Labels")
+            return plan
+        }
+        let dune = try mapped.record("Book", "name", "Dune")
+        #expect(dune.recordName == LibraryStore.duneName)
+        #expect(dune.zoneID.zoneName == "ShelfZone", "the archived record ID's zone wins")
+        #expect(dune.fields["color"] == FieldList(.double, [.double(0.1), .double(0.2), .double(0.3), .double(1)]).map(FieldValue.list))
+        #expect(dune.fields["price"] == .string("9.99"))
+        #expect(dune.fields["isbn"] == nil)
+        #expect(dune.fields["cover"] == .bytes(Data(LibraryStore.cover)))
+        #expect(mapped.records("Chapter").isEmpty)
+        let labels = mapped.records("Label")
+        #expect(labels.count == 2 && labels.allSatisfy { $0.zoneID.zoneName == "Labels" && $0.recordName.hasPrefix("Label|~|") })
+        let solaris = try mapped.record("Book", "name", "Solaris")
+        #expect(solaris.zoneID.zoneName == "ScorebookData")
+        #expect(solaris.fields["shelf"]?.references.first?.action == .validate)
+    }
+
+    @Test func uuidV5MatchesRFC4122() {
+        let dns: [UInt8] = [0x6B, 0xA7, 0xB8, 0x10, 0x9D, 0xAD, 0x11, 0xD1, 0x80, 0xB4, 0x00, 0xC0, 0x4F, 0xD4, 0x30, 0xC8]
+        #expect(RecordNaming.uuidV5("python.org", namespace: dns).uuidString == "886313E1-3B8A-5372-9B90-0C9AEE199E5D")
+    }
+}
