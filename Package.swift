@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FerryPlist", targets: ["FerryPlist"]),
         .library(name: "FerryCoreData", targets: ["FerryCoreData"]),
         .library(name: "FerryMapping", targets: ["FerryMapping"]),
+        .library(name: "FerryLocalStore", targets: ["FerryLocalStore"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
     ],
     dependencies: [
@@ -52,6 +53,11 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // The embedded local sync store: one SQLite file with CloudKit's semantics (the default backend).
+        .target(
+            name: "FerryLocalStore",
+            dependencies: ["FerryCore", "FerryRecords", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
@@ -66,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping",
+                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryLocalStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -85,6 +91,7 @@ let package = Package(
             name: "FerryMappingTests",
             dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryTesting"]
         ),
+        .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryRecords", "FerryLocalStore", "FerryTesting"]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",

@@ -1,0 +1,243 @@
+import FerryCore
+import FerryRecords
+import Foundation
+import GRDB
+
+/// Ferry's embedded sync backend: one SQLite file with CloudKit's semantics.
+///
+/// Zones hold records; every write gets a server-assigned change tag, created/modified times and a place in its
+/// zone's change feed. Operations follow CloudKit Web Services' `records/modify` (create, update, forceUpdate,
+/// replace, forceReplace, delete, forceDelete) with its outcomes (EXISTS, CONFLICT, NOT_FOUND, ZONE_NOT_FOUND,
+/// VALIDATING_REFERENCE_ERROR, ATOMIC_ERROR). Deleting a record deletes, in its zone, the records that point at it
+/// with DELETE_SELF. Deletions leave tombstones so a change feed reports them. Assets are stored once by content.
+///
+/// ```swift
+/// let store = try LocalStore(path: "app.ferry", create: true)
+/// try store.createZone(ZoneID(zoneName: "CarZone"))
+/// let outcomes = try store.modify([RecordOperation(.create, car)], atomic: true)
+/// let page = try store.changes(in: ZoneID(zoneName: "CarZone"), since: nil)
+/// ```
+public final class LocalStore: @unchecked Sendable {
+    /// The store file.
+    public let path: String
+    /// The store's identity, fixed at creation.
+    public let storeID: String
+    let database: DatabaseQueue
+    /// Milliseconds since 1970 for created/modified times (replaceable for tests).
+    public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    static let format = "ferry-local-store"
+    static let version = 1
+
+    /// Opens a store, creating it (atomically: a complete empty store or nothing) when `create` is set.
+    /// - Throws: ``LocalStoreError``: `missing` (66), `not-a-store` (65), `unsupported-version` (65), `busy` (75).
+    public init(path: String, create: Bool = false) throws {
+        self.path = path
+        if !FileManager.default.fileExists(atPath: path) {
+            guard create else {
+                throw LocalStoreError(.missing, "\(path): no local store here; copy into it first (ferry copy SOURCE \(path))")
+            }
+            try Self.createEmpty(at: path)
+        }
+        database = try Self.open(path)
+        storeID = try Self.checkFormat(database, path: path)
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "ferry.local"
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        return configuration
+    }
+
+    private static func open(_ path: String) throws -> DatabaseQueue {
+        do {
+            let queue = try DatabaseQueue(path: path, configuration: configuration())
+            _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
+            return queue
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    /// A database error as a store error: a locked file is temporary, anything else means the file is not a store.
+    static func translate(_ error: DatabaseError, path: String) -> LocalStoreError {
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED:
+            return LocalStoreError(.busy, "\(path): another process is writing the store; try again when it is done", cause: error)
+        case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
+            return LocalStoreError(.cannotCreate, "\(path): cannot write the store: \(error.message ?? "\(error.resultCode)")", cause: error)
+        default:
+            return LocalStoreError(
+                .notAStore, "\(path): not a Ferry local store (SQLite says: \(error.message ?? "\(error.resultCode)"))", cause: error)
+        }
+    }
+
+    private static func checkFormat(_ database: DatabaseQueue, path: String) throws -> String {
+        do {
+            let meta = try database.read { db -> [String: String] in
+                guard try db.tableExists("ferry_meta") else { return [:] }
+                return Dictionary(
+                    try Row.fetchAll(db, sql: "SELECT key, value FROM ferry_meta").map { ($0[0] as String, $0[1] as String) },
+                    uniquingKeysWith: { $1 })
+            }
+            guard meta["format"] == format, let id = meta["store_id"] else {
+                throw LocalStoreError(.notAStore, "\(path): an SQLite database, but not a Ferry local store (no ferry_meta format row)")
+            }
+            guard let version = meta["version"].flatMap(Int.init), version <= Self.version else {
+                throw LocalStoreError(
+                    .unsupportedVersion,
+                    "\(path): store format version \(meta["version"] ?? "?") is newer than this Ferry reads (\(Self.version)); update Ferry")
+            }
+            return id
+        } catch let error as DatabaseError {
+            throw translate(error, path: path)
+        }
+    }
+
+    /// Writes an empty store to a temporary name beside `path`, then renames it into place.
+    private static func createEmpty(at path: String) throws {
+        let temporary = path + ".creating-\(ProcessInfo.processInfo.processIdentifier)"
+        try? FileManager.default.removeItem(atPath: temporary)
+        do {
+            var configuration = configuration()
+            configuration.journalMode = .default
+            let queue = try DatabaseQueue(path: temporary, configuration: configuration)
+            try queue.write { db in
+                try db.execute(sql: LocalStoreSchema.sql)
+                try db.execute(
+                    sql: "INSERT INTO ferry_meta(key, value) VALUES ('format', ?), ('version', ?), ('store_id', ?)",
+                    arguments: [format, String(version), UUID().uuidString])
+                try db.execute(
+                    sql: "INSERT INTO zones(id, zone_name, owner_name, last_seq) VALUES (1, ?, ?, 0)",
+                    arguments: [ZoneID.default.zoneName, ZoneID.default.ownerName])
+            }
+            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA journal_mode = WAL") }
+            try queue.close()
+            guard rename(temporary, path) == 0 else {
+                throw LocalStoreError(.cannotCreate, "\(path): cannot create the store: \(String(cString: strerror(errno)))")
+            }
+        } catch let error as DatabaseError {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw LocalStoreError(.cannotCreate, "\(path): cannot create the store: \(error.message ?? "\(error.resultCode)")", cause: error)
+        } catch {
+            try? FileManager.default.removeItem(atPath: temporary)
+            throw error
+        }
+    }
+
+    /// Runs `body` in one write transaction: everything it does is committed together, or not at all.
+    public func write<Result>(_ body: (LocalStoreBatch) throws -> Result) throws -> Result {
+        do {
+            return try database.write { db in
+                let batch = LocalStoreBatch(db: db, store: self, now: clock())
+                let result = try body(batch)
+                try batch.flush()
+                return result
+            }
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    /// Runs reads in one transaction (a consistent snapshot).
+    func read<Result>(_ body: (Database) throws -> Result) throws -> Result {
+        do {
+            return try database.read(body)
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+    }
+
+    // MARK: Zones
+
+    /// One zone, with its current sync token and number of live records.
+    public struct ZoneInfo: Sendable, Hashable {
+        public var zoneID: ZoneID
+        public var syncToken: String
+        public var recordCount: Int
+    }
+
+    /// Every zone, default zone first, then by name.
+    public func zones() throws -> [ZoneInfo] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT z.id, z.zone_name, z.owner_name, z.last_seq,
+                           (SELECT count(*) FROM records r WHERE r.zone = z.id AND r.deleted = 0) AS live
+                    FROM zones z ORDER BY z.id = 1 DESC, z.zone_name, z.owner_name
+                    """
+            ).map { row in
+                let zone = ZoneID(zoneName: row[1], ownerName: row[2])
+                return ZoneInfo(zoneID: zone, syncToken: SyncToken(zone: row[0], sequence: row[3]).text, recordCount: row[4])
+            }
+        }
+    }
+
+    /// Creates a zone; `false` when it already existed.
+    @discardableResult
+    public func createZone(_ zone: ZoneID) throws -> Bool {
+        try write { batch in try batch.createZone(zone) }
+    }
+
+    /// Deletes a zone and everything in it; `false` when there was none. The default zone cannot be deleted.
+    @discardableResult
+    public func deleteZone(_ zone: ZoneID) throws -> Bool {
+        try write { batch in try batch.deleteZone(zone) }
+    }
+
+    // MARK: Records
+
+    /// Applies operations in order, as CloudKit's `records/modify` does.
+    ///
+    /// With `atomic` (only in custom zones, as in CloudKit) one failure undoes the whole request: the failing
+    /// operations keep their own error and the others fail with ATOMIC_ERROR. Without it each operation stands alone.
+    public func modify(_ operations: [RecordOperation], atomic: Bool = false) throws -> [RecordOutcome] {
+        try write { batch in try batch.modify(operations, atomic: atomic) }
+    }
+
+    /// The current state of records (live or tombstone), by ID; absent IDs were never written.
+    public func lookup(_ ids: [RecordID]) throws -> [RecordID: StoredRecord] {
+        try write { batch in
+            var found: [RecordID: StoredRecord] = [:]
+            for id in ids { if let state = try batch.lookup(id) { found[id] = state } }
+            return found
+        }
+    }
+
+    /// Calls `body` with every live record, zone by zone (default zone first), each zone in change order.
+    public func forEachRecord(_ body: (Record) throws -> Void) throws {
+        let zones = try self.zones()
+        for zone in zones {
+            var token: String? = nil
+            var more = true
+            while more {
+                let page = try changes(in: zone.zoneID, since: token, limit: 2000)
+                for change in page.changes { if case .record(let record) = change { try body(record) } }
+                token = page.syncToken
+                more = page.moreComing
+            }
+        }
+    }
+}
+
+/// A record's current state in the store.
+public struct StoredRecord: Sendable, Hashable {
+    /// The record type.
+    public var recordType: String
+    /// The current change tag.
+    public var changeTag: String
+    /// Whether the record is deleted (a tombstone).
+    public var isDeleted: Bool
+    /// The SHA-256 of the record's canonical JSON without system fields (nil for tombstones).
+    public var contentDigest: SHA256Digest?
+    /// The canonical JSON without system fields (nil for tombstones).
+    var body: [UInt8]?
+    var created: Int64
+    var modified: Int64
+}

@@ -1,0 +1,261 @@
+import FerryCore
+import FerryRecords
+import Foundation
+import GRDB
+
+/// The work of one write transaction on a local store: record operations, zones, assets and the copy journal.
+///
+/// Obtained from ``LocalStore/write(_:)``; valid only inside it.
+public final class LocalStoreBatch {
+    let db: Database
+    unowned let store: LocalStore
+    /// The time stamped on every record this batch writes.
+    let now: Int64
+    private var zoneNumbers: [ZoneID: Int64] = [:]
+    /// Each touched zone's last change sequence, written back at the end.
+    private var sequences: [Int64: Int64] = [:]
+
+    init(db: Database, store: LocalStore, now: Int64) {
+        self.db = db
+        self.store = store
+        self.now = now
+    }
+
+    /// Writes the zones' new change sequences (called by ``LocalStore/write(_:)`` before commit).
+    func flush() throws {
+        for (zone, sequence) in sequences {
+            try db.execute(sql: "UPDATE zones SET last_seq = ? WHERE id = ?", arguments: [sequence, zone])
+        }
+    }
+
+    // MARK: Zones
+
+    /// The number of an existing zone.
+    func zoneNumber(_ zone: ZoneID) throws -> Int64? {
+        if let known = zoneNumbers[zone] { return known }
+        let number = try Int64.fetchOne(
+            db, sql: "SELECT id FROM zones WHERE zone_name = ? AND owner_name = ?", arguments: [zone.zoneName, zone.ownerName])
+        if let number { zoneNumbers[zone] = number }
+        return number
+    }
+
+    /// Creates a zone; `false` when it existed.
+    @discardableResult
+    public func createZone(_ zone: ZoneID) throws -> Bool {
+        if try zoneNumber(zone) != nil { return false }
+        try db.execute(sql: "INSERT INTO zones(zone_name, owner_name, last_seq) VALUES (?, ?, 0)", arguments: [zone.zoneName, zone.ownerName])
+        zoneNumbers[zone] = db.lastInsertedRowID
+        return true
+    }
+
+    /// Deletes a zone with its records; `false` when there was none.
+    public func deleteZone(_ zone: ZoneID) throws -> Bool {
+        guard zone != .default, let number = try zoneNumber(zone) else { return false }
+        try db.execute(sql: "DELETE FROM records WHERE zone = ?", arguments: [number])
+        try db.execute(sql: "DELETE FROM refs WHERE zone = ?", arguments: [number])
+        try db.execute(sql: "DELETE FROM zones WHERE id = ?", arguments: [number])
+        zoneNumbers[zone] = nil
+        sequences[number] = nil
+        return true
+    }
+
+    private func nextSequence(_ zone: Int64) throws -> Int64 {
+        let current: Int64
+        if let known = sequences[zone] {
+            current = known
+        } else {
+            current = try Int64.fetchOne(db, sql: "SELECT last_seq FROM zones WHERE id = ?", arguments: [zone]) ?? 0
+        }
+        sequences[zone] = current + 1
+        return current + 1
+    }
+
+    // MARK: Records
+
+    /// A record's current state, live or tombstone.
+    public func lookup(_ id: RecordID) throws -> StoredRecord? {
+        guard let zone = try zoneNumber(id.zoneID) else { return nil }
+        return try lookup(zone: zone, name: id.recordName)
+    }
+
+    private func lookup(zone: Int64, name: String) throws -> StoredRecord? {
+        let row = try Row.fetchOne(
+            db, sql: "SELECT type, tag, deleted, digest, body, created, modified FROM records WHERE zone = ? AND name = ?",
+            arguments: [zone, name])
+        guard let row else { return nil }
+        let digestBytes: [UInt8]? = (row[3] as Data?).map { Array($0) }
+        return StoredRecord(
+            recordType: row[0], changeTag: row[1], isDeleted: row[2] as Int64 != 0, contentDigest: digestBytes.flatMap(SHA256Digest.init(bytes:)),
+            body: (row[4] as Data?).map { Array($0) }, created: row[5], modified: row[6])
+    }
+
+    /// The live record with its system fields, decoded from its stored form.
+    public func record(_ id: RecordID) throws -> Record? {
+        guard let state = try lookup(id), !state.isDeleted else { return nil }
+        return try decode(state, id: id)
+    }
+
+    func decode(_ state: StoredRecord, id: RecordID) throws -> Record {
+        guard let body = state.body, case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: body) else {
+            throw LocalStoreError(.damaged, "\(store.path): record \(id) in zone \(id.zoneID) does not decode; restore the store from a bundle")
+        }
+        record.system = SystemFields(
+            changeTag: state.changeTag, created: RecordStamp(timestamp: state.created), modified: RecordStamp(timestamp: state.modified))
+        return record
+    }
+
+    /// Applies operations in order; with `atomic`, one failure undoes them all (see ``LocalStore/modify(_:atomic:)``).
+    public func modify(_ operations: [RecordOperation], atomic: Bool) throws -> [RecordOutcome] {
+        var seen: Set<RecordID> = []
+        let duplicates = operations.map { !seen.insert($0.record.id).inserted }
+        if atomic, let zone = operations.first(where: { $0.record.zoneID == .default })?.record.zoneID {
+            return operations.map { .failed($0.record.id, .badRequest, reason: "atomic operations are not supported in the default zone (\(zone))") }
+        }
+        guard atomic else {
+            return try zip(operations, duplicates).map { operation, duplicate in
+                duplicate ? .failed(operation.record.id, .badRequest, reason: "one operation per record per request") : try apply(operation)
+            }
+        }
+        var outcomes: [RecordOutcome] = []
+        let savedSequences = sequences
+        try db.execute(sql: "SAVEPOINT atomic_batch")
+        for (operation, duplicate) in zip(operations, duplicates) {
+            outcomes.append(
+                duplicate ? .failed(operation.record.id, .badRequest, reason: "one operation per record per request") : try apply(operation))
+        }
+        guard outcomes.contains(where: { $0.errorCode != nil }) else {
+            try db.execute(sql: "RELEASE SAVEPOINT atomic_batch")
+            return outcomes
+        }
+        try db.execute(sql: "ROLLBACK TO SAVEPOINT atomic_batch")
+        try db.execute(sql: "RELEASE SAVEPOINT atomic_batch")
+        sequences = savedSequences
+        return zip(operations, outcomes).map { operation, outcome in
+            outcome.errorCode != nil ? outcome : .failed(operation.record.id, .atomicError, reason: "another operation of the atomic batch failed")
+        }
+    }
+
+    /// Applies one operation.
+    public func apply(_ operation: RecordOperation) throws -> RecordOutcome {
+        let record = operation.record
+        let id = record.id
+        guard let zone = try zoneNumber(record.zoneID) else {
+            return .failed(id, .zoneNotFound, reason: "zone \(record.zoneID) does not exist; create it first")
+        }
+        guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
+        let existing = try lookup(zone: zone, name: record.recordName)
+        let live = existing.flatMap { $0.isDeleted ? nil : $0 }
+        func tagProblem() -> RecordOutcome? {
+            guard let live else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
+            guard let tag = operation.recordChangeTag else {
+                return .failed(id, .badRequest, reason: "missing required field 'recordChangeTag' for \(operation.kind.rawValue)")
+            }
+            guard tag == live.changeTag else {
+                return .failed(id, .conflict, reason: "change tag \(tag) is not current (\(live.changeTag)); fetch the record and retry")
+            }
+            return nil
+        }
+        switch operation.kind {
+        case .create:
+            if live != nil { return .failed(id, .exists, reason: "record \(record.recordName) already exists in \(record.zoneID)") }
+            return try save(record, zone: zone, previous: nil)
+        case .update:
+            if let problem = tagProblem() { return problem }
+            return try save(try merged(record, over: live, zone: zone), zone: zone, previous: live)
+        case .forceUpdate:
+            return try save(try merged(record, over: live, zone: zone), zone: zone, previous: live)
+        case .replace:
+            if let problem = tagProblem() { return problem }
+            return try save(record, zone: zone, previous: live)
+        case .forceReplace:
+            return try save(record, zone: zone, previous: live)
+        case .delete:
+            if let problem = tagProblem() { return problem }
+            try delete(zone: zone, name: record.recordName, type: live?.recordType ?? record.recordType)
+            return .deleted(id)
+        case .forceDelete:
+            guard let live else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
+            try delete(zone: zone, name: record.recordName, type: live.recordType)
+            return .deleted(id)
+        }
+    }
+
+    /// The listed fields of `record` over the stored record's fields (update's semantics).
+    private func merged(_ record: Record, over live: StoredRecord?, zone: Int64) throws -> Record {
+        guard let live else { return record }
+        var base = try decode(live, id: record.id)
+        for field in record.fields { base.fields[field.name] = field.value }
+        base.recordType = record.recordType
+        return base
+    }
+
+    private func save(_ record: Record, zone: Int64, previous: StoredRecord?) throws -> RecordOutcome {
+        for field in record.fields {
+            for reference in field.value.references {
+                if reference.zoneID != record.zoneID {
+                    return .failed(
+                        record.id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
+                }
+                guard reference.action == .validate else { continue }
+                let target = try lookup(zone: zone, name: reference.recordName)
+                if target == nil || target?.isDeleted == true {
+                    return .failed(
+                        record.id, .validatingReferenceError,
+                        reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
+                }
+            }
+        }
+        var writer = JSONWriter(capacity: 512)
+        var bare = record
+        bare.system = nil
+        bare.writeCloudKitJSON(to: &writer, includeSystemFields: false)
+        let body = writer.bytes
+        let digest = SHA256Hasher.digest(body)
+        let sequence = try nextSequence(zone)
+        let tag = String(sequence, radix: 36)
+        let created = previous?.created ?? now
+        try db.execute(
+            sql: """
+                INSERT INTO records(zone, name, type, tag, seq, created, modified, deleted, digest, body) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
+                ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, tag = excluded.tag, seq = excluded.seq, created = excluded.created,
+                    modified = excluded.modified, deleted = 0, digest = excluded.digest, body = excluded.body
+                """,
+            arguments: [zone, record.recordName, record.recordType, tag, sequence, created, now, Data(digest.bytes), Data(body)])
+        try db.execute(sql: "DELETE FROM refs WHERE zone = ? AND source = ?", arguments: [zone, record.recordName])
+        for field in record.fields {
+            for reference in field.value.references where reference.action == .deleteSelf {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO refs(zone, target, source) VALUES (?, ?, ?)",
+                    arguments: [zone, reference.recordName, record.recordName])
+            }
+        }
+        var saved = record
+        saved.system = SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now))
+        return .saved(saved)
+    }
+
+    /// Leaves a tombstone, then deletes the records that point here with DELETE_SELF (as CloudKit does).
+    private func delete(zone: Int64, name: String, type: String) throws {
+        var pending = [(name, type)]
+        var visited: Set<String> = []
+        while let (current, currentType) = pending.popLast() {
+            guard visited.insert(current).inserted else { continue }
+            let sequence = try nextSequence(zone)
+            try db.execute(
+                sql: """
+                    INSERT INTO records(zone, name, type, tag, seq, created, modified, deleted, digest, body) VALUES (?, ?, ?, ?, ?, ?, ?, 1, NULL, NULL)
+                    ON CONFLICT(zone, name) DO UPDATE SET tag = excluded.tag, seq = excluded.seq, modified = excluded.modified, deleted = 1,
+                        digest = NULL, body = NULL
+                    """,
+                arguments: [zone, current, currentType, String(sequence, radix: 36), sequence, now, now])
+            try db.execute(sql: "DELETE FROM refs WHERE zone = ? AND source = ?", arguments: [zone, current])
+            let dependents = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT r.name, r.type FROM refs f JOIN records r ON r.zone = f.zone AND r.name = f.source
+                    WHERE f.zone = ? AND f.target = ? AND r.deleted = 0
+                    """, arguments: [zone, current])
+            for row in dependents { pending.append((row[0], row[1])) }
+        }
+    }
+}

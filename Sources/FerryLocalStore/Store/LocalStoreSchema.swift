@@ -1,0 +1,38 @@
+/// The tables of a local store (format version 1).
+///
+/// Records keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256 (`digest`), so a copy
+/// can tell "unchanged" without decoding; tombstones keep only identity and change metadata. `refs` indexes
+/// DELETE_SELF references for cascading deletes. Assets are stored once by SHA-256, in 1 MiB chunks.
+enum LocalStoreSchema {
+    static let sql = """
+        CREATE TABLE ferry_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE zones(
+            id INTEGER PRIMARY KEY,
+            zone_name TEXT NOT NULL,
+            owner_name TEXT NOT NULL,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            UNIQUE(zone_name, owner_name));
+        CREATE TABLE records(
+            zone INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            created INTEGER NOT NULL,
+            modified INTEGER NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0,
+            digest BLOB,
+            body BLOB,
+            PRIMARY KEY(zone, name)) WITHOUT ROWID;
+        CREATE INDEX records_feed ON records(zone, seq);
+        CREATE TABLE refs(
+            zone INTEGER NOT NULL,
+            target TEXT NOT NULL,
+            source TEXT NOT NULL,
+            PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
+        CREATE INDEX refs_source ON refs(zone, source);
+        CREATE TABLE assets(sha256 BLOB PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
+        CREATE TABLE asset_chunks(sha256 BLOB NOT NULL, n INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY(sha256, n)) WITHOUT ROWID;
+        CREATE TABLE copy_journal(run TEXT PRIMARY KEY, done INTEGER NOT NULL, finished INTEGER NOT NULL, source TEXT NOT NULL);
+        """
+}

@@ -1,0 +1,187 @@
+import FerryCore
+import FerryLocalStore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+/// The local store's CloudKit contract: operations and their outcomes, atomic batches, cascades, the change feed.
+@Suite struct LocalStoreContractTests {
+    static let zone = ZoneID(zoneName: "CarZone")
+
+    private func store() throws -> (Scratch, LocalStore) {
+        let scratch = try Scratch()
+        let store = try LocalStore(path: scratch.file("local.ferry"), create: true)
+        let ticks = Ticks()
+        store.clock = { ticks.next() }
+        try store.createZone(Self.zone)
+        return (scratch, store)
+    }
+
+    private func car(_ name: String, _ fields: RecordFields = ["name": .string("Beetle")]) -> Record {
+        Record(recordType: "Car", recordName: "Car.\(name)", zoneID: Self.zone, fields: fields)
+    }
+
+    private func saved(_ outcome: RecordOutcome?) throws -> Record {
+        guard case .saved(let record)? = outcome else { throw LocalStoreTestFailure("expected saved, got \(String(describing: outcome))") }
+        return record
+    }
+
+    @Test func createAssignsTagsAndTimesAndRefusesDuplicates() throws {
+        let (_, store) = try store()
+        let first = try saved(try store.modify([RecordOperation(.create, car("1"))]).first)
+        #expect(first.system?.changeTag?.isEmpty == false)
+        #expect(first.system?.created?.timestamp == first.system?.modified?.timestamp)
+        let again = try store.modify([RecordOperation(.create, car("1"))])
+        #expect(again.first?.errorCode == .exists)
+        let missingZone = try store.modify([RecordOperation(.create, Record(recordType: "Car", recordName: "x", zoneID: ZoneID(zoneName: "Nope")))])
+        #expect(missingZone.first?.errorCode == .zoneNotFound)
+        #expect(try store.zones().map(\.zoneID) == [.default, Self.zone])
+    }
+
+    @Test func updatesAreTagCheckedAndMergeFields() throws {
+        let (_, store) = try store()
+        let first = try saved(try store.modify([RecordOperation(.create, car("1", ["name": .string("Beetle"), "doors": .int64(2)]))]).first)
+        let tag = try #require(first.system?.changeTag)
+        let noTag = try store.modify([RecordOperation(.update, car("1", ["doors": .int64(4)]), recordChangeTag: nil)])
+        #expect(noTag.first?.errorCode == .badRequest)
+        let stale = try store.modify([RecordOperation(.update, car("1", ["doors": .int64(4)]), recordChangeTag: "zz")])
+        #expect(stale.first?.errorCode == .conflict)
+        let updated = try saved(try store.modify([RecordOperation(.update, car("1", ["doors": .int64(4)]), recordChangeTag: tag)]).first)
+        #expect(updated.fields["name"] == .string("Beetle") && updated.fields["doors"] == .int64(4), "update changes only listed fields")
+        #expect(updated.system?.changeTag != tag)
+        #expect(updated.system?.created == first.system?.created)
+        #expect((updated.system?.modified?.timestamp ?? 0) > (first.system?.modified?.timestamp ?? 0))
+        let replaced = try saved(
+            try store.modify([RecordOperation(.replace, car("1", ["doors": .int64(5)]), recordChangeTag: updated.system?.changeTag)]).first)
+        #expect(replaced.fields["name"] == nil, "replace removes unlisted fields")
+        let forced = try saved(try store.modify([RecordOperation(.forceUpdate, car("2", ["doors": .int64(1)]))]).first)
+        #expect(forced.fields["doors"] == .int64(1), "forceUpdate creates a missing record")
+        #expect(try store.modify([RecordOperation(.update, car("3"), recordChangeTag: "1")]).first?.errorCode == .notFound)
+    }
+
+    @Test func deletesCascadeAlongDeleteSelfReferences() throws {
+        let (_, store) = try store()
+        let parent = car("1")
+        let note = Record(
+            recordType: "Note", recordName: "Note.1", zoneID: Self.zone,
+            fields: ["car": .reference(Reference(recordName: parent.recordName, zoneID: Self.zone, action: .deleteSelf))])
+        let grandchild = Record(
+            recordType: "Mark", recordName: "Mark.1", zoneID: Self.zone,
+            fields: ["note": .reference(Reference(recordName: note.recordName, zoneID: Self.zone, action: .deleteSelf))])
+        let loose = Record(
+            recordType: "Note", recordName: "Note.2", zoneID: Self.zone,
+            fields: ["car": .reference(Reference(recordName: parent.recordName, zoneID: Self.zone, action: .none))])
+        let outcomes = try store.modify([parent, note, grandchild, loose].map { RecordOperation(.create, $0) }, atomic: true)
+        #expect(outcomes.allSatisfy { $0.errorCode == nil })
+        let stale = try store.modify([RecordOperation(.delete, parent, recordChangeTag: "0")])
+        #expect(stale.first?.errorCode == .conflict)
+        #expect(try store.modify([RecordOperation(.forceDelete, parent)]).first == .deleted(parent.id))
+        let states = try store.lookup([parent.id, note.id, grandchild.id, loose.id])
+        #expect(states[parent.id]?.isDeleted == true && states[note.id]?.isDeleted == true && states[grandchild.id]?.isDeleted == true)
+        #expect(states[loose.id]?.isDeleted == false, "NONE references do not cascade")
+        #expect(try store.modify([RecordOperation(.forceDelete, parent)]).first?.errorCode == .notFound)
+        // A deleted name can be created again.
+        #expect(try store.modify([RecordOperation(.create, parent)]).first?.errorCode == nil)
+    }
+
+    @Test func atomicBatchesAreAllOrNothing() throws {
+        let (_, store) = try store()
+        _ = try store.modify([RecordOperation(.create, car("1"))])
+        let outcomes = try store.modify([RecordOperation(.create, car("2")), RecordOperation(.create, car("1"))], atomic: true)
+        #expect(outcomes.map(\.errorCode) == [.atomicError, .exists])
+        #expect(try store.lookup([car("2").id]).isEmpty, "nothing of a failed atomic batch stays")
+        let loose = try store.modify([RecordOperation(.create, car("2")), RecordOperation(.create, car("1"))], atomic: false)
+        #expect(loose.map(\.errorCode) == [nil, .exists])
+        let defaultZone = try store.modify([RecordOperation(.create, Record(recordType: "Car", recordName: "d", zoneID: .default))], atomic: true)
+        #expect(defaultZone.first?.errorCode == .badRequest)
+        let twice = try store.modify([RecordOperation(.forceReplace, car("3")), RecordOperation(.forceReplace, car("3"))])
+        #expect(twice.map(\.errorCode) == [nil, .badRequest])
+    }
+
+    @Test func validateReferencesNeedTheirTarget() throws {
+        let (_, store) = try store()
+        let note = Record(
+            recordType: "Note", recordName: "Note.1", zoneID: Self.zone,
+            fields: ["car": .reference(Reference(recordName: "Car.9", zoneID: Self.zone, action: .validate))])
+        #expect(try store.modify([RecordOperation(.create, note)]).first?.errorCode == .validatingReferenceError)
+        #expect(try store.modify([RecordOperation(.create, car("9")), RecordOperation(.create, note)]).map(\.errorCode) == [nil, nil])
+        let crossing = Record(
+            recordType: "Note", recordName: "Note.2", zoneID: Self.zone,
+            fields: ["car": .reference(Reference(recordName: "Car.9", zoneID: ZoneID(zoneName: "Other"), action: .none))])
+        #expect(try store.modify([RecordOperation(.create, crossing)]).first?.errorCode == .badRequest)
+    }
+
+    @Test func theChangeFeedPagesWithTokensAndTombstones() throws {
+        let (_, store) = try store()
+        _ = try store.modify((1...5).map { RecordOperation(.create, car("\($0)")) })
+        let first = try store.changes(in: Self.zone, since: nil, limit: 3)
+        #expect(first.changes.count == 3 && first.moreComing)
+        let second = try store.changes(in: Self.zone, since: first.syncToken, limit: 3)
+        #expect(second.changes.count == 2 && !second.moreComing)
+        let quiet = try store.changes(in: Self.zone, since: second.syncToken)
+        #expect(quiet.changes.isEmpty && quiet.syncToken == second.syncToken)
+        _ = try store.modify([RecordOperation(.forceDelete, car("2")), RecordOperation(.forceReplace, car("4", ["name": .string("Mini")]))])
+        let later = try store.changes(in: Self.zone, since: second.syncToken)
+        #expect(later.changes.map(\.recordName) == ["Car.2", "Car.4"])
+        if case .deletion = later.changes.first {} else { Issue.record("a deletion shows as a tombstone") }
+        let full = try store.changes(in: Self.zone, since: nil)
+        #expect(full.changes.count == 5, "each record once, in its latest state")
+        #expect(throws: LocalStoreError.self) { try store.changes(in: .default, since: second.syncToken) }
+        #expect(throws: LocalStoreError.self) { try store.changes(in: Self.zone, since: "garbage") }
+    }
+
+    @Test func openingRefusesWhatIsNotAStore() throws {
+        let scratch = try Scratch()
+        try scratch.write("text.ferry", "hello")
+        #expect(throws: LocalStoreError.self) { try LocalStore(path: scratch.file("text.ferry")) }
+        #expect(throws: LocalStoreError.self) { try LocalStore(path: scratch.file("absent.ferry")) }
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("absent.ferry")))
+        let created = try LocalStore(path: scratch.file("new.ferry"), create: true)
+        let reopened = try LocalStore(path: scratch.file("new.ferry"))
+        #expect(created.storeID == reopened.storeID)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.contains("creating") }.isEmpty)
+    }
+
+    @Test func assetsAreStoredOnceAndReadBack() throws {
+        let (scratch, store) = try store()
+        let bytes = (0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try scratch.write("photo.bin", Data(bytes))
+        let provider = try DirectoryAssetProvider(root: scratch.path)
+        let asset = try provider.resolve(path: "photo.bin", fileName: nil)
+        let first = try store.write { batch in try batch.storeAsset(asset, from: provider) }
+        let second = try store.write { batch in try batch.storeAsset(asset, from: provider) }
+        #expect(first && !second)
+        let reader = try LocalStoreAssets(store: store).open(asset)
+        var back: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 100_000)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            if count == 0 { break }
+            back += buffer[..<count]
+        }
+        #expect(back == bytes)
+        var wrong = asset
+        wrong.size += 1
+        #expect(throws: LocalStoreError.self) { try store.write { batch in try batch.storeAsset(wrong, from: provider) } }
+    }
+}
+
+/// A clock that moves one second per call.
+final class Ticks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var now: Int64 = 1_700_000_000_000
+
+    func next() -> Int64 {
+        lock.lock()
+        defer { lock.unlock() }
+        now += 1000
+        return now
+    }
+}
+
+/// A failed expectation with a message.
+struct LocalStoreTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
