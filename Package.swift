@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "FerryCoreData", targets: ["FerryCoreData"]),
         .library(name: "FerryMapping", targets: ["FerryMapping"]),
         .library(name: "FerryLocalStore", targets: ["FerryLocalStore"]),
+        .library(name: "FerryTransfer", targets: ["FerryTransfer"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
     ],
     dependencies: [
@@ -58,6 +59,11 @@ let package = Package(
             name: "FerryLocalStore",
             dependencies: ["FerryCore", "FerryRecords", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // Copies between sources and targets: change sources, the local-store importer (conflicts, resume), diffs.
+        .target(
+            name: "FerryTransfer",
+            dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore"]
+        ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
@@ -72,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryLocalStore",
+                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryLocalStore", "FerryTransfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

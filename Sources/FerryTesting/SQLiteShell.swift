@@ -51,7 +51,7 @@ public struct DirectoryFingerprint: Equatable, CustomStringConvertible {
         let names = FileManager.default.enumerator(atPath: path)?.allObjects as? [String] ?? []
         for name in names {
             var isFolder: ObjCBool = false
-            FileManager.default.fileExists(atPath: "\(path)/\(name)", isDirectory: &isFolder)
+            _ = FileManager.default.fileExists(atPath: "\(path)/\(name)", isDirectory: &isFolder)
             if isFolder.boolValue { continue }
             digests[name] = SHA256Hasher.digest(try InputFile.contents(of: "\(path)/\(name)", limit: 1 << 32))
         }

@@ -29,9 +29,10 @@ public final class LocalStore: @unchecked Sendable {
     static let format = "ferry-local-store"
     static let version = 1
 
-    /// Opens a store, creating it (atomically: a complete empty store or nothing) when `create` is set.
+    /// Opens a store, creating it (atomically: a complete empty store or nothing) when `create` is set; `readOnly`
+    /// for a store that is only a source.
     /// - Throws: ``LocalStoreError``: `missing` (66), `not-a-store` (65), `unsupported-version` (65), `busy` (75).
-    public init(path: String, create: Bool = false) throws {
+    public init(path: String, create: Bool = false, readOnly: Bool = false) throws {
         self.path = path
         if !FileManager.default.fileExists(atPath: path) {
             guard create else {
@@ -39,24 +40,25 @@ public final class LocalStore: @unchecked Sendable {
             }
             try Self.createEmpty(at: path)
         }
-        database = try Self.open(path)
+        database = try Self.open(path, readOnly: readOnly)
         storeID = try Self.checkFormat(database, path: path)
     }
 
-    private static func configuration() -> Configuration {
+    private static func configuration(readOnly: Bool = false) -> Configuration {
         var configuration = Configuration()
+        configuration.readonly = readOnly
         configuration.label = "ferry.local"
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        if !readOnly {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         }
         return configuration
     }
 
-    private static func open(_ path: String) throws -> DatabaseQueue {
+    private static func open(_ path: String, readOnly: Bool) throws -> DatabaseQueue {
         do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration())
+            let queue = try DatabaseQueue(path: path, configuration: configuration(readOnly: readOnly))
             _ = try queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") }
             return queue
         } catch let error as DatabaseError {
@@ -130,6 +132,15 @@ public final class LocalStore: @unchecked Sendable {
         }
     }
 
+    /// Closes the store (checkpointing its write-ahead log); the store must not be used afterwards.
+    public func close() throws {
+        do {
+            try database.close()
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+    }
+
     /// Runs `body` in one write transaction: everything it does is committed together, or not at all.
     public func write<Result>(_ body: (LocalStoreBatch) throws -> Result) throws -> Result {
         do {
@@ -185,7 +196,9 @@ public final class LocalStore: @unchecked Sendable {
         try write { batch in try batch.createZone(zone) }
     }
 
-    /// Deletes a zone and everything in it; `false` when there was none. The default zone cannot be deleted.
+    /// Deletes a zone and everything in it.
+    ///
+    /// Returns `false` when there was none. The default zone cannot be deleted.
     @discardableResult
     public func deleteZone(_ zone: ZoneID) throws -> Bool {
         try write { batch in try batch.deleteZone(zone) }
@@ -240,4 +253,19 @@ public struct StoredRecord: Sendable, Hashable {
     var body: [UInt8]?
     var created: Int64
     var modified: Int64
+}
+
+extension LocalStore {
+    /// Runs `body` in a write transaction that is always rolled back: for dry runs that must count exactly.
+    public func dryRun(_ body: (LocalStoreBatch) throws -> Void) throws {
+        do {
+            try database.inTransaction { db in
+                let batch = LocalStoreBatch(db: db, store: self, now: clock())
+                try body(batch)
+                return .rollback
+            }
+        } catch let error as DatabaseError {
+            throw Self.translate(error, path: path)
+        }
+    }
 }

@@ -6,6 +6,12 @@ public struct CopyCheckpoint: Sendable, Hashable {
     public var done: Int64
     /// Whether the copy ran to its end.
     public var finished: Bool
+
+    /// Creates a checkpoint.
+    public init(done: Int64, finished: Bool) {
+        self.done = done
+        self.finished = finished
+    }
 }
 
 extension LocalStoreBatch {

@@ -2,29 +2,40 @@ import ArgumentParser
 import FerryBundle
 import FerryCore
 import FerryCoreData
+import FerryLocalStore
 import FerryMapping
 import FerryRecords
+import FerryTransfer
 import Foundation
 
 /// `ferry copy`: move a source's data into a target, through a mapping.
 struct Copy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy a Core Data store into a bundle, mapping its objects to records.",
+        abstract: "Copy records from a source into a bundle or a local store.",
         discussion: """
-            The store's objects become records by a mapping: --preset (type-prefixed by default: names Type.UUID kept \
-            from the app's recordName or archived recordID, a zone per root type, children in their parent's zone) or \
-            --mapping FILE (a plan written by `ferry plan` and edited). Binary data becomes assets; tombstone rows \
-            become deletions. The store is never modified. Records that break CloudKit's rules are rejected (exit 1) \
-            and listed in --reject-file; what could not be mapped faithfully is reported as warnings.
+            Sources: a Core Data store (mapped by --preset or --mapping), a bundle, a local store. Targets: a bundle \
+            (.tar.gz, .tar.zst, .zip) or a local store (any other path; created when missing). Without TARGET the \
+            default local store: $FERRY_LOCAL_STORE, else $XDG_DATA_HOME/ferry/local.ferry, else \
+            ~/.local/share/ferry/local.ferry.
+
+            A Core Data store's objects become records by a mapping: --preset (type-prefixed by default: names \
+            Type.UUID kept from the app's recordName or archived recordID, a zone per root type, children in their \
+            parent's zone) or --mapping FILE (a plan written by `ferry plan` and edited). Sources are never modified.
+
+            Into a local store a copy is idempotent (records equal to the target's are left alone and counted \
+            unchanged) and resumable (after Ctrl-C, kill -9 or a crash, run the same command again: it goes on from \
+            its last checkpoint). --on-conflict decides when the target holds another version: client-wins (default, \
+            the source's version), server-wins, newer:FIELD (the newer TIMESTAMP wins), fail (rejected). Deletions \
+            always delete. Rejected records go to --reject-file and make the exit code 1.
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The source: a Core Data SQLite store.")
+    @Argument(help: "The source: a Core Data SQLite store, a bundle or a local store.")
     var source: String
 
-    @Argument(help: "The target: a bundle to write (.tar.gz, .tar.zst or .zip).")
-    var target: String
+    @Argument(help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (default: the default local store).")
+    var target: String?
 
     @OptionGroup var mappingOptions: MappingOptions
     @OptionGroup var modelOptions: ModelOptions
@@ -32,24 +43,36 @@ struct Copy: AsyncParsableCommand {
     @Option(help: "Archive format: tar.gz, tar.zst or zip (default: from the target's extension, else tar.gz).")
     var format: ArchiveFormat?
 
+    @Option(help: ArgumentHelp("When the local store holds another version: client-wins, server-wins, newer:FIELD or fail.", valueName: "policy"))
+    var onConflict = "client-wins"
+
     @Option(help: "Write rejected records, with the reasons, to this JSON Lines file.")
     var rejectFile: String?
 
-    @Option(help: "The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the store's modification time).")
+    @Option(help: "The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the source's modification time).")
     var createdAt: String?
 
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
     var tempDir: String?
 
+    @Option(help: ArgumentHelp("Changes per transaction (and checkpoint) in a local store.", valueName: "n"))
+    var batchSize = 1000
+
     @Flag(name: [.customShort("n"), .long], help: "Map, check and count everything; write nothing.")
     var dryRun = false
 
     func validate() throws {
-        if format == nil && ArchiveFormat(fileName: target) == nil {
-            throw ValidationError("cannot tell the format of \(target); end it with .tar.gz, .tar.zst or .zip, or give --format")
+        if let target, ArchiveFormat(fileName: target) == nil, format != nil {
+            throw ValidationError("--format applies to bundle targets; \(target) is a local store")
         }
         if let createdAt, CreationTime.parse(createdAt) == nil {
             throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970")
+        }
+        if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        do {
+            _ = try ConflictPolicy(parsing: onConflict)
+        } catch {
+            throw ValidationError(error.message)
         }
     }
 
@@ -59,51 +82,32 @@ struct Copy: AsyncParsableCommand {
 
     private func copy(_ console: Console) throws -> Int32 {
         let started = Date()
-        let store = try CoreDataStore(path: source, model: modelOptions.choice, temporaryDirectory: tempDir)
-        for note in store.model.notes { console.warning(note) }
-        let plan = try mappingOptions.plan(for: store)
-        let assets = try StoreAssets(temporaryDirectory: tempDir)
-        let mapper = try StoreRecordMapper(store: store, plan: plan, assets: assets)
-        var options = BundleWriter.Options(
-            source: .init(kind: "core-data", description: URL(fileURLWithPath: source).lastPathComponent + " (\(plan.preset ?? "mapping"))"))
-        options.format = format
-        options.temporaryDirectory = tempDir
-        options.softwareAgent = "ferry \(Ferry.version)"
-        options.dryRun = dryRun
-        let writer = try BundleWriter(path: target, options: options, assets: assets)
-        let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
-        var tally = PackTally()
-        var warnings = 0
-        try mapper.run { mapped in
-            let change = mapped.change
-            let shown = "\(mapped.entity) p\(mapped.primaryKey) → \(change.recordType) \(change.recordName)"
-            for problem in mapped.problems {
-                warnings += 1
-                if warnings <= 20 || console.json { console.warning("\(shown): \(problem)") }
-                if warnings == 21, !console.json { console.warning("more warnings; run with --json to see them all") }
+        let changes = try openSource(console)
+        let targetPath = target ?? Endpoint.defaultLocalStore()
+        switch Endpoint.target(targetPath) {
+        case .bundle:
+            if changes is BundleChangeSource {
+                throw TransferError(
+                    .unsupported, "a bundle into a bundle: unpack it (ferry unpack) and pack the records (ferry pack), or copy through a local store")
             }
-            switch try writer.add(change) {
-            case .accepted(let found):
-                tally.count(change, rejected: false)
-                for warning in found {
-                    warnings += 1
-                    if warnings <= 20 || console.json { console.warning("\(shown): \(warning)") }
-                }
-            case .rejected(let problems):
-                tally.count(change, rejected: true)
-                try rejects.reject(store: source, entity: mapped.entity, primaryKey: mapped.primaryKey, change: change, problems: problems)
+            return try CopyToBundle(
+                source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
+                tempDir: tempDir, dryRun: dryRun
+            ).run(console: console, started: started)
+        case .localStore, .coreData:
+            guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {
+                throw TransferError(.unsupported, "\(source) is both the source and the target")
             }
-            console.progress("mapping \(source): \(tally.read) records")
+            var options = LocalStoreImporter.Options()
+            options.batchSize = batchSize
+            options.policy = try ConflictPolicy(parsing: onConflict)
+            options.dryRun = dryRun
+            return try CopyToLocalStore(source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile)
+                .run(console: console, started: started)
         }
-        let creation = try CreationTime.resolve(flag: createdAt, inputs: [source])
-        let summary = try writer.finish(createdAt: creation) { progress in
-            if case .writing(let done, let total) = progress {
-                console.progress("writing \(target): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-            }
-        }
-        try rejects.commit()
-        BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
-            .print(summary, tally: tally, rejected: rejects.count, warnings: warnings, console: console)
-        return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
+    }
+
+    private func openSource(_ console: Console) throws -> any ChangeSource {
+        try SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, tempDir: tempDir).open(source, console: console)
     }
 }

@@ -35,14 +35,31 @@ final class RejectLog {
             change: change, problems: problems, text: nil)
     }
 
+    /// Records a change whose record broke CloudKit's rules, from any source.
+    func reject(source: String, origin: String, change: RecordChange, problems: [RecordProblem]) throws {
+        try reject(source: source, location: ["origin": .string(origin)], shownAs: origin, change: change, problems: problems, text: nil)
+    }
+
+    /// Records a change a target refused (a local store's outcome code and reason).
+    func reject(source: String, origin: String, change: RecordChange, code: String, reason: String) throws {
+        try reject(
+            source: source, location: ["origin": .string(origin), "code": .string(code)], shownAs: origin, change: change,
+            reason: "\(code): \(reason)", problems: [], text: nil)
+    }
+
     private func reject(
         source: String, location: JSONObject, shownAs: String, change: RecordChange?, problems: [RecordProblem], text: String?
     ) throws {
+        try reject(
+            source: source, location: location, shownAs: shownAs, change: change, reason: problems.map(\.description).joined(separator: "; "),
+            problems: problems.map { ["rule": .string($0.rule.rawValue), "path": .string($0.path), "message": .string($0.message)] }, text: text)
+    }
+
+    private func reject(
+        source: String, location: JSONObject, shownAs: String, change: RecordChange?, reason: String, problems: [JSONValue], text: String?
+    ) throws {
         count += 1
-        var entry: JSONObject = [
-            "file": .string(source), "reason": .string(problems.map(\.description).joined(separator: "; ")),
-            "problems": .array(problems.map { ["rule": .string($0.rule.rawValue), "path": .string($0.path), "message": .string($0.message)] }),
-        ]
+        var entry: JSONObject = ["file": .string(source), "reason": .string(reason), "problems": .array(problems)]
         for member in location { entry[member.key] = member.value }
         if let change {
             entry["record_type"] = .string(change.recordType)

@@ -1,0 +1,68 @@
+import FerryBundle
+import FerryCore
+import FerryLocalStore
+import FerryRecords
+import Foundation
+
+/// The records and deletions of a bundle (checked as they are read).
+public final class BundleChangeSource: ChangeSource {
+    public let reader: BundleReader
+    let path: String
+
+    /// Opens a bundle.
+    public init(path: String) throws {
+        self.path = path
+        reader = try BundleReader(path: path)
+    }
+
+    public var kind: String { "bundle" }
+    public var description: String { URL(fileURLWithPath: path).lastPathComponent }
+    /// A bundle's assets follow its records; ``prepare(for:)`` streams them into a local store first.
+    public var assets: (any AssetProvider)? { nil }
+
+    public var fingerprint: String {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (attributes?[.size] as? Int64) ?? (attributes?[.size] as? Int).map(Int64.init) ?? -1
+        let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "bundle|\(path)|\(size)|\(modified)"
+    }
+
+    public func canSupply(_ asset: Asset) -> Bool { reader.listsAsset(asset.sha256) }
+
+    public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) {
+        let sink = StoreAssetSink(store: store)
+        try reader.forEachAsset(into: sink)
+        return (sink.stored, sink.bytes)
+    }
+
+    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+        var line = 0
+        try reader.forEachChange { change in
+            line += 1
+            try body(SourceChange(change, origin: "\(description) change \(line)"))
+        }
+    }
+}
+
+/// Streams a bundle's assets into a local store, skipping those it holds.
+private final class StoreAssetSink: BundleAssetSink {
+    let store: LocalStore
+    var upload: AssetUpload?
+    var stored = 0
+    var bytes: Int64 = 0
+
+    init(store: LocalStore) { self.store = store }
+
+    func wants(_ digest: SHA256Digest) -> Bool { !store.hasAsset(digest) }
+    func begin(_ digest: SHA256Digest) throws { upload = try AssetUpload(store: store, digest: digest) }
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        try upload?.append(bytes)
+        self.bytes += Int64(bytes.count)
+    }
+
+    func end(_ digest: SHA256Digest) throws {
+        try upload?.finish()
+        stored += 1
+        upload = nil
+    }
+}

@@ -1,0 +1,45 @@
+import FerryLocalStore
+import FerryRecords
+
+/// One change a source produced, with where it came from.
+public struct SourceChange: Sendable {
+    /// The record or deletion.
+    public var change: RecordChange
+    /// Where it came from, for messages and reject files (`Car p3`, a bundle file, a zone).
+    public var origin: String
+    /// What could not be carried over faithfully (written anyway, reported as warnings).
+    public var problems: [String]
+
+    /// Creates a change.
+    public init(_ change: RecordChange, origin: String, problems: [String] = []) {
+        self.change = change
+        self.origin = origin
+        self.problems = problems
+    }
+}
+
+/// Anything `ferry copy` and `ferry diff` read records from: a Core Data store through a mapping, a bundle, a local
+/// store. Changes come parents first, deletions last, in the same order every time for the same input.
+public protocol ChangeSource: AnyObject {
+    /// The kind recorded in bundle manifests (`core-data`, `bundle`, `local`).
+    var kind: String { get }
+    /// A description for people and manifests.
+    var description: String { get }
+    /// What identifies this source's content and mapping, so an interrupted copy resumes only from the same input.
+    var fingerprint: String { get }
+    /// The bytes of the assets its records name.
+    var assets: (any AssetProvider)? { get }
+    /// Work before a copy into a local store (a bundle streams its assets in first, since they follow its records).
+    /// - Returns: the assets newly stored, and their bytes.
+    func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64)
+    /// Whether the source can supply an asset's bytes (through ``assets`` or ``prepare(for:)``).
+    func canSupply(_ asset: Asset) -> Bool
+    /// Calls `body` with every change, in order.
+    func forEachChange(_ body: (SourceChange) throws -> Void) throws
+}
+
+extension ChangeSource {
+    public func canSupply(_ asset: Asset) -> Bool { assets?.canProvide(asset) ?? false }
+
+    public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
+}

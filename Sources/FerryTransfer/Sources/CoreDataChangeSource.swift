@@ -1,0 +1,42 @@
+import FerryCore
+import FerryCoreData
+import FerryLocalStore
+import FerryMapping
+import FerryRecords
+import Foundation
+
+/// A Core Data store's objects, mapped to records by a plan.
+public final class CoreDataChangeSource: ChangeSource {
+    public let store: CoreDataStore
+    public let plan: MappingPlan
+    let mapper: StoreRecordMapper
+    let storeAssets: StoreAssets
+    let path: String
+
+    /// Opens the mapping of a store (the store is already open, never modified).
+    public init(store: CoreDataStore, path: String, plan: MappingPlan, temporaryDirectory: String? = nil) throws {
+        self.store = store
+        self.path = path
+        self.plan = plan
+        storeAssets = try StoreAssets(temporaryDirectory: temporaryDirectory)
+        mapper = try StoreRecordMapper(store: store, plan: plan, assets: storeAssets)
+    }
+
+    public var kind: String { "core-data" }
+    public var description: String { URL(fileURLWithPath: path).lastPathComponent + " (\(plan.preset ?? "mapping"))" }
+    public var assets: (any AssetProvider)? { storeAssets }
+
+    public var fingerprint: String {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (attributes?[.size] as? Int64) ?? (attributes?[.size] as? Int).map(Int64.init) ?? -1
+        let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int ?? 0
+        return "core-data|\(store.metadata.uuid)|\(size)|\(modified)|\(wal)|\(plan.yaml())"
+    }
+
+    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+        try mapper.run { mapped in
+            try body(SourceChange(mapped.change, origin: "\(mapped.entity) p\(mapped.primaryKey)", problems: mapped.problems))
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import FerryBundle
+import FerryCore
+import Foundation
+import GRDB
+
+/// What a path given to `ferry copy` or `ferry diff` is.
+public enum Endpoint: Sendable, Hashable {
+    /// An archive bundle (`.tar.gz`, `.tar.zst`, `.zip`).
+    case bundle(String)
+    /// A Ferry local store.
+    case localStore(String)
+    /// A Core Data SQLite store.
+    case coreData(String)
+
+    /// The path.
+    public var path: String {
+        switch self {
+        case .bundle(let path), .localStore(let path), .coreData(let path): path
+        }
+    }
+
+    /// Tells what an existing source is, without modifying it: bundles by extension, SQLite files by their tables
+    /// (a local store has `ferry_meta`, a Core Data store `Z_METADATA`), read with SQLite's `immutable` flag.
+    public static func source(_ path: String) throws -> Endpoint {
+        if ArchiveFormat(fileName: path) != nil { return .bundle(path) }
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw CoreError(.fileNotFound, "\(path): no such file")
+        }
+        var header = [UInt8](repeating: 0, count: 16)
+        let count = try header.withUnsafeMutableBytes { try InputFile(path: path).read(into: $0) }
+        header.removeLast(16 - count)
+        guard header.starts(with: Array("SQLite format 3".utf8)) else {
+            throw TransferError(
+                .unknownSource, "\(path): not a bundle (.tar.gz, .tar.zst, .zip), a Core Data store or a Ferry local store")
+        }
+        let tables = try? readOnlyTables(path)
+        if tables?.contains("ferry_meta") == true { return .localStore(path) }
+        return .coreData(path)
+    }
+
+    /// Tells what a target is: a bundle by extension, anything else a local store (created when missing).
+    public static func target(_ path: String) -> Endpoint {
+        ArchiveFormat(fileName: path) != nil ? .bundle(path) : .localStore(path)
+    }
+
+    /// The default local store: `$FERRY_LOCAL_STORE`, else `$XDG_DATA_HOME/ferry/local.ferry`, else
+    /// `~/.local/share/ferry/local.ferry`.
+    public static func defaultLocalStore(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["FERRY_LOCAL_STORE"], !path.isEmpty { return path }
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "\(environment["HOME"] ?? NSHomeDirectory())/.local/share"
+        return "\(data)/ferry/local.ferry"
+    }
+
+    private static func readOnlyTables(_ path: String) throws -> Set<String> {
+        var configuration = Configuration()
+        configuration.readonly = true
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#%")
+        let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
+        let queue = try DatabaseQueue(path: "file:\(escaped)?immutable=1", configuration: configuration)
+        defer { try? queue.close() }
+        return Set(try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") })
+    }
+}

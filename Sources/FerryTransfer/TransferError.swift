@@ -1,0 +1,53 @@
+import FerryCore
+
+/// An error choosing or running a transfer between a source and a target.
+public struct TransferError: FerryError {
+    /// What kind of failure this is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case unknownSource = "unknown-source"
+            case unsupported
+            case invalidPolicy = "invalid-policy"
+            case missingAsset = "missing-asset"
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The source is none of the kinds Ferry reads.
+        public static let unknownSource = Code(.unknownSource)
+        /// This source and target cannot be paired (yet).
+        public static let unsupported = Code(.unsupported)
+        /// `--on-conflict` names no policy.
+        public static let invalidPolicy = Code(.invalidPolicy)
+        /// A record's asset is neither in the target nor available from the source.
+        public static let missingAsset = Code(.missingAsset)
+
+        public var description: String { "transfer.\(base.rawValue)" }
+
+        var kind: FailureKind {
+            switch base {
+            case .unknownSource: .dataError
+            case .unsupported, .invalidPolicy: .usage
+            case .missingAsset: .dataError
+            }
+        }
+    }
+
+    /// The kind of failure.
+    public var code: Code
+    /// What went wrong, where, and how to fix it.
+    public var message: String
+    /// The underlying error.
+    public var cause: (any Error)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, cause: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.cause = cause
+    }
+
+    public var kind: FailureKind { code.kind }
+    public var codeName: String { code.description }
+}

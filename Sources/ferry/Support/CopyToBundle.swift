@@ -1,0 +1,68 @@
+import FerryBundle
+import FerryCore
+import FerryRecords
+import FerryTransfer
+import Foundation
+
+/// `ferry copy` into a bundle: the source's changes through a bundle writer.
+struct CopyToBundle {
+    var source: any ChangeSource
+    var sourcePath: String
+    var target: String
+    var format: ArchiveFormat?
+    var rejectFile: String?
+    var createdAt: String?
+    var tempDir: String?
+    var dryRun: Bool
+
+    func run(console: Console, started: Date) throws -> Int32 {
+        var options = BundleWriter.Options(source: .init(kind: source.kind, description: source.description))
+        options.format = format
+        options.temporaryDirectory = tempDir
+        options.softwareAgent = "ferry \(Ferry.version)"
+        options.dryRun = dryRun
+        let writer = try BundleWriter(path: target, options: options, assets: source.assets)
+        let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
+        var tally = PackTally()
+        var warnings = WarningLog(console: console)
+        try source.forEachChange { item in
+            let change = item.change
+            let shown = "\(item.origin) → \(change.recordType) \(change.recordName)"
+            for problem in item.problems { warnings.add("\(shown): \(problem)") }
+            switch try writer.add(change) {
+            case .accepted(let found):
+                tally.count(change, rejected: false)
+                for warning in found { warnings.add("\(shown): \(warning)") }
+            case .rejected(let problems):
+                tally.count(change, rejected: true)
+                try rejects.reject(source: sourcePath, origin: item.origin, change: change, problems: problems)
+            }
+            console.progress("reading \(sourcePath): \(tally.read) records")
+        }
+        let creation = try CreationTime.resolve(flag: createdAt, inputs: [sourcePath])
+        let summary = try writer.finish(createdAt: creation) { progress in
+            if case .writing(let done, let total) = progress {
+                console.progress("writing \(target): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
+            }
+        }
+        try rejects.commit()
+        BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
+            .print(summary, tally: tally, rejected: rejects.count, warnings: warnings.count, console: console)
+        return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
+    }
+}
+
+/// Warnings about changes: the first 20 on stderr (all of them with `--json`), then a pointer to `--json`.
+struct WarningLog {
+    let console: Console
+    private(set) var count = 0
+    private static let shown = 20
+
+    init(console: Console) { self.console = console }
+
+    mutating func add(_ text: String) {
+        count += 1
+        if count <= Self.shown || console.json { console.warning(text) }
+        if count == Self.shown + 1, !console.json { console.warning("more warnings; run with --json to see them all") }
+    }
+}

@@ -1,0 +1,108 @@
+import FerryCore
+import FerryLocalStore
+import FerryRecords
+import FerryTransfer
+import Foundation
+
+/// `ferry copy` into a local store: the importer, its per-record outcomes and the summary.
+struct CopyToLocalStore {
+    var source: any ChangeSource
+    var sourcePath: String
+    var target: String
+    var options: LocalStoreImporter.Options
+    var rejectFile: String?
+
+    func run(console: Console, started: Date) throws -> Int32 {
+        // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.
+        var scratch: TemporaryDirectory?
+        var storePath = target
+        if options.dryRun, !FileManager.default.fileExists(atPath: target) {
+            let directory = try TemporaryDirectory(prefix: "ferry-dry-run")
+            storePath = directory.file("empty.ferry")
+            scratch = directory
+        } else if !options.dryRun {
+            let parent = URL(fileURLWithPath: target).deletingLastPathComponent().path
+            try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        }
+        defer { _ = scratch }
+        let store = try LocalStore(path: storePath, create: true)
+        let importer = LocalStoreImporter(store: store, source: source, options: options)
+        let resumeFrom = options.dryRun ? 0 : try importer.resumePoint()
+        if resumeFrom > 0 { console.note("resuming an interrupted copy: \(Formatting.count(Int(resumeFrom), "change")) already applied") }
+        let rejects = try RejectLog(path: options.dryRun ? nil : rejectFile, console: console)
+        var warnings = WarningLog(console: console)
+        var seen = 0
+        let tally = try importer.run { item, outcome in
+            seen += 1
+            let change = item.change
+            for problem in item.problems { warnings.add("\(item.origin) → \(change.recordType) \(change.recordName): \(problem)") }
+            if case .rejected(let code, let reason) = outcome {
+                try rejects.reject(source: sourcePath, origin: item.origin, change: change, code: code, reason: reason)
+            } else if outcome != .resumed {
+                var message: JSONObject = [
+                    "outcome": .string(outcome.name), "record_type": .string(change.recordType), "record_name": .string(change.recordName),
+                    "zone": .string(change.zoneID.description), "origin": .string(item.origin),
+                ]
+                if case .kept(let reason) = outcome { message["reason"] = .string(reason) }
+                console.message("record", message)
+            }
+            console.progress("copying \(sourcePath) → \(target): \(seen) changes")
+        }
+        try rejects.commit()
+        try store.close()
+        report(tally, rejected: rejects.count, warnings: warnings.count, resumed: resumeFrom, console: console, started: started)
+        return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
+    }
+
+    private func report(_ tally: TransferTally, rejected: Int, warnings: Int, resumed: Int64, console: Console, started: Date) {
+        let total = tally.total
+        func counts(_ row: TransferTally.Row) -> JSONObject {
+            [
+                "read": .integer(Int64(row.read)), "created": .integer(Int64(row.created)), "updated": .integer(Int64(row.updated)),
+                "unchanged": .integer(Int64(row.unchanged)), "deleted": .integer(Int64(row.deleted)), "kept": .integer(Int64(row.kept)),
+                "rejected": .integer(Int64(row.rejected)), "resumed": .integer(Int64(row.resumed)),
+            ]
+        }
+        var summary = counts(total)
+        summary["dry_run"] = .bool(options.dryRun)
+        summary["target"] = .string(target)
+        summary["source"] = .string(sourcePath)
+        summary["on_conflict"] = .string(options.policy.description)
+        summary["assets"] = .integer(Int64(tally.assets))
+        summary["asset_bytes"] = .integer(tally.assetBytes)
+        summary["zones_created"] = .integer(Int64(tally.zonesCreated))
+        summary["warnings"] = .integer(Int64(warnings))
+        summary["types"] = .array(
+            tally.rows.map { entry in
+                var object = counts(entry.row)
+                object["record_type"] = .string(entry.type)
+                object["zone"] = .string(entry.zone)
+                return .object(object)
+            })
+        summary["seconds"] = .number((Date().timeIntervalSince(started) * 1000).rounded() / 1000)
+        console.message("summary", summary)
+        guard !console.quiet else { return }
+        let verb = options.dryRun ? "would copy" : "copied"
+        console.line(
+            "\(verb) \(Formatting.count(total.read, "change")) from \(sourcePath) into \(target): \(total.created) created, "
+                + "\(total.updated) updated, \(total.unchanged) unchanged, \(total.deleted) deleted, \(total.kept) kept, \(total.rejected) rejected; "
+                + "\(Formatting.count(tally.assets, "new asset")) (\(Formatting.bytes(tally.assetBytes)))")
+        console.line("")
+        var rows = [["RECORD TYPE", "ZONE", "READ", "CREATED", "UPDATED", "UNCHANGED", "DELETED", "KEPT", "REJECTED"]]
+        if resumed > 0 { rows[0].append("RESUMED") }
+        for entry in tally.rows {
+            let row = entry.row
+            var line = [
+                entry.type, entry.zone, "\(row.read)", "\(row.created)", "\(row.updated)", "\(row.unchanged)", "\(row.deleted)", "\(row.kept)",
+                "\(row.rejected)",
+            ]
+            if resumed > 0 { line.append("\(row.resumed)") }
+            rows.append(line)
+        }
+        for line in Formatting.table(rows, rightAligned: Set(2..<rows[0].count)) { console.line(line) }
+        if rejected > 0 {
+            console.line("")
+            console.line("\(Formatting.count(rejected, "change")) rejected" + (rejectFile.map { "; see \($0)" } ?? "; list them with --reject-file"))
+        }
+    }
+}

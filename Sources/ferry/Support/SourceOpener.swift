@@ -1,0 +1,24 @@
+import FerryCore
+import FerryCoreData
+import FerryLocalStore
+import FerryTransfer
+
+/// Opens any source by what it is: a bundle, a local store (read-only) or a Core Data store through a mapping.
+struct SourceOpener {
+    var modelOptions: ModelOptions
+    var mappingOptions: MappingOptions
+    var tempDir: String?
+
+    func open(_ path: String, console: Console) throws -> any ChangeSource {
+        switch try Endpoint.source(path) {
+        case .bundle(let path):
+            return try BundleChangeSource(path: path)
+        case .localStore(let path):
+            return LocalStoreChangeSource(store: try LocalStore(path: path, readOnly: true))
+        case .coreData(let path):
+            let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
+            for note in store.model.notes { console.warning(note) }
+            return try CoreDataChangeSource(store: store, path: path, plan: try mappingOptions.plan(for: store), temporaryDirectory: tempDir)
+        }
+    }
+}
