@@ -3,8 +3,9 @@ import FerryRecords
 import Foundation
 import GRDB
 
-/// Streams one asset into a local store in 1 MiB chunks, each committed on its own, for sources that push bytes
-/// (a bundle being read). The asset counts as stored only when ``finish(size:)`` verified its digest; chunks of an
+/// Streams one asset into a local store in 1 MiB chunks, each committed on its own.
+///
+/// For sources that push bytes (a bundle being read). The asset counts as stored only when ``finish(size:)`` verified its digest; chunks of an
 /// interrupted upload are replaced by the next one.
 public final class AssetUpload {
     let store: LocalStore

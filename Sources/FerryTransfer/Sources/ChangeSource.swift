@@ -18,8 +18,9 @@ public struct SourceChange: Sendable {
     }
 }
 
-/// Anything `ferry copy` and `ferry diff` read records from: a Core Data store through a mapping, a bundle, a local
-/// store. Changes come parents first, deletions last, in the same order every time for the same input.
+/// Anything `ferry copy` and `ferry diff` read records from.
+///
+/// A Core Data store through a mapping, a bundle, a local store. Changes come parents first, deletions last, in the same order every time for the same input.
 public protocol ChangeSource: AnyObject {
     /// The kind recorded in bundle manifests (`core-data`, `bundle`, `local`).
     var kind: String { get }

@@ -28,13 +28,6 @@ final class RejectLog {
             shownAs: "\(source):\(position.line)", change: change, problems: problems, text: text)
     }
 
-    /// Records a rejection of a change mapped from a store's object.
-    func reject(store source: String, entity: String, primaryKey: Int64, change: RecordChange, problems: [RecordProblem]) throws {
-        try reject(
-            source: source, location: ["entity": .string(entity), "pk": .integer(primaryKey)], shownAs: "\(entity) p\(primaryKey)",
-            change: change, problems: problems, text: nil)
-    }
-
     /// Records a change whose record broke CloudKit's rules, from any source.
     func reject(source: String, origin: String, change: RecordChange, problems: [RecordProblem]) throws {
         try reject(source: source, location: ["origin": .string(origin)], shownAs: origin, change: change, problems: problems, text: nil)
