@@ -25,6 +25,7 @@ enum LibraryStore {
                 RelationshipSpec("chapters", to: "Chapter", inverse: "book", toMany: true, ordered: true, deleteRule: "Cascade"),
                 RelationshipSpec("tags", to: "Tag", inverse: "books", toMany: true),
             ]),
+        EntitySpec("Ebook", parent: "Book", attributes: [AttributeSpec("format", "String")]),
         EntitySpec(
             "Chapter", attributes: [AttributeSpec("title", "String")],
             relationships: [RelationshipSpec("book", to: "Book", inverse: "chapters")]),
@@ -52,9 +53,10 @@ enum LibraryStore {
                 "recordID": SampleStores.archivedRecordID(duneName, zone: "ShelfZone"),
             ])
         let solaris = builder.insert("Book", ["title": .text("Solaris")])
+        let ebook = builder.insert("Ebook", ["title": .text("Neuromancer"), "format": .text("epub")])
         let chapters = ["Prologue", "Arrakis", "Desert"].map { builder.insert("Chapter", ["title": .text($0)]) }
         let tags = ["classic", "desert"].map { builder.insert("Tag", ["name": .text($0)]) }
-        builder.relate(shelf, "books", [dune, solaris])
+        builder.relate(shelf, "books", [dune, solaris, ebook])
         builder.relate(dune, "chapters", [chapters[2], chapters[0], chapters[1]])  // ordered, not by key
         builder.relate(dune, "tags", tags)
         builder.relate(solaris, "tags", [tags[0]])

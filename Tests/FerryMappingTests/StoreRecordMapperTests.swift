@@ -51,7 +51,8 @@ import Testing
         #expect(mapped.changes.contains { $0.entity == "Book" && $0.problems.contains { $0.contains("cannot cross zones") } })
         // Parents before children, deletions last.
         let types = mapped.changes.map(\.change.recordType)
-        #expect(types == ["Shelf", "Book", "Book", "Chapter", "Chapter", "Chapter", "Tag", "Tag", "Book"])
+        #expect(types == ["Shelf", "Book", "Book", "Ebook", "Chapter", "Chapter", "Chapter", "Tag", "Tag", "Book"])
+        #expect(mapped.records("Ebook").first?.zoneID.zoneName == "ShelfZone", "a sub-entity follows its inherited parent relationship")
         guard case .deletion(let deletion)? = mapped.changes.last?.change else {
             Issue.record("the tombstone should come last as a deletion")
             return
@@ -130,6 +131,52 @@ import Testing
         let solaris = try mapped.record("Book", "name", "Solaris")
         #expect(solaris.zoneID.zoneName == "ScorebookData")
         #expect(solaris.fields["shelf"]?.references.first?.action == .validate)
+    }
+
+    @Test func coreDataMirrorPresetHasNSPersistentCloudKitContainersLayout() throws {
+        let mapped = try map { try MappingPlan.preset("nspersistentcloudkitcontainer", for: $0) }
+        let zone = ZoneID(zoneName: "com.apple.coredata.cloudkit.zone")
+        let records = mapped.changes.compactMap { if case .record(let record) = $0.change { record } else { nil } }
+        #expect(records.allSatisfy { $0.zoneID == zone })
+        #expect(Set(records.map(\.recordType)) == ["CD_Shelf", "CD_Book", "CD_Chapter", "CD_Tag", "CD_DeletedCloudKitObject", "CDMR"])
+        #expect(records.allSatisfy { UUID(uuidString: $0.recordName)?.uuidString == $0.recordName }, "record names are UUIDs")
+        let books = mapped.records("CD_Book")
+        #expect(books.count == 3)
+        let dune = try #require(books.first { $0.fields["CD_title"] == .string("Dune") })
+        let ebook = try #require(books.first { $0.fields["CD_entityName"] == .string("Ebook") }, "a sub-entity takes its root's record type")
+        #expect(ebook.fields["CD_format"] == .string("epub"))
+        #expect(dune.fields["CD_entityName"] == .string("Book"))
+        #expect(dune.fields["CD_price"] == .double(9.99) && dune.fields["CD_published"] == .timestamp(978_307_200_500))
+        #expect(dune.fields["CD_cover"] == .bytes(Data(LibraryStore.cover)), "a small value stays inline")
+        #expect(dune.fields["CD_recordID"]?.scalarType == .bytes, "transformables are Data")
+        let shelf = try #require(mapped.records("CD_Shelf").first)
+        #expect(dune.fields["CD_shelf"] == .string(shelf.recordName), "to-one is the related record's name")
+        #expect(shelf.fields["CD_books"] == nil, "to-many lives on the other side")
+        #expect(mapped.records("CD_Chapter").allSatisfy { $0.fields["CD_book"] == .string(dune.recordName) })
+        #expect(books.allSatisfy { $0.fields["CD_tags"] == nil } && mapped.records("CD_Tag").allSatisfy { $0.fields["CD_books"] == nil })
+        let tags = Dictionary(
+            uniqueKeysWithValues: mapped.records("CD_Tag").compactMap { tag -> (String, String)? in
+                guard case .string(let name)? = tag.fields["CD_name"] else { return nil }
+                return (name, tag.recordName)
+            })
+        let solaris = try #require(books.first { $0.fields["CD_title"] == .string("Solaris") })
+        let links = Set(
+            mapped.records("CDMR").map { link in
+                [link.fields["CD_entityNames"], link.fields["CD_recordNames"], link.fields["CD_relationships"]]
+            })
+        let expected: Set<[FieldValue?]> = Set(
+            [(dune, "classic"), (dune, "desert"), (solaris, "classic")].map { book, tag in
+                [.string("Book:Tag"), .string("\(book.recordName):\(tags[tag] ?? "?")"), .string("tags:books")]
+            })
+        #expect(links == expected, "one CDMR record per many-to-many link, parts ordered by entity name")
+        let large = try map { schema in
+            var plan = try MappingPlan.preset("nspersistentcloudkitcontainer", for: schema)
+            plan.entities["Book"] = EntityPlan(fields: ["cover": FieldPlan(asset: true)])
+            return plan
+        }
+        let withAsset = try #require(large.records("CD_Book").first { $0.fields["CD_title"] == .string("Dune") })
+        #expect(withAsset.fields["CD_cover"] == nil)
+        #expect(withAsset.fields["CD_cover_ckAsset"]?.assets.first?.size == Int64(LibraryStore.cover.count))
     }
 
     @Test func uuidV5MatchesRFC4122() {

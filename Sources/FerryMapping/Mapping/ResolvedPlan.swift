@@ -36,6 +36,9 @@ struct ResolvedPlan {
         var tables: [String: Int] = [:]
         for entity in schema.entities where tables[entity.table] == nil { tables[entity.table] = tables.count }
         self.tables = tables
+        if let style = plan.style, style != "cloudkit", style != MappingPlan.coreDataMirrorStyle {
+            throw MappingError(.invalidPlan, "style \(style) is not a layout; use cloudkit or \(MappingPlan.coreDataMirrorStyle)")
+        }
         var resolved: [Entity] = []
         for entity in schema.entities {
             let entityPlan = plan.entities[entity.description.name] ?? EntityPlan()
@@ -45,12 +48,21 @@ struct ResolvedPlan {
             let identity = [name.archivedRecordID, name.systemFields, name.attribute].compactMap { $0 }
             resolved.append(
                 Entity(
-                    schema: entity, recordType: entityPlan.recordType ?? entity.description.name,
+                    schema: entity, recordType: entityPlan.recordType ?? Self.defaultRecordType(entity, plan: plan, schema: schema),
                     zone: entityPlan.zone.map { ZoneID(zoneName: $0) }, zoneFrom: entityPlan.zoneFrom ?? [], name: name,
                     excluded: Set((entityPlan.exclude ?? []) + identity), fields: entityPlan.fields ?? [:], tombstone: entityPlan.tombstone,
                     table: tables[entity.table] ?? 0))
         }
         entities = try Self.parentsFirst(resolved, schema: schema)
+    }
+
+    /// The entity name, or for NSPersistentCloudKitContainer's layout `CD_` + the root entity of its hierarchy.
+    static func defaultRecordType(_ entity: StoreSchema.Entity, plan: MappingPlan, schema: StoreSchema) -> String {
+        guard plan.isCoreDataMirror else { return entity.description.name }
+        var root = entity.description
+        var seen: Set<String> = [root.name]
+        while let parent = root.parentName, let next = schema.entity(named: parent)?.description, seen.insert(parent).inserted { root = next }
+        return "CD_" + root.name
     }
 
     /// The identity-index table number of an entity's table.

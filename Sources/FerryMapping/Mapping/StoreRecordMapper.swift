@@ -80,6 +80,8 @@ public final class StoreRecordMapper {
             try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false) { object in
                 if let tombstone = entity.tombstone {
                     if let mapped = deletion(object, entity: entity, tombstone: tombstone) { try body(mapped) }
+                } else if resolved.plan.isCoreDataMirror {
+                    for mapped in try mirrorRecords(object, entity: entity) { try body(mapped) }
                 } else {
                     try body(try record(object, entity: entity))
                 }
@@ -120,6 +122,8 @@ public final class StoreRecordMapper {
         }
         let finalName =
             name
+            ?? (resolved.plan.isCoreDataMirror
+                ? RecordNaming.uuidV5("\(store.metadata.uuid)/\(object.entity)/\(object.primaryKey)").uuidString : nil)
             ?? RecordNaming.deterministicName(
                 recordType: entity.recordType, separator: resolved.plan.separator, storeUUID: store.metadata.uuid, entity: object.entity,
                 primaryKey: object.primaryKey)

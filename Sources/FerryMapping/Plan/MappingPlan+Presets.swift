@@ -3,7 +3,10 @@ import FerryRecords
 
 extension MappingPlan {
     /// The presets `ferry plan` and `ferry copy --preset` know.
-    public static let presetNames = ["type-prefixed", "scorebook", "plain"]
+    public static let presetNames = ["type-prefixed", "scorebook", "plain", "nspersistentcloudkitcontainer"]
+
+    /// The zone NSPersistentCloudKitContainer mirrors a private database into.
+    public static let coreDataMirrorZone = "com.apple.coredata.cloudkit.zone"
 
     /// Attribute names that usually hold an archived `CKRecordID`.
     static let archivedIDNames: Set<String> = ["recordID", "ckRecordID", "cloudKitRecordID", "recordIDData"]
@@ -19,12 +22,16 @@ extension MappingPlan {
     ///   relationship whose inverse cascades, with DELETE_SELF; `Deleted…Object` entities become deletions.
     /// - `scorebook` (seeds §2): names `<Type>|~|<UUID>` from `ckRecordName`, one zone `ScorebookData`.
     /// - `plain`: deterministic names `<Type>.<UUIDv5>`, the default zone.
+    /// - `nspersistentcloudkitcontainer` (cloudkit.md §3): Core Data's own mirroring layout in its zone
+    ///   `com.apple.coredata.cloudkit.zone`, record names UUIDs.
     public static func preset(_ name: String, for schema: StoreSchema) throws(MappingError) -> MappingPlan {
         var plan: MappingPlan
         switch name {
         case "type-prefixed": plan = MappingPlan(preset: name, separator: ".")
         case "scorebook": plan = MappingPlan(preset: name, separator: "|~|", zone: "ScorebookData")
         case "plain": plan = MappingPlan(preset: name, separator: ".")
+        case "nspersistentcloudkitcontainer":
+            plan = MappingPlan(preset: name, separator: "", zone: coreDataMirrorZone, style: coreDataMirrorStyle)
         default:
             throw MappingError(.unknownPreset, "no preset \"\(name)\"; presets: \(presetNames.joined(separator: ", "))")
         }
@@ -39,6 +46,7 @@ extension MappingPlan {
         let attributes = entity.attributes.map(\.description)
         func attribute(in names: Set<String>) -> String? { attributes.first { names.contains($0.name) }?.name }
         var plan = EntityPlan()
+        if preset == "nspersistentcloudkitcontainer" { return plan }
         if preset != "plain", let tombstone = tombstone(entity) {
             plan.tombstone = tombstone
             return plan

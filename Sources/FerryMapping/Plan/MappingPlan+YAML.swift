@@ -41,6 +41,10 @@ extension MappingPlan {
         lines.append("separator: \(Self.quoted(separator))")
         lines.append("# The zone of records whose entity names none (default: _defaultZone).")
         lines.append("zone: \(zone.map(Self.quoted) ?? "null")")
+        if let style {
+            lines.append("# The record layout: cloudkit, or nspersistentcloudkitcontainer (CD_ types and fields, CDMR records).")
+            lines.append("style: \(Self.quoted(style))")
+        }
         lines.append("entities:")
         for name in entities.keys.sorted() {
             guard let entity = entities[name] else { continue }

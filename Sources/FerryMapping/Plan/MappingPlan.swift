@@ -11,14 +11,25 @@ public struct MappingPlan: Codable, Sendable, Equatable {
     public var zone: String?
     /// The plan of each entity, by entity name; an entity without one is mapped with the defaults.
     public var entities: [String: EntityPlan]
+    /// The record layout: `cloudkit` (default: references, lists, type-prefixed names) or
+    /// `nspersistentcloudkitcontainer` (Core Data's mirroring layout: `CD_` record types and fields, relationships
+    /// as record-name strings, `CDMR` records for many-to-many, large values in `CD_<attr>_ckAsset`, UUID names).
+    public var style: String?
 
     /// Creates a plan.
-    public init(preset: String? = nil, separator: String = ".", zone: String? = nil, entities: [String: EntityPlan] = [:]) {
+    public init(preset: String? = nil, separator: String = ".", zone: String? = nil, entities: [String: EntityPlan] = [:], style: String? = nil) {
         self.preset = preset
         self.separator = separator
         self.zone = zone
         self.entities = entities
+        self.style = style
     }
+
+    /// Whether records take NSPersistentCloudKitContainer's layout.
+    public var isCoreDataMirror: Bool { style == Self.coreDataMirrorStyle }
+
+    /// The `style` of NSPersistentCloudKitContainer's layout.
+    public static let coreDataMirrorStyle = "nspersistentcloudkitcontainer"
 }
 
 /// How one entity's objects become records.
