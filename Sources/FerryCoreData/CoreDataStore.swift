@@ -58,8 +58,11 @@ public final class CoreDataStore: @unchecked Sendable {
     /// - Parameters:
     ///   - entity: an entity name; `nil` for all.
     ///   - includingSubentities: whether a named entity's sub-entities' objects come too.
+    ///   - properties: only these attributes and relationships are read (`nil`: all), for scans that need few.
     ///   - body: receives each object.
-    public func forEachObject(entity name: String? = nil, includingSubentities: Bool = true, _ body: (ManagedObject) throws -> Void) throws {
+    public func forEachObject(
+        entity name: String? = nil, includingSubentities: Bool = true, properties: Set<String>? = nil, _ body: (ManagedObject) throws -> Void
+    ) throws {
         let selected: [StoreSchema.Entity]
         if let name {
             guard let entity = schema.entity(named: name) else {
@@ -73,7 +76,7 @@ public final class CoreDataStore: @unchecked Sendable {
         let reader = ObjectReader(store: self)
         try connection.read { db in
             for entity in selected {
-                try reader.read(entity, db: db, body)
+                try reader.read(entity, properties: properties, db: db, body)
             }
         }
     }

@@ -134,6 +134,29 @@ import Testing
         #expect(try summary(out.output)["records"] == 3, "the car and its two DELETE_SELF notes are gone: \(out.output)")
     }
 
+    @Test func aKeyedArchiveCacheCopiesItsPendingChanges() throws {
+        let scratch = try Scratch()
+        let cache = "\(TestEnvironment.packageRoot)/Samples/local-data-service/LocalEntities.archive"
+        let seed = try ferry(["copy", cache, "app.ferry", "--record-type", "Entity", "--json"], in: scratch.path)
+        #expect(seed.status == 0, "\(seed.errors)")
+        #expect(try summary(seed.output)["created"] == 4, "four records; the deletion finds nothing to delete")
+        let pending = try ferry(["copy", cache, "app.ferry", "--record-type", "Entity", "--pending-only", "--json"], in: scratch.path)
+        #expect(pending.status == 0, "\(pending.errors)")
+        let counts = try summary(pending.output)
+        #expect(counts["read"] == 3 && counts["unchanged"] == 3, "only the pending objects are read: \(pending.output)")
+        let backup = try ferry(["copy", "app.ferry", "app.tar.gz", "-q"], in: scratch.path)
+        #expect(backup.status == 0, "\(backup.errors)")
+        let cat = try ferry(["cat", "app.tar.gz"], in: scratch.path)
+        #expect(cat.output.contains("Entity.0E6F2A40-0000-4000-8000-000000000001") && cat.output.contains(#""zoneName":"LocalZone""#))
+        #expect(cat.output.contains("Entity.6C1A0E22-5B3D-4F7E-9A10-2B3C4D5E6F70"), "the temporary ID names the new record")
+        let notACache = try ferry(["copy", "app.tar.gz", "x.ferry"], in: scratch.path)
+        #expect(notACache.status == 0)
+        try scratch.write("junk.bin", "just bytes")
+        let junk = try ferry(["copy", "junk.bin", "y.ferry"], in: scratch.path)
+        #expect(junk.status == 65 && junk.errors.contains("junk.bin"), "\(junk.errors)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("y.ferry")))
+    }
+
     @Test func killedCopiesResumeToTheSameResult() throws {
         let scratch = try Scratch()
         let fleet = TestRecords.fleet(vehicles: 1500, notesPerVehicle: 2)

@@ -54,7 +54,21 @@ public struct StoreSchema: Sendable {
     }
 
     /// The store's entities (its own, not Core Data's), by number.
-    public var entities: [Entity]
+    public var entities: [Entity] {
+        didSet { reindex() }
+    }
+    /// Positions in ``entities`` by name and by number, for lookups on every object and reference.
+    private var positionsByName: [String: Int] = [:]
+    private var positionsByNumber: [Int: Int] = [:]
+
+    private mutating func reindex() {
+        positionsByName = [:]
+        positionsByNumber = [:]
+        for (position, entity) in entities.enumerated() {
+            if positionsByName[entity.description.name] == nil { positionsByName[entity.description.name] = position }
+            if positionsByNumber[entity.number] == nil { positionsByNumber[entity.number] = position }
+        }
+    }
     /// Core Data's own entities (persistent history, CloudKit mirroring).
     public var ancillaryEntities: [StoreMetadata.EntityRow]
     /// Tables that are not user data (`A*` history and `ANSCK*` CloudKit tables).
@@ -67,10 +81,10 @@ public struct StoreSchema: Sendable {
     public var warnings: [String]
 
     /// The entity with a number.
-    public func entity(number: Int) -> Entity? { entities.first { $0.number == number } }
+    public func entity(number: Int) -> Entity? { positionsByNumber[number].map { entities[$0] } }
 
     /// The entity with a (model) name.
-    public func entity(named name: String) -> Entity? { entities.first { $0.description.name == name } }
+    public func entity(named name: String) -> Entity? { positionsByName[name].map { entities[$0] } }
 
     init(model: ManagedObjectModel, metadata: StoreMetadata, sqlite: SQLiteSchema, db: Database) throws {
         var warnings: [String] = []
@@ -215,6 +229,7 @@ public struct StoreSchema: Sendable {
         self.joinTables = joinTables.sorted()
         unexplainedColumns = unexplained
         self.warnings = warnings
+        reindex()
     }
 
     /// The column of an attribute: `Z<NAME>`, or a renamed one, or — when siblings sharing the table declare the same

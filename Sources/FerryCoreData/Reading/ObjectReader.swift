@@ -14,13 +14,16 @@ struct ObjectReader {
         decoder = ValueDecoder(files: store.files)
     }
 
-    func read(_ entity: StoreSchema.Entity, db: Database, _ body: (ManagedObject) throws -> Void) throws {
+    /// Reads every object of `entity`; with `properties`, only those attributes and relationships (a lighter scan).
+    func read(_ entity: StoreSchema.Entity, properties: Set<String>? = nil, db: Database, _ body: (ManagedObject) throws -> Void) throws {
         let table = entity.table.quotedDatabaseIdentifier
+        let attributes = properties.map { wanted in entity.attributes.filter { wanted.contains($0.description.name) } } ?? entity.attributes
+        let relationships = properties.map { wanted in entity.relationships.filter { wanted.contains($0.description.name) } } ?? entity.relationships
         // Columns: Z_PK, attributes, then for each to-one relationship its key and (when needed) the target's entity.
         var select = ["t.Z_PK"]
         var joins: [String] = []
         var attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)] = []
-        for attribute in entity.attributes {
+        for attribute in attributes {
             if let column = attribute.column {
                 attributeSlots.append((attribute, select.count))
                 select.append("t.\(column.quotedDatabaseIdentifier)")
@@ -30,7 +33,7 @@ struct ObjectReader {
         }
         var toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)] = []
         var toMany: [(relationship: StoreSchema.Relationship, cursor: LinkCursor)] = []
-        for (position, relationship) in entity.relationships.enumerated() {
+        for (position, relationship) in relationships.enumerated() {
             switch relationship.storage {
             case .foreignKey(let column, let entityColumn):
                 let keyIndex = select.count
@@ -85,7 +88,10 @@ struct ObjectReader {
                             + (lastKey.map { " (after Z_PK \($0))" } ?? "") + "; Z_PK must be an integer")
                 }
                 lastKey = primaryKey
-                try body(try object(row, primaryKey: primaryKey, entity: entity, attributes: attributeSlots, toOne: toOneSlots, toMany: toMany))
+                try body(
+                    try object(
+                        row, primaryKey: primaryKey, entity: entity, attributes: attributeSlots, relationships: relationships, toOne: toOneSlots,
+                        toMany: toMany))
             }
         } catch let error as DatabaseError {
             throw CoreDataError(
@@ -98,7 +104,7 @@ struct ObjectReader {
     /// Builds one object from its row and the to-many cursors.
     private func object(
         _ row: Row, primaryKey: Int64, entity: StoreSchema.Entity, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
-        toOne toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)],
+        relationships: [StoreSchema.Relationship], toOne toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)],
         toMany: [(relationship: StoreSchema.Relationship, cursor: LinkCursor)]
     ) throws -> ManagedObject {
         let entityName = entity.description.name
@@ -119,7 +125,7 @@ struct ObjectReader {
         }
         var toOneIterator = toOneSlots.makeIterator()
         var toManyIterator = toMany.makeIterator()
-        for relationship in entity.relationships {
+        for relationship in relationships {
             switch relationship.storage {
             case .foreignKey:
                 guard let slot = toOneIterator.next() else { continue }

@@ -9,7 +9,7 @@ extension LocalStoreBatch {
 
     /// Whether the store holds the asset's bytes.
     public func hasAsset(_ asset: Asset) throws -> Bool {
-        try Int64.fetchOne(db, sql: "SELECT size FROM assets WHERE sha256 = ?", arguments: [Data(asset.sha256.bytes)]) == asset.size
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT size FROM assets WHERE sha256 = ?"), arguments: [Data(asset.sha256.bytes)]) == asset.size
     }
 
     /// Stores an asset's bytes from a provider, once: checks the bytes hash to the asset's digest as they stream.

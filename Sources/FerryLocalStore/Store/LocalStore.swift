@@ -53,7 +53,10 @@ public final class LocalStore: @unchecked Sendable {
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
         if !readOnly {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            configuration.prepareDatabase { db in
+                // Per-transaction durability (WAL), and a page cache that holds the indexes a large copy searches.
+                try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536")
+            }
         }
         return configuration
     }

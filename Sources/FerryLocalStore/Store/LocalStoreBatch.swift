@@ -80,7 +80,7 @@ public final class LocalStoreBatch {
 
     private func lookup(zone: Int64, name: String) throws -> StoredRecord? {
         let row = try Row.fetchOne(
-            db, sql: "SELECT type, tag, deleted, digest, body, created, modified FROM records WHERE zone = ? AND name = ?",
+            try db.cachedStatement(sql: "SELECT type, tag, deleted, digest, body, created, modified FROM records WHERE zone = ? AND name = ?"),
             arguments: [zone, name])
         guard let row else { return nil }
         let digestBytes: [UInt8]? = (row[3] as Data?).map { Array($0) }
@@ -135,8 +135,9 @@ public final class LocalStoreBatch {
         }
     }
 
-    /// Applies one operation.
-    public func apply(_ operation: RecordOperation) throws -> RecordOutcome {
+    /// Applies one operation; `encoded` is the record's ``encode(_:)`` when the caller already has it (replace
+    /// operations only).
+    public func apply(_ operation: RecordOperation, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws -> RecordOutcome {
         let record = operation.record
         let id = record.id
         guard let zone = try zoneNumber(record.zoneID) else {
@@ -168,7 +169,7 @@ public final class LocalStoreBatch {
             if let problem = tagProblem() { return problem }
             return try save(record, zone: zone, previous: live)
         case .forceReplace:
-            return try save(record, zone: zone, previous: live)
+            return try save(record, zone: zone, previous: live, encoded: encoded)
         case .delete:
             if let problem = tagProblem() { return problem }
             try delete(zone: zone, name: record.recordName, type: live?.recordType ?? record.recordType)
@@ -189,7 +190,18 @@ public final class LocalStoreBatch {
         return base
     }
 
-    private func save(_ record: Record, zone: Int64, previous: StoredRecord?) throws -> RecordOutcome {
+    /// A record's stored form: its canonical JSON without system fields, and that JSON's SHA-256 (its content digest).
+    public static func encode(_ record: Record) -> (body: [UInt8], digest: SHA256Digest) {
+        var writer = JSONWriter(capacity: 512)
+        var bare = record
+        bare.system = nil
+        bare.writeCloudKitJSON(to: &writer, includeSystemFields: false)
+        return (writer.bytes, SHA256Hasher.digest(writer.bytes))
+    }
+
+    private func save(_ record: Record, zone: Int64, previous: StoredRecord?, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws
+        -> RecordOutcome
+    {
         for field in record.fields {
             for reference in field.value.references {
                 if reference.zoneID != record.zoneID {
@@ -205,28 +217,24 @@ public final class LocalStoreBatch {
                 }
             }
         }
-        var writer = JSONWriter(capacity: 512)
-        var bare = record
-        bare.system = nil
-        bare.writeCloudKitJSON(to: &writer, includeSystemFields: false)
-        let body = writer.bytes
-        let digest = SHA256Hasher.digest(body)
+        let (body, digest) = encoded ?? Self.encode(record)
         let sequence = try nextSequence(zone)
         let tag = String(sequence, radix: 36)
         let created = previous?.created ?? now
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO records(zone, name, type, tag, seq, created, modified, deleted, digest, body) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
                 ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, tag = excluded.tag, seq = excluded.seq, created = excluded.created,
                     modified = excluded.modified, deleted = 0, digest = excluded.digest, body = excluded.body
-                """,
-            arguments: [zone, record.recordName, record.recordType, tag, sequence, created, now, Data(digest.bytes), Data(body)])
-        try db.execute(sql: "DELETE FROM refs WHERE zone = ? AND source = ?", arguments: [zone, record.recordName])
+                """
+        ).execute(arguments: [zone, record.recordName, record.recordType, tag, sequence, created, now, Data(digest.bytes), Data(body)])
+        if previous != nil {
+            try db.cachedStatement(sql: "DELETE FROM refs WHERE zone = ? AND source = ?").execute(arguments: [zone, record.recordName])
+        }
         for field in record.fields {
             for reference in field.value.references where reference.action == .deleteSelf {
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO refs(zone, target, source) VALUES (?, ?, ?)",
-                    arguments: [zone, reference.recordName, record.recordName])
+                try db.cachedStatement(sql: "INSERT OR IGNORE INTO refs(zone, target, source) VALUES (?, ?, ?)")
+                    .execute(arguments: [zone, reference.recordName, record.recordName])
             }
         }
         var saved = record
@@ -248,7 +256,7 @@ public final class LocalStoreBatch {
                         digest = NULL, body = NULL
                     """,
                 arguments: [zone, current, currentType, String(sequence, radix: 36), sequence, now, now])
-            try db.execute(sql: "DELETE FROM refs WHERE zone = ? AND source = ?", arguments: [zone, current])
+            try db.cachedStatement(sql: "DELETE FROM refs WHERE zone = ? AND source = ?").execute(arguments: [zone, current])
             let dependents = try Row.fetchAll(
                 db,
                 sql: """

@@ -15,7 +15,7 @@ extension StoreRecordMapper {
     /// the related record's name (both sides of a one-to-one); to-many relationships live on the other side; each
     /// many-to-many link is a `CDMR` record naming both records, entities and relationships, ordered by entity name.
     func mirrorRecords(_ object: ManagedObject, entity: ResolvedPlan.Entity) throws -> [Mapped] {
-        let identity = identify(object, entity: entity)
+        let identity = knownIdentity(object, entity: entity)
         var problems = identity.problems + object.problems
         var fields: [String: FieldValue] = ["CD_entityName": .string(object.entity)]
         var size = 200 + entity.recordType.utf8.count + identity.name.utf8.count

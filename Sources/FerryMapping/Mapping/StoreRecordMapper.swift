@@ -46,6 +46,8 @@ public final class StoreRecordMapper {
     /// Each child's position in its parent's ordered to-many relationship, by the child's to-one relationship:
     /// written as `<relationship>Order` so the order survives (CloudKit references carry none).
     private var positions: [String: [UInt64: Int64]] = [:]
+    /// Problems found while identifying objects (parents in different zones), by object.
+    private var identityProblems: [UInt64: [String]] = [:]
 
     /// Checks a plan against the store.
     /// - Throws: ``MappingError`` for entities or properties the store does not have, or zones taken in a circle.
@@ -63,11 +65,19 @@ public final class StoreRecordMapper {
     public func run(_ body: (Mapped) throws -> Void) throws {
         index = IdentityIndex()
         positions = [:]
+        identityProblems = [:]
         for entity in resolved.entities where entity.tombstone == nil {
             let ordered = orderedOneToMany(entity)
-            try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false) { object in
+            // The first pass reads only what identity, zones and order need.
+            let needed = Set(
+                [entity.name.archivedRecordID, entity.name.systemFields, entity.name.attribute].compactMap { $0 } + entity.zoneFrom
+                    + ordered.map(\.0))
+            try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false, properties: needed) { object in
                 let identity = identify(object, entity: entity)
                 index.insert(table: entity.table, primaryKey: object.primaryKey, name: identity.name, zone: identity.zone)
+                if !identity.problems.isEmpty {
+                    identityProblems[positionKey(entity: object.entity, primaryKey: object.primaryKey)] = identity.problems
+                }
                 for (relationship, inverse) in ordered {
                     guard case .toMany(let children)? = object.relationship(relationship) else { continue }
                     for (position, child) in children.enumerated() {
@@ -77,7 +87,10 @@ public final class StoreRecordMapper {
             }
         }
         for entity in resolved.entities {
-            try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false) { object in
+            // The second pass leaves out what is not written (identity attributes come from the first pass).
+            let all = entity.schema.attributes.map(\.description.name) + entity.schema.relationships.map(\.description.name)
+            let written = entity.tombstone == nil && entity.name.systemFields == nil ? Set(all).subtracting(entity.excluded) : nil
+            try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false, properties: written) { object in
                 if let tombstone = entity.tombstone {
                     if let mapped = deletion(object, entity: entity, tombstone: tombstone) { try body(mapped) }
                 } else if resolved.plan.isCoreDataMirror {
@@ -160,6 +173,15 @@ public final class StoreRecordMapper {
         return UInt64(truncatingIfNeeded: table) << 48 ^ UInt64(bitPattern: primaryKey)
     }
 
+    /// An object's identity in the second pass: from the first pass's index, unless system fields must be decoded again.
+    func knownIdentity(_ object: ManagedObject, entity: ResolvedPlan.Entity) -> Identity {
+        guard entity.name.systemFields == nil, let found = index.lookup(table: entity.table, primaryKey: object.primaryKey) else {
+            return identify(object, entity: entity)
+        }
+        let problems = identityProblems[positionKey(entity: object.entity, primaryKey: object.primaryKey)] ?? []
+        return Identity(name: found.name, zone: found.zone, system: nil, problems: problems)
+    }
+
     /// The identity of a referenced object, if it is mapped.
     func lookup(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
         guard let target = store.schema.entity(named: reference.entity), let table = resolved.table(of: target) else { return nil }
@@ -190,7 +212,7 @@ public final class StoreRecordMapper {
     // MARK: Records
 
     private func record(_ object: ManagedObject, entity: ResolvedPlan.Entity) throws -> Mapped {
-        let identity = identify(object, entity: entity)
+        let identity = knownIdentity(object, entity: entity)
         var problems = identity.problems + object.problems
         var fields: [RecordFields.Field] = []
         for (name, value) in object.attributes where !entity.excluded.contains(name) {

@@ -11,16 +11,19 @@ public enum Endpoint: Sendable, Hashable {
     case localStore(String)
     /// A Core Data SQLite store.
     case coreData(String)
+    /// A property list or NSKeyedArchiver cache of objects.
+    case archiveCache(String)
 
     /// The path.
     public var path: String {
         switch self {
-        case .bundle(let path), .localStore(let path), .coreData(let path): path
+        case .bundle(let path), .localStore(let path), .coreData(let path), .archiveCache(let path): path
         }
     }
 
-    /// Tells what an existing source is, without modifying it: bundles by extension, SQLite files by their tables
-    /// (a local store has `ferry_meta`, a Core Data store `Z_METADATA`), read with SQLite's `immutable` flag.
+    /// Tells what an existing source is, without modifying it: bundles by extension, plists and keyed archives by
+    /// their first bytes, SQLite files by their tables (a local store has `ferry_meta`), read with SQLite's
+    /// `immutable` flag.
     public static func source(_ path: String) throws -> Endpoint {
         if ArchiveFormat(fileName: path) != nil { return .bundle(path) }
         guard FileManager.default.fileExists(atPath: path) else {
@@ -29,9 +32,13 @@ public enum Endpoint: Sendable, Hashable {
         var header = [UInt8](repeating: 0, count: 16)
         let count = try header.withUnsafeMutableBytes { try InputFile(path: path).read(into: $0) }
         header.removeLast(16 - count)
+        if header.starts(with: Array("bplist".utf8)) || header.starts(with: Array("<?xml".utf8)) || header.starts(with: Array("<plist".utf8)) {
+            return .archiveCache(path)
+        }
         guard header.starts(with: Array("SQLite format 3".utf8)) else {
             throw TransferError(
-                .unknownSource, "\(path): not a bundle (.tar.gz, .tar.zst, .zip), a Core Data store or a Ferry local store")
+                .unknownSource,
+                "\(path): not a bundle (.tar.gz, .tar.zst, .zip), a Core Data store, a Ferry local store or a plist / keyed-archive cache")
         }
         let tables = try? readOnlyTables(path)
         if tables?.contains("ferry_meta") == true { return .localStore(path) }

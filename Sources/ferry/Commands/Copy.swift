@@ -13,7 +13,9 @@ struct Copy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Copy records from a source into a bundle or a local store.",
         discussion: """
-            Sources: a Core Data store (mapped by --preset or --mapping), a bundle, a local store. Targets: a bundle \
+            Sources: a Core Data store (mapped by --preset or --mapping), a plist or NSKeyedArchiver cache of objects \
+            (classes or dictionaries → records; names from recordID, recordName or tempID; cloudStatus 2 → deletions), \
+            a bundle, a local store. Targets: a bundle \
             (.tar.gz, .tar.zst, .zip) or a local store (any other path; created when missing). Without TARGET the \
             default local store: $FERRY_LOCAL_STORE, else $XDG_DATA_HOME/ferry/local.ferry, else \
             ~/.local/share/ferry/local.ferry.
@@ -31,7 +33,7 @@ struct Copy: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The source: a Core Data SQLite store, a bundle or a local store.")
+    @Argument(help: "The source: a Core Data SQLite store, a plist or keyed-archive cache, a bundle or a local store.")
     var source: String
 
     @Argument(help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (default: the default local store).")
@@ -39,6 +41,7 @@ struct Copy: AsyncParsableCommand {
 
     @OptionGroup var mappingOptions: MappingOptions
     @OptionGroup var modelOptions: ModelOptions
+    @OptionGroup(title: "Plist and keyed-archive caches") var cacheOptions: CacheOptions
 
     @Option(help: "Archive format: tar.gz, tar.zst or zip (default: from the target's extension, else tar.gz).")
     var format: ArchiveFormat?
@@ -94,7 +97,7 @@ struct Copy: AsyncParsableCommand {
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
                 tempDir: tempDir, dryRun: dryRun
             ).run(console: console, started: started)
-        case .localStore, .coreData:
+        case .localStore, .coreData, .archiveCache:
             guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {
                 throw TransferError(.unsupported, "\(source) is both the source and the target")
             }
@@ -108,6 +111,7 @@ struct Copy: AsyncParsableCommand {
     }
 
     private func openSource(_ console: Console) throws -> any ChangeSource {
-        try SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, tempDir: tempDir).open(source, console: console)
+        try SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, tempDir: tempDir).open(
+            source, console: console)
     }
 }

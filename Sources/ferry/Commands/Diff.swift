@@ -25,6 +25,7 @@ struct Diff: AsyncParsableCommand {
 
     @OptionGroup var mappingOptions: MappingOptions
     @OptionGroup var modelOptions: ModelOptions
+    @OptionGroup(title: "Plist and keyed-archive caches") var cacheOptions: CacheOptions
 
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
     var tempDir: String?
@@ -37,7 +38,7 @@ struct Diff: AsyncParsableCommand {
     }
 
     private func diff(_ console: Console) throws -> Int32 {
-        let opener = SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, tempDir: tempDir)
+        let opener = SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, tempDir: tempDir)
         let a = try opener.open(first, console: console)
         let b = try opener.open(second, console: console)
         var shown = 0

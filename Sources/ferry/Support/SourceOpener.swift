@@ -7,6 +7,7 @@ import FerryTransfer
 struct SourceOpener {
     var modelOptions: ModelOptions
     var mappingOptions: MappingOptions
+    var cacheOptions: CacheOptions
     var tempDir: String?
 
     func open(_ path: String, console: Console) throws -> any ChangeSource {
@@ -15,6 +16,8 @@ struct SourceOpener {
             return try BundleChangeSource(path: path)
         case .localStore(let path):
             return LocalStoreChangeSource(store: try LocalStore(path: path, readOnly: true))
+        case .archiveCache(let path):
+            return try ArchiveChangeSource(path: path, options: cacheOptions.options(preset: mappingOptions.preset), temporaryDirectory: tempDir)
         case .coreData(let path):
             let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
             for note in store.model.notes { console.warning(note) }
