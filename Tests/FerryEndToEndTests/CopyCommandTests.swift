@@ -82,6 +82,20 @@ import Testing
         #expect(try catLines("a.tar.gz", in: scratch.path) == (try catLines("b.tar.gz", in: scratch.path)))
     }
 
+    @Test func sinceKeepsOnlyRecordsChangedSinceATime() throws {
+        let scratch = try Scratch()
+        // Buses (lastUpdate 2016-11-22 and later) and every note qualify; the cars and trucks are older.
+        let copy = try ferry(["copy", Self.cars, "recent.tar.gz", "--since", "1479700000", "--json", "-q"], in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        let lines = try copy.output.split(separator: "\n").map { try JSONParser.parse(String($0)).objectValue }
+        let summary = lines.last { $0?["message_type"] == "summary" }
+        #expect(summary??["records"] == 8 && summary??["deletions"] == 1, "\(copy.output)")
+        let cat = try ferry(["cat", "recent.tar.gz", "--type", "Car"], in: scratch.path)
+        #expect(!cat.output.contains(#""fields""#), "no car changed since; only the car tombstone passes")
+        let bad = try ferry(["copy", Self.cars, "x.tar.gz", "--since", "last tuesday"], in: scratch.path)
+        #expect(bad.status == 64)
+    }
+
     @Test func mappingErrorsHaveTheirExitCodes() throws {
         let scratch = try Scratch()
         let preset = try ferry(["copy", Self.cars, "a.tar.gz", "--preset", "fancy"], in: scratch.path)

@@ -157,6 +157,45 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("y.ferry")))
     }
 
+    @Test func pendingOnlyFollowsTheStatusField() throws {
+        let scratch = try Scratch()
+        var cars = TestRecords.fleet(vehicles: 3, notesPerVehicle: 0, types: ["Car"])
+        try TestBundles.write(cars.map(RecordChange.record), to: scratch.file("all.tar.gz"))
+        _ = try ferry(["copy", "all.tar.gz", "s.ferry", "-q"], in: scratch.path)
+        for (index, status) in [0, 1, 2].enumerated() { cars[index].fields["syncStatus"] = .int64(Int64(status)) }
+        cars[0].fields["name"] = .string("Car 0, new")
+        try TestBundles.write(cars.map(RecordChange.record), to: scratch.file("flagged.tar.gz"))
+        let copy = try ferry(
+            ["copy", "flagged.tar.gz", "s.ferry", "--pending-only", "--status-field", "syncStatus", "--json"], in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        #expect(try outcomes(copy.output) == [cars[0].recordName: "updated", cars[2].recordName: "deleted"], "\(copy.output)")
+        let out = try ferry(["copy", "s.ferry", "left.tar.gz", "-q"], in: scratch.path)
+        #expect(out.status == 0)
+        let cat = try ferry(["cat", "left.tar.gz"], in: scratch.path)
+        #expect(!cat.output.contains("syncStatus"), "the status field is sync state, not data")
+    }
+
+    @Test func referenceCyclesAreWrittenInTwoSteps() throws {
+        let scratch = try Scratch()
+        let zone = ZoneID(zoneName: "People")
+        let person = Record(
+            recordType: "Person", recordName: "Person.1", zoneID: zone,
+            fields: ["passport": .reference(Reference(recordName: "Passport.1", zoneID: zone, action: .validate)), "name": .string("Ada")])
+        let passport = Record(
+            recordType: "Passport", recordName: "Passport.1", zoneID: zone,
+            fields: ["holder": .reference(Reference(recordName: "Person.1", zoneID: zone, action: .validate))])
+        try TestBundles.write([.record(person), .record(passport)], to: scratch.file("cycle.tar.gz"))
+        let copy = try ferry(["copy", "cycle.tar.gz", "people.ferry", "--json"], in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        let counts = try summary(copy.output)
+        #expect(counts["created"] == 2 && counts["patched"] == 1 && counts["rejected"] == 0, "\(copy.output)")
+        #expect(try outcomes(copy.output).values.filter { $0 == "patched" }.count == 1, "the first of the two is completed at the end")
+        let diff = try ferry(["diff", "cycle.tar.gz", "people.ferry"], in: scratch.path)
+        #expect(diff.status == 0, "both records whole in the end: \(diff.output)")
+        let again = try ferry(["copy", "cycle.tar.gz", "people.ferry", "--json"], in: scratch.path)
+        #expect(try summary(again.output)["unchanged"] == 2)
+    }
+
     @Test func killedCopiesResumeToTheSameResult() throws {
         let scratch = try Scratch()
         let fleet = TestRecords.fleet(vehicles: 1500, notesPerVehicle: 2)

@@ -2,7 +2,9 @@
 ///
 /// Records keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256 (`digest`), so a copy
 /// can tell "unchanged" without decoding; tombstones keep only identity and change metadata. `refs` indexes
-/// DELETE_SELF references for cascading deletes. Assets are stored once by SHA-256, in 1 MiB chunks.
+/// DELETE_SELF references for cascading deletes. Assets are stored once by SHA-256, in 1 MiB chunks. A copy's
+/// checkpoint (`copy_journal`) and the records it wrote without a reference that closed a cycle, to patch at its end
+/// (`copy_deferred`), live beside the data they describe.
 enum LocalStoreSchema {
     static let sql = """
         CREATE TABLE ferry_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,5 +36,6 @@ enum LocalStoreSchema {
         CREATE TABLE assets(sha256 BLOB PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
         CREATE TABLE asset_chunks(sha256 BLOB NOT NULL, n INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY(sha256, n)) WITHOUT ROWID;
         CREATE TABLE copy_journal(run TEXT PRIMARY KEY, done INTEGER NOT NULL, finished INTEGER NOT NULL, source TEXT NOT NULL);
+        CREATE TABLE copy_deferred(run TEXT NOT NULL, seq INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(run, seq)) WITHOUT ROWID;
         """
 }

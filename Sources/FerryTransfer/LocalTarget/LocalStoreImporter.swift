@@ -49,6 +49,20 @@ public final class LocalStoreImporter {
         }
     }
 
+    /// Writes whole the records that went in without a reference closing a cycle; their targets exist now.
+    /// - Returns: how many were patched; one whose target never came stays written without it, and is reported.
+    private func patchDeferred() throws -> [(record: Record, outcome: TransferOutcome)] {
+        try store.write { batch in
+            try batch.takeDeferred(run: run).map { record in
+                let result = try batch.apply(RecordOperation(.forceReplace, record))
+                if case .failed(_, let code, let reason) = result {
+                    return (record, .rejected(code: code.rawValue, reason: "written without its VALIDATE references: \(reason)"))
+                }
+                return (record, .updated)
+            }
+        }
+    }
+
     /// Runs the copy; `report` receives each change's outcome once its transaction committed.
     public func run(_ report: (SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
         var tally = TransferTally()
@@ -68,7 +82,7 @@ public final class LocalStoreImporter {
             let done = position
             var newAssets = (0, Int64(0), 0)
             let outcomes = try store.write { batch -> [TransferOutcome] in
-                let applier = ChangeApplier(batch: batch, source: source, options: options)
+                let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
                 let outcomes = try batchChanges.map { try applier.apply($0.change) }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: finished))
                 newAssets = (applier.assets, applier.assetBytes, applier.zonesCreated)
@@ -85,7 +99,7 @@ public final class LocalStoreImporter {
 
         if options.dryRun {
             try store.dryRun { batch in
-                let applier = ChangeApplier(batch: batch, source: source, options: options)
+                let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
                 try source.forEachChange { change in
                     let outcome = try applier.apply(change.change)
                     tallyOfDryRun.count(change.change, outcome)
@@ -107,7 +121,11 @@ public final class LocalStoreImporter {
             pending.append(change)
             if pending.count >= options.batchSize { try commit(finished: false) }
         }
-        try commit(finished: true)
+        try commit(finished: false)
+        tally.patched = try patchDeferred()
+        try store.write { batch in
+            try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: position, finished: true))
+        }
         return tally
     }
 }
@@ -120,12 +138,17 @@ final class ChangeApplier {
     var assets = 0
     var assetBytes: Int64 = 0
     var zonesCreated = 0
+    /// Records written without their VALIDATE references, to write whole at the end.
+    var deferred = 0
     private var dryRunAssets: Set<SHA256Digest> = []
+    /// The copy run (deferring needs one).
+    let run: String?
 
-    init(batch: LocalStoreBatch, source: any ChangeSource, options: LocalStoreImporter.Options) {
+    init(batch: LocalStoreBatch, source: any ChangeSource, options: LocalStoreImporter.Options, run: String?) {
         self.batch = batch
         self.source = source
         self.options = options
+        self.run = run
     }
 
     func apply(_ change: RecordChange) throws -> TransferOutcome {
@@ -169,7 +192,7 @@ final class ChangeApplier {
         let existing = try batch.lookup(record.id)
         let write = RecordOperation(.forceReplace, record)
         let encoded = LocalStoreBatch.encode(record)
-        guard let existing else { return outcome(try batch.apply(write, encoded: encoded), success: .created) }
+        guard let existing else { return try writeBreakingCycles(record, encoded: encoded, success: .created) }
         if existing.isDeleted {
             switch options.policy {
             case .clientWins: return outcome(try batch.apply(write, encoded: encoded), success: .created)
@@ -195,6 +218,24 @@ final class ChangeApplier {
             }
             return outcome(try batch.apply(write, encoded: encoded), success: .updated)
         }
+    }
+
+    /// Writes a record; when a VALIDATE reference points at a record not written yet (a reference cycle, or a child
+    /// before its parent), writes it without those references first and defers the whole record to the run's end.
+    private func writeBreakingCycles(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest), success: TransferOutcome) throws
+        -> TransferOutcome
+    {
+        let result = try batch.apply(RecordOperation(.forceReplace, record), encoded: encoded)
+        guard case .failed(_, .validatingReferenceError, _) = result, let run else { return outcome(result, success: success) }
+        var trimmed = record
+        for field in record.fields where field.value.references.contains(where: { $0.action == .validate }) {
+            trimmed.fields[field.name] = nil
+        }
+        let retried = try batch.apply(RecordOperation(.forceReplace, trimmed))
+        guard case .saved = retried else { return outcome(result, success: success) }
+        try batch.deferRecord(record, run: run)
+        deferred += 1
+        return success
     }
 
     private func outcome(_ result: RecordOutcome, success: TransferOutcome) -> TransferOutcome {

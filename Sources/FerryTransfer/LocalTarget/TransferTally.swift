@@ -53,6 +53,8 @@ public struct TransferTally: Sendable {
     public var assetBytes: Int64 = 0
     /// Zones created.
     public var zonesCreated = 0
+    /// Records first written without the VALIDATE references that closed a cycle, then written whole at the end.
+    public var patched: [(record: Record, outcome: TransferOutcome)] = []
 
     public init() {}
 

@@ -42,6 +42,7 @@ struct Copy: AsyncParsableCommand {
     @OptionGroup var mappingOptions: MappingOptions
     @OptionGroup var modelOptions: ModelOptions
     @OptionGroup(title: "Plist and keyed-archive caches") var cacheOptions: CacheOptions
+    @OptionGroup(title: "Incremental exports") var incrementalOptions: IncrementalOptions
 
     @Option(help: "Archive format: tar.gz, tar.zst or zip (default: from the target's extension, else tar.gz).")
     var format: ArchiveFormat?
@@ -111,7 +112,10 @@ struct Copy: AsyncParsableCommand {
     }
 
     private func openSource(_ console: Console) throws -> any ChangeSource {
-        try SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, tempDir: tempDir).open(
+        try SourceOpener(
+            modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, incrementalOptions: incrementalOptions,
+            tempDir: tempDir
+        ).open(
             source, console: console)
     }
 }

@@ -26,6 +26,7 @@ struct Diff: AsyncParsableCommand {
     @OptionGroup var mappingOptions: MappingOptions
     @OptionGroup var modelOptions: ModelOptions
     @OptionGroup(title: "Plist and keyed-archive caches") var cacheOptions: CacheOptions
+    @OptionGroup(title: "Incremental exports") var incrementalOptions: IncrementalOptions
 
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
     var tempDir: String?
@@ -38,7 +39,9 @@ struct Diff: AsyncParsableCommand {
     }
 
     private func diff(_ console: Console) throws -> Int32 {
-        let opener = SourceOpener(modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, tempDir: tempDir)
+        let opener = SourceOpener(
+            modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, incrementalOptions: incrementalOptions,
+            tempDir: tempDir)
         let a = try opener.open(first, console: console)
         let b = try opener.open(second, console: console)
         var shown = 0

@@ -48,6 +48,23 @@ struct CopyToLocalStore {
             }
             console.progress("copying \(sourcePath) → \(target): \(seen) changes")
         }
+        for (record, outcome) in tally.patched {
+            if case .rejected(let code, let reason) = outcome {
+                try rejects.reject(source: sourcePath, origin: "deferred", change: .record(record), code: code, reason: reason)
+            } else {
+                console.message(
+                    "record",
+                    [
+                        "outcome": "patched", "record_type": .string(record.recordType), "record_name": .string(record.recordName),
+                        "zone": .string(record.zoneID.description),
+                    ])
+            }
+        }
+        if !tally.patched.isEmpty {
+            console.note(
+                "\(Formatting.count(tally.patched.count, "record")) pointed with VALIDATE at records written after them (a reference cycle): "
+                    + "written without those references first, completed at the end")
+        }
         try rejects.commit()
         try store.close()
         report(tally, rejected: rejects.count, warnings: warnings.count, resumed: resumeFrom, console: console, started: started)
@@ -71,6 +88,7 @@ struct CopyToLocalStore {
         summary["assets"] = .integer(Int64(tally.assets))
         summary["asset_bytes"] = .integer(tally.assetBytes)
         summary["zones_created"] = .integer(Int64(tally.zonesCreated))
+        summary["patched"] = .integer(Int64(tally.patched.count))
         summary["warnings"] = .integer(Int64(warnings))
         summary["types"] = .array(
             tally.rows.map { entry in

@@ -8,9 +8,17 @@ struct SourceOpener {
     var modelOptions: ModelOptions
     var mappingOptions: MappingOptions
     var cacheOptions: CacheOptions
+    var incrementalOptions: IncrementalOptions
     var tempDir: String?
 
+    /// The source, narrowed by `--since` and `--pending-only`.
     func open(_ path: String, console: Console) throws -> any ChangeSource {
+        let source = try openUnfiltered(path, console: console)
+        let filter = incrementalOptions.filter(pendingOnly: cacheOptions.pendingOnly)
+        return filter.isActive ? FilteredChangeSource(source, filter: filter) : source
+    }
+
+    private func openUnfiltered(_ path: String, console: Console) throws -> any ChangeSource {
         switch try Endpoint.source(path) {
         case .bundle(let path):
             return try BundleChangeSource(path: path)

@@ -1,0 +1,30 @@
+import ArgumentParser
+import FerryTransfer
+
+/// `--since` and the status field: what an incremental export keeps.
+struct IncrementalOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Only records whose --since-field is at or after this time (ISO 8601 or seconds since 1970).", valueName: "time"))
+    var since: String?
+
+    @Option(help: ArgumentHelp("The TIMESTAMP field --since compares.", valueName: "field"))
+    var sinceField = "lastUpdate"
+
+    @Option(help: ArgumentHelp("The sync-status field --pending-only reads (0 add, 1 up to date, 2 delete, 3 update).", valueName: "field"))
+    var statusField = "cloudStatus"
+
+    func validate() throws {
+        if let since, CreationTime.parse(since) == nil {
+            throw ValidationError("--since \(since): expected an ISO 8601 time or seconds since 1970")
+        }
+    }
+
+    /// The filter, with `--pending-only` from the cache options.
+    func filter(pendingOnly: Bool) -> FilteredChangeSource.Filter {
+        var filter = FilteredChangeSource.Filter()
+        filter.since = since.flatMap(CreationTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        filter.sinceField = sinceField
+        filter.pendingOnly = pendingOnly
+        filter.statusField = statusField
+        return filter
+    }
+}
