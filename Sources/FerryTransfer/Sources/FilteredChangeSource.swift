@@ -1,9 +1,10 @@
 import FerryLocalStore
 import FerryRecords
 
-/// A source narrowed to what an incremental export needs: records changed since a time (by a TIMESTAMP field such
-/// as `lastUpdate`), and records whose sync-status field says they are pending (seeds §4: 0 add, 1 up to date,
-/// 2 delete, 3 update). Deletions always pass.
+/// A source narrowed to what an incremental export needs.
+///
+/// Records changed since a time (by a TIMESTAMP field such as `lastUpdate`), and records whose sync-status field says
+/// they are pending (seeds §4: 0 add, 1 up to date, 2 delete, 3 update). Deletions always pass.
 public final class FilteredChangeSource: ChangeSource {
     /// What to keep.
     public struct Filter: Sendable, Hashable {
