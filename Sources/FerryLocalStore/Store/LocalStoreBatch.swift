@@ -14,6 +14,8 @@ public final class LocalStoreBatch {
     private var zoneNumbers: [ZoneID: Int64] = [:]
     /// Each touched zone's last change sequence, written back at the end.
     private var sequences: [Int64: Int64] = [:]
+    /// The last record state read, until the next write.
+    private var lastLookup: (zone: Int64, name: String, state: StoredRecord?)?
 
     init(db: Database, store: LocalStore, now: Int64) {
         self.db = db
@@ -51,6 +53,7 @@ public final class LocalStoreBatch {
     /// Deletes a zone with its records; `false` when there was none.
     public func deleteZone(_ zone: ZoneID) throws -> Bool {
         guard zone != .default, let number = try zoneNumber(zone) else { return false }
+        lastLookup = nil
         try db.execute(sql: "DELETE FROM records WHERE zone = ?", arguments: [number])
         try db.execute(sql: "DELETE FROM refs WHERE zone = ?", arguments: [number])
         try db.execute(sql: "DELETE FROM zones WHERE id = ?", arguments: [number])
@@ -79,6 +82,14 @@ public final class LocalStoreBatch {
     }
 
     private func lookup(zone: Int64, name: String) throws -> StoredRecord? {
+        // A copy looks a record up, then applies an operation that looks it up again: the second is free.
+        if let last = lastLookup, last.zone == zone, last.name == name { return last.state }
+        let state = try fetchState(zone: zone, name: name)
+        lastLookup = (zone, name, state)
+        return state
+    }
+
+    private func fetchState(zone: Int64, name: String) throws -> StoredRecord? {
         let row = try Row.fetchOne(
             try db.cachedStatement(sql: "SELECT type, tag, deleted, digest, body, created, modified FROM records WHERE zone = ? AND name = ?"),
             arguments: [zone, name])
@@ -128,6 +139,7 @@ public final class LocalStoreBatch {
             return outcomes
         }
         try db.execute(sql: "ROLLBACK TO SAVEPOINT atomic_batch")
+        lastLookup = nil
         try db.execute(sql: "RELEASE SAVEPOINT atomic_batch")
         sequences = savedSequences
         return zip(operations, outcomes).map { operation, outcome in
@@ -217,6 +229,7 @@ public final class LocalStoreBatch {
                 }
             }
         }
+        lastLookup = nil
         let (body, digest) = encoded ?? Self.encode(record)
         let sequence = try nextSequence(zone)
         let tag = String(sequence, radix: 36)
@@ -244,6 +257,7 @@ public final class LocalStoreBatch {
 
     /// Leaves a tombstone, then deletes the records that point here with DELETE_SELF (as CloudKit does).
     private func delete(zone: Int64, name: String, type: String) throws {
+        lastLookup = nil
         var pending = [(name, type)]
         var visited: Set<String> = []
         while let (current, currentType) = pending.popLast() {

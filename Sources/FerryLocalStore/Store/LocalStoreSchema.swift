@@ -1,6 +1,7 @@
 /// The tables of a local store (format version 1).
 ///
-/// Records keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256 (`digest`), so a copy
+/// Records are rows appended by row ID with a unique index on (zone, name) — random record names do not reshuffle
+/// the large rows. They keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256 (`digest`), so a copy
 /// can tell "unchanged" without decoding; tombstones keep only identity and change metadata. `refs` indexes
 /// DELETE_SELF references for cascading deletes. Assets are stored once by SHA-256, in 1 MiB chunks. A copy's
 /// checkpoint (`copy_journal`) and the records it wrote without a reference that closed a cycle, to patch at its end
@@ -15,6 +16,7 @@ enum LocalStoreSchema {
             last_seq INTEGER NOT NULL DEFAULT 0,
             UNIQUE(zone_name, owner_name));
         CREATE TABLE records(
+            id INTEGER PRIMARY KEY,
             zone INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
             name TEXT NOT NULL,
             type TEXT NOT NULL,
@@ -25,7 +27,7 @@ enum LocalStoreSchema {
             deleted INTEGER NOT NULL DEFAULT 0,
             digest BLOB,
             body BLOB,
-            PRIMARY KEY(zone, name)) WITHOUT ROWID;
+            UNIQUE(zone, name));
         CREATE INDEX records_feed ON records(zone, seq);
         CREATE TABLE refs(
             zone INTEGER NOT NULL,

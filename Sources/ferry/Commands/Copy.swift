@@ -90,7 +90,7 @@ struct Copy: AsyncParsableCommand {
         let targetPath = target ?? Endpoint.defaultLocalStore()
         switch Endpoint.target(targetPath) {
         case .bundle:
-            if changes is BundleChangeSource {
+            if changes.kind == "bundle" {
                 throw TransferError(
                     .unsupported, "a bundle into a bundle: unpack it (ferry unpack) and pack the records (ferry pack), or copy through a local store")
             }

@@ -15,7 +15,8 @@ struct SourceOpener {
     func open(_ path: String, console: Console) throws -> any ChangeSource {
         let source = try openUnfiltered(path, console: console)
         let filter = incrementalOptions.filter(pendingOnly: cacheOptions.pendingOnly)
-        return filter.isActive ? FilteredChangeSource(source, filter: filter) : source
+        // Reading (and mapping) runs on its own thread, beside the writing.
+        return PipelinedChangeSource(filter.isActive ? FilteredChangeSource(source, filter: filter) : source)
     }
 
     private func openUnfiltered(_ path: String, console: Console) throws -> any ChangeSource {

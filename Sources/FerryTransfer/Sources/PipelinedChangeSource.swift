@@ -1,0 +1,130 @@
+import FerryLocalStore
+import FerryRecords
+import Foundation
+
+/// Reads a source on its own thread while the caller writes, through a bounded queue of batches.
+///
+/// Reading and mapping a store and writing records each take a core; on two or more cores they overlap. Memory is
+/// bounded by `depth` batches of `batchSize` changes. An error on either side stops both: the reader's error is
+/// rethrown to the caller, and an error in the caller's body stops the reader at its next batch.
+public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
+    let base: any ChangeSource
+    let batchSize: Int
+    let depth: Int
+
+    /// Wraps `base`.
+    public init(_ base: any ChangeSource, batchSize: Int = 512, depth: Int = 4) {
+        self.base = base
+        self.batchSize = batchSize
+        self.depth = depth
+    }
+
+    public var kind: String { base.kind }
+    public var description: String { base.description }
+    public var fingerprint: String { base.fingerprint }
+    public var assets: (any AssetProvider)? { base.assets }
+    public func canSupply(_ asset: Asset) -> Bool { base.canSupply(asset) }
+    public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
+
+    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+        let queue = BatchQueue(depth: depth)
+        // The source is used by the reading thread only until the caller has all it produced.
+        let source = UncheckedSource(base)
+        let reader = Thread { [source, batchSize] in
+            let base = source.base
+            var batch: [SourceChange] = []
+            batch.reserveCapacity(batchSize)
+            do {
+                try base.forEachChange { change in
+                    batch.append(change)
+                    if batch.count == batchSize {
+                        try queue.push(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !batch.isEmpty { try queue.push(batch) }
+                queue.finish(error: nil)
+            } catch {
+                queue.finish(error: error)
+            }
+        }
+        reader.stackSize = 8 << 20
+        reader.start()
+        do {
+            while let batch = try queue.pop() {
+                for change in batch { try body(change) }
+            }
+        } catch {
+            queue.cancel()
+            queue.waitUntilFinished()
+            throw error
+        }
+        queue.waitUntilFinished()
+    }
+}
+
+/// The bounded hand-over between the reading thread and the caller.
+private final class BatchQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var batches: [[SourceChange]] = []
+    private var finished = false
+    private var cancelled = false
+    private var failure: (any Error)?
+    private let depth: Int
+
+    /// Thrown in the reader when the caller stopped.
+    struct Cancelled: Error {}
+
+    init(depth: Int) { self.depth = depth }
+
+    func push(_ batch: [SourceChange]) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.count >= depth && !cancelled { condition.wait() }
+        if cancelled { throw Cancelled() }
+        batches.append(batch)
+        condition.broadcast()
+    }
+
+    func finish(error: (any Error)?) {
+        condition.lock()
+        finished = true
+        if !(error is Cancelled) { failure = error }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next batch; `nil` at the end; the reader's error once the batches before it are consumed.
+    func pop() throws -> [SourceChange]? {
+        condition.lock()
+        defer { condition.unlock() }
+        while batches.isEmpty && !finished { condition.wait() }
+        if !batches.isEmpty {
+            let batch = batches.removeFirst()
+            condition.broadcast()
+            return batch
+        }
+        if let failure { throw failure }
+        return nil
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        batches.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func waitUntilFinished() {
+        condition.lock()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+}
+
+/// A source handed to the reading thread; only that thread uses it while the pipeline runs.
+private struct UncheckedSource: @unchecked Sendable {
+    let base: any ChangeSource
+    init(_ base: any ChangeSource) { self.base = base }
+}
