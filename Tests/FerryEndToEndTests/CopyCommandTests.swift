@@ -46,6 +46,24 @@ import Testing
         }
     }
 
+    @Test func coreDataMirrorPresetGivesCloudKitContainersLayout() throws {
+        let scratch = try Scratch()
+        let copy = try ferry(
+            ["copy", Self.scorebook, "mirror.tar.gz", "--preset", "nspersistentcloudkitcontainer", "-q"] + Self.created, in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        let lines = try catLines("mirror.tar.gz", in: scratch.path)
+        try expectSnapshot(lines.joined(separator: "\n") + "\n", named: "copy-scorebook-nspersistentcloudkitcontainer.ndjson")
+        for line in lines {
+            let record = try #require(try JSONParser.parse(line).objectValue)
+            #expect(record["zoneID"]?.objectValue?["zoneName"] == "com.apple.coredata.cloudkit.zone")
+            let type = try #require(record["recordType"]?.stringValue)
+            #expect(type == "CDMR" || type.hasPrefix("CD_"))
+            let fields = record["fields"]?.objectValue.map { Array($0).map(\.key) } ?? []
+            #expect(fields.allSatisfy { $0.hasPrefix("CD_") }, "\(fields)")
+            #expect(!line.contains(#""REFERENCE""#), "relationships are record names, not references")
+        }
+    }
+
     @Test func dryRunCountsWhatARunWritesAndWritesNothing() throws {
         let scratch = try Scratch()
         let dry = try ferry(["copy", Self.cars, "cars.tar.gz", "-n", "--json", "--reject-file", "r.jsonl"] + Self.created, in: scratch.path)

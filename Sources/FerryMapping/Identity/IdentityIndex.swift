@@ -4,27 +4,24 @@ import Foundation
 /// Every mapped object's record name and zone, by table and primary key, kept compactly so references can be
 /// resolved while records stream (a million objects take tens of megabytes, not hundreds).
 ///
-/// A name made of a prefix and an upper-case UUID (`Car.0E6F…`) is stored as the prefix's number and the UUID's 16
-/// bytes; any other name as text. Zones are numbered.
+/// The map from (table, primary key) holds only a row number; rows are parallel arrays. A name made of a prefix and
+/// an upper-case UUID (`Car.0E6F…`) is stored as the prefix's number and the UUID's 16 bytes; any other name as
+/// text. Zones are numbered.
 struct IdentityIndex {
-    private enum Name {
-        case prefixed(prefix: Int32, uuid: UUID)
-        case text(String)
-    }
-
-    private struct Entry {
-        var name: Name
-        var zone: Int32
-    }
-
-    private var entries: [UInt64: Entry] = [:]
+    private var rows: [UInt64: Int32] = [:]
+    /// Per row: the prefix number (≥ 0) with `uuids[row]`, or `-(text index + 1)` for a name kept as text.
+    private var nameRefs: [Int32] = []
+    private var uuids: [UUID] = []
+    private var zoneRefs: [Int32] = []
+    private var texts: [String] = []
     private var prefixes: [String] = []
     private var prefixNumbers: [String: Int32] = [:]
     private var zones: [ZoneID] = []
     private var zoneNumbers: [ZoneID: Int32] = [:]
+    private static let noUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// The number of objects recorded.
-    var count: Int { entries.count }
+    var count: Int { rows.count }
 
     private static func key(table: Int, primaryKey: Int64) -> UInt64 {
         UInt64(truncatingIfNeeded: table) << 48 ^ UInt64(bitPattern: primaryKey)
@@ -40,31 +37,43 @@ struct IdentityIndex {
             zones.append(zone)
             zoneNumbers[zone] = zoneNumber
         }
-        entries[Self.key(table: table, primaryKey: primaryKey)] = Entry(name: compact(name), zone: zoneNumber)
+        let (reference, uuid) = compact(name)
+        let key = Self.key(table: table, primaryKey: primaryKey)
+        if let row = rows[key] {
+            nameRefs[Int(row)] = reference
+            uuids[Int(row)] = uuid
+            zoneRefs[Int(row)] = zoneNumber
+            return
+        }
+        rows[key] = Int32(nameRefs.count)
+        nameRefs.append(reference)
+        uuids.append(uuid)
+        zoneRefs.append(zoneNumber)
     }
 
     /// An object's identity, if it was recorded.
     func lookup(table: Int, primaryKey: Int64) -> (name: String, zone: ZoneID)? {
-        guard let entry = entries[Self.key(table: table, primaryKey: primaryKey)] else { return nil }
-        let name: String
-        switch entry.name {
-        case .prefixed(let prefix, let uuid): name = prefixes[Int(prefix)] + uuid.uuidString
-        case .text(let text): name = text
-        }
-        return (name, zones[Int(entry.zone)])
+        guard let row = rows[Self.key(table: table, primaryKey: primaryKey)].map(Int.init) else { return nil }
+        let reference = nameRefs[row]
+        let name = reference >= 0 ? prefixes[Int(reference)] + uuids[row].uuidString : texts[Int(-reference - 1)]
+        return (name, zones[Int(zoneRefs[row])])
     }
 
-    private mutating func compact(_ name: String) -> Name {
+    private mutating func compact(_ name: String) -> (Int32, UUID) {
         let utf8 = name.utf8
-        guard utf8.count >= 36 else { return .text(name) }
-        let split = utf8.index(utf8.endIndex, offsetBy: -36)
-        guard let uuidText = String(utf8[split...]), let uuid = UUID(uuidString: uuidText), uuid.uuidString == uuidText,
-            let prefix = String(utf8[..<split])
-        else { return .text(name) }
-        if let number = prefixNumbers[prefix] { return .prefixed(prefix: number, uuid: uuid) }
-        let number = Int32(prefixes.count)
-        prefixes.append(prefix)
-        prefixNumbers[prefix] = number
-        return .prefixed(prefix: number, uuid: uuid)
+        if utf8.count >= 36 {
+            let split = utf8.index(utf8.endIndex, offsetBy: -36)
+            if let uuidText = String(utf8[split...]), let uuid = UUID(uuidString: uuidText), uuid.uuidString == uuidText,
+                let prefix = String(utf8[..<split])
+            {
+                if let number = prefixNumbers[prefix] { return (number, uuid) }
+                let number = Int32(prefixes.count)
+                prefixes.append(prefix)
+                prefixNumbers[prefix] = number
+                return (number, uuid)
+            }
+        }
+        texts.append(name)
+        return (-Int32(texts.count), Self.noUUID)
     }
 }
