@@ -40,8 +40,13 @@ enum LibraryStore {
     static let cover = (0..<1000).map { UInt8($0 % 253) }
     static let duneName = "Book.11111111-2222-4333-8444-555555555555"
 
-    /// Writes the store into `directory` and returns its path.
-    static func write(to directory: String) throws -> String {
+    /// The record names of a store NSPersistentCloudKitContainer mirrored (with `mirrored: true`).
+    static let mirroredShelf = "9B2E3F40-5A6B-4C7D-8E9F-0A1B2C3D4E5F"
+    static let mirroredDune = "1C2D3E4F-5A6B-4C7D-8E9F-A0B1C2D3E4F5"
+
+    /// Writes the store into `directory` and returns its path; `mirrored` adds NSPersistentCloudKitContainer's
+    /// record metadata for the shelf and Dune.
+    static func write(to directory: String, mirrored: Bool = false) throws -> String {
         let builder = CoreDataStoreBuilder(entities: entities, storeUUID: storeUUID)
         let shelf = builder.insert("Shelf", ["label": .text("Sci-fi")])
         let dune = builder.insert(
@@ -57,6 +62,10 @@ enum LibraryStore {
         let chapters = ["Prologue", "Arrakis", "Desert"].map { builder.insert("Chapter", ["title": .text($0)]) }
         let tags = ["classic", "desert"].map { builder.insert("Tag", ["name": .text($0)]) }
         builder.relate(shelf, "books", [dune, solaris, ebook])
+        if mirrored {
+            builder.mirror(shelf, recordName: mirroredShelf)
+            builder.mirror(dune, recordName: mirroredDune)
+        }
         builder.relate(dune, "chapters", [chapters[2], chapters[0], chapters[1]])  // ordered, not by key
         builder.relate(dune, "tags", tags)
         builder.relate(solaris, "tags", [tags[0]])

@@ -22,9 +22,9 @@ import Testing
         }
     }
 
-    private func map(_ makePlan: (StoreSchema) throws -> MappingPlan) throws -> Mapped {
+    private func map(mirrored: Bool = false, _ makePlan: (StoreSchema) throws -> MappingPlan) throws -> Mapped {
         let scratch = try Scratch()
-        let path = try LibraryStore.write(to: scratch.file("library"))
+        let path = try LibraryStore.write(to: scratch.file("library"), mirrored: mirrored)
         let store = try CoreDataStore(path: path)
         let mapper = try StoreRecordMapper(store: store, plan: try makePlan(store.schema), assets: try StoreAssets(temporaryDirectory: scratch.path))
         var changes: [StoreRecordMapper.Mapped] = []
@@ -177,6 +177,18 @@ import Testing
         let withAsset = try #require(large.records("CD_Book").first { $0.fields["CD_title"] == .string("Dune") })
         #expect(withAsset.fields["CD_cover"] == nil)
         #expect(withAsset.fields["CD_cover_ckAsset"]?.assets.first?.size == Int64(LibraryStore.cover.count))
+    }
+
+    @Test func coreDataMirrorPresetKeepsTheMirrorsRecordNames() throws {
+        let mapped = try map(mirrored: true) { try MappingPlan.preset("nspersistentcloudkitcontainer", for: $0) }
+        let shelf = try #require(mapped.records("CD_Shelf").first)
+        #expect(shelf.recordName == LibraryStore.mirroredShelf)
+        let dune = try #require(mapped.records("CD_Book").first { $0.fields["CD_title"] == .string("Dune") })
+        #expect(dune.recordName == LibraryStore.mirroredDune)
+        #expect(dune.fields["CD_shelf"] == .string(LibraryStore.mirroredShelf))
+        let solaris = try #require(mapped.records("CD_Book").first { $0.fields["CD_title"] == .string("Solaris") })
+        #expect(UUID(uuidString: solaris.recordName) != nil && solaris.recordName != LibraryStore.mirroredDune, "the rest get new UUIDs")
+        #expect(mapped.changes.allSatisfy { !$0.problems.contains { $0.contains("ANSCK") } })
     }
 
     @Test func uuidV5MatchesRFC4122() {

@@ -48,6 +48,8 @@ public final class StoreRecordMapper {
     private var positions: [String: [UInt64: Int64]] = [:]
     /// Problems found while identifying objects (parents in different zones), by object.
     private var identityProblems: [UInt64: [String]] = [:]
+    /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
+    private var mirroredNames: [UInt64: String] = [:]
 
     /// Checks a plan against the store.
     /// - Throws: ``MappingError`` for entities or properties the store does not have, or zones taken in a circle.
@@ -66,6 +68,12 @@ public final class StoreRecordMapper {
         index = IdentityIndex()
         positions = [:]
         identityProblems = [:]
+        mirroredNames = [:]
+        if resolved.plan.isCoreDataMirror {
+            try store.forEachMirroredRecordName { entity, primaryKey, name in
+                mirroredNames[UInt64(truncatingIfNeeded: entity) << 48 ^ UInt64(bitPattern: primaryKey)] = name
+            }
+        }
         for entity in resolved.entities where entity.tombstone == nil {
             let ordered = orderedOneToMany(entity)
             // The first pass reads only what identity, zones and order need.
@@ -132,6 +140,9 @@ public final class StoreRecordMapper {
         if name == nil, let attribute = entity.name.attribute, case .string(let text)? = object.attribute(attribute), !text.isEmpty {
             let prefix = entity.recordType + resolved.plan.separator
             name = entity.name.addPrefix == true && !text.hasPrefix(prefix) ? prefix + text : text
+        }
+        if name == nil, !mirroredNames.isEmpty, let number = store.schema.entity(named: object.entity)?.number {
+            name = mirroredNames[UInt64(truncatingIfNeeded: number) << 48 ^ UInt64(bitPattern: object.primaryKey)]
         }
         let finalName =
             name

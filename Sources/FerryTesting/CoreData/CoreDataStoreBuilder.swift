@@ -27,6 +27,7 @@ public final class CoreDataStoreBuilder {
     private var order: [StoreObject] = []
     private var links: [StoreObject: [String: [StoreObject]]] = [:]
     private var versions: [StoreObject: Int64] = [:]
+    private var mirrored: [(StoreObject, String)] = []
 
     /// Creates a builder for a model.
     public init(entities: [EntitySpec], storeUUID: String = "6A0B7C1D-0000-4000-8000-000000000001", frameworkVersion: Int = 1345) {
@@ -71,6 +72,10 @@ public final class CoreDataStoreBuilder {
     /// Relates an object to one target.
     public func relate(_ object: StoreObject, _ relationship: String, _ target: StoreObject) { relate(object, relationship, [target]) }
 
+    /// Records the CloudKit record name NSPersistentCloudKitContainer gave an object, in `ANSCKRECORDMETADATA`
+    /// (the columns formats.md §1 lists), as a mirrored store holds it.
+    public func mirror(_ object: StoreObject, recordName: String) { mirrored.append((object, recordName)) }
+
     // MARK: Writing
 
     /// How the store's journal is left.
@@ -110,6 +115,7 @@ public final class CoreDataStoreBuilder {
             if journal == .walPending { try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
             try db.inTransaction {
                 try insertRows(db, externalDirectory: external)
+                try insertMirrorMetadata(db)
                 return .commit
             }
         }
@@ -125,6 +131,22 @@ public final class CoreDataStoreBuilder {
     }
 
     private lazy var layout = StoreLayout(entities: entities)
+
+    private func insertMirrorMetadata(_ db: Database) throws {
+        guard !mirrored.isEmpty else { return }
+        try db.execute(
+            sql: """
+                CREATE TABLE ANSCKRECORDMETADATA (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZENTITYID INTEGER, ZENTITYPK INTEGER,
+                    ZCKRECORDNAME VARCHAR, ZRECORDZONE INTEGER, ZNEEDSUPLOAD INTEGER, ZNEEDSCLOUDDELETE INTEGER, ZSYSTEMFIELDSASSET INTEGER,
+                    UNIQUE (ZENTITYID, ZENTITYPK))
+                """)
+        for (index, (object, name)) in mirrored.enumerated() {
+            try db.execute(
+                sql:
+                    "INSERT INTO ANSCKRECORDMETADATA (Z_PK, Z_ENT, Z_OPT, ZENTITYID, ZENTITYPK, ZCKRECORDNAME, ZNEEDSUPLOAD) VALUES (?, 17012, 1, ?, ?, ?, 0)",
+                arguments: [index + 1, layout.number(of: object.entity), object.primaryKey, name])
+        }
+    }
 
     private func createSchema(_ db: Database) throws {
         try db.execute(sql: "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
