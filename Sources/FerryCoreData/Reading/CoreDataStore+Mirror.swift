@@ -7,8 +7,9 @@ extension CoreDataStore {
         sqlite.tables["ANSCKRECORDMETADATA"]?.columnSet.isSuperset(of: ["ZENTITYID", "ZENTITYPK", "ZCKRECORDNAME"]) == true
     }
 
-    /// The CloudKit record names NSPersistentCloudKitContainer gave the store's objects, from `ANSCKRECORDMETADATA`
-    /// (formats.md §1: `ZENTITYID` is the object's `Z_ENT`, `ZENTITYPK` its `Z_PK`), so a copy keeps them.
+    /// The CloudKit record names NSPersistentCloudKitContainer gave the store's objects, so a copy keeps them.
+    ///
+    /// Read from `ANSCKRECORDMETADATA` (formats.md §1: `ZENTITYID` is the object's `Z_ENT`, `ZENTITYPK` its `Z_PK`).
     /// Nothing when the store was never mirrored.
     public func forEachMirroredRecordName(_ body: (_ entityNumber: Int, _ primaryKey: Int64, _ recordName: String) throws -> Void) throws {
         guard hasMirroredRecordNames else { return }
