@@ -97,6 +97,8 @@ let package = Package(
             name: "FerryMappingTests",
             dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryTesting"]
         ),
+        .testTarget(
+            name: "FerryTransferTests", dependencies: ["FerryCore", "FerryRecords", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
         .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryRecords", "FerryLocalStore", "FerryTesting"]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(

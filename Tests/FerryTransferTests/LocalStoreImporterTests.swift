@@ -1,0 +1,63 @@
+import FerryCore
+import FerryLocalStore
+import FerryRecords
+import FerryTesting
+import FerryTransfer
+import Foundation
+import Testing
+
+/// The importer's checkpoints: an interrupted copy resumes after its last committed batch.
+@Suite struct LocalStoreImporterTests {
+    /// Records from memory, failing after `failAfter` of them the first time (a crash mid-copy).
+    final class FleetSource: ChangeSource {
+        let records: [Record]
+        var failAfter: Int?
+
+        init(_ records: [Record], failAfter: Int?) {
+            self.records = records
+            self.failAfter = failAfter
+        }
+
+        struct Crash: Error {}
+
+        var kind: String { "test" }
+        var description: String { "fleet" }
+        var fingerprint: String { "fleet|\(records.count)" }
+        var assets: (any AssetProvider)? { nil }
+
+        func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+            for (index, record) in records.enumerated() {
+                if let failAfter, index == failAfter { throw Crash() }
+                try body(SourceChange(.record(record), origin: "#\(index)"))
+            }
+        }
+    }
+
+    @Test func anInterruptedCopyResumesAfterItsLastCheckpoint() throws {
+        let scratch = try Scratch()
+        let store = try LocalStore(path: scratch.file("s.ferry"), create: true)
+        let records = TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"])
+        var options = LocalStoreImporter.Options()
+        options.batchSize = 10
+        let source = FleetSource(records, failAfter: 37)
+        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in } }
+        let importer = LocalStoreImporter(store: store, source: source, options: options)
+        #expect(try importer.resumePoint() == 30, "three batches of ten were committed before the crash")
+        source.failAfter = nil
+        var outcomes: [TransferOutcome] = []
+        let tally = try importer.run { _, outcome in outcomes.append(outcome) }
+        #expect(tally.total.resumed == 30 && tally.total.created == 20)
+        #expect(outcomes.prefix(30).allSatisfy { $0 == .resumed })
+        #expect(try importer.resumePoint() == 0, "a finished copy leaves no resume point")
+        let again = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in }
+        #expect(again.total.unchanged == 50, "after finishing, a new run compares everything and writes nothing")
+        #expect(try store.zones().first { $0.zoneID.zoneName == "CarZone" }?.recordCount == 50)
+    }
+
+    @Test func conflictPoliciesParse() throws {
+        #expect(try ConflictPolicy(parsing: "newer:lastUpdate") == .newer(field: "lastUpdate"))
+        #expect(try ConflictPolicy(parsing: "server-wins") == .serverWins)
+        #expect(throws: TransferError.self) { try ConflictPolicy(parsing: "newer:") }
+        #expect(throws: TransferError.self) { try ConflictPolicy(parsing: "coin-toss") }
+    }
+}
