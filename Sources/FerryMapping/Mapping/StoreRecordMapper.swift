@@ -48,6 +48,8 @@ public final class StoreRecordMapper {
     private var positions: [String: [UInt64: Int64]] = [:]
     /// Problems found while identifying objects (parents in different zones), by object.
     private var identityProblems: [UInt64: [String]] = [:]
+    /// Relationships already reported as crossing zones (`Entity.relationship`).
+    private var reportedCrossings: Set<String> = []
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
     private var mirroredNames: [UInt64: String] = [:]
 
@@ -69,6 +71,7 @@ public final class StoreRecordMapper {
         positions = [:]
         identityProblems = [:]
         mirroredNames = [:]
+        reportedCrossings = []
         if resolved.plan.isCoreDataMirror {
             try store.forEachMirroredRecordName { entity, primaryKey, name in
                 mirroredNames[UInt64(truncatingIfNeeded: entity) << 48 ^ UInt64(bitPattern: primaryKey)] = name
@@ -273,14 +276,21 @@ public final class StoreRecordMapper {
         let inverse = description.inverse.flatMap { inverseName in
             store.schema.entity(named: description.destination)?.relationships.first { $0.description.name == inverseName }?.description
         }
+        // Once a relationship crossed zones, it holds names everywhere after, so the field keeps one type.
+        var crosses = reportedCrossings.contains("\(entity.schema.description.name).\(description.name)")
         func target(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
             guard let found = lookup(reference) else {
                 problems.append("\(description.name): \(reference.entity) p\(reference.primaryKey) is not in the copy (left out or missing)")
                 return nil
             }
-            guard found.zone == zone else {
-                problems.append("\(description.name): \(found.name) is in \(found.zone), this record in \(zone); a reference cannot cross zones")
-                return nil
+            if found.zone != zone {
+                crosses = true
+                // Reported once per relationship: every record of it crosses the same way.
+                if reportedCrossings.insert("\(entity.schema.description.name).\(description.name)").inserted {
+                    problems.append(
+                        "\(description.name): \(found.name) is in \(found.zone), this record in \(zone); a reference cannot cross zones, "
+                            + "so \(entity.recordType).\(description.name) holds record names (STRING) wherever it does")
+                }
             }
             return found
         }
@@ -290,15 +300,17 @@ public final class StoreRecordMapper {
             // entity sorts first: a reference each way would make the two types each other's parents.
             if let inverse, !inverse.isToMany, !(plan?.list ?? isOneToOneSide(description, inverse: inverse, entity: entity)) { return nil }
             guard let reference, let found = target(reference) else { return nil }
+            if crosses { return .string(found.name) }
             let defaultAction: Reference.Action = inverse?.deleteRule == .cascade ? .deleteSelf : .none
             let action = plan?.action.flatMap { Reference.Action(rawValue: $0) } ?? defaultAction
             return .reference(Reference(recordName: found.name, zoneID: found.zone, action: action))
         case .toMany(let references):
             if let inverse, !inverse.isToMany { return nil }  // stored on the child
             if let inverse, !(plan?.list ?? isListSide(description, inverse: inverse, entity: entity)) { return nil }
-            let elements = references.compactMap(target).map { FieldValue.reference(Reference(recordName: $0.name, zoneID: $0.zone)) }
-            guard !elements.isEmpty else { return nil }
-            return FieldList(.reference, elements).map(FieldValue.list)
+            let found = references.compactMap(target)
+            guard !found.isEmpty else { return nil }
+            if crosses { return FieldList(.string, found.map { FieldValue.string($0.name) }).map(FieldValue.list) }
+            return FieldList(.reference, found.map { FieldValue.reference(Reference(recordName: $0.name, zoneID: $0.zone)) }).map(FieldValue.list)
         }
     }
 
