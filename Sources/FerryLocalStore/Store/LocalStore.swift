@@ -262,7 +262,7 @@ public struct StoredRecord: Sendable, Hashable {
     public var isDeleted: Bool
     /// The SHA-256 of the record's canonical JSON without system fields (nil for tombstones).
     public var contentDigest: SHA256Digest?
-    /// The canonical JSON without system fields (nil for tombstones).
+    /// The canonical JSON without system fields, when it was read (lookups leave it out; decoding fetches it).
     var body: [UInt8]?
     var created: Int64
     var modified: Int64

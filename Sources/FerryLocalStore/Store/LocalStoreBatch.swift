@@ -91,13 +91,14 @@ public final class LocalStoreBatch {
 
     private func fetchState(zone: Int64, name: String) throws -> StoredRecord? {
         let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT type, tag, deleted, digest, body, created, modified FROM records WHERE zone = ? AND name = ?"),
+            try db.cachedStatement(sql: "SELECT type, tag, deleted, digest, created, modified FROM records WHERE zone = ? AND name = ?"),
             arguments: [zone, name])
         guard let row else { return nil }
         let digestBytes: [UInt8]? = (row[3] as Data?).map { Array($0) }
+        // The body is read only when a record is decoded: a copy compares digests and seldom needs it.
         return StoredRecord(
             recordType: row[0], changeTag: row[1], isDeleted: row[2] as Int64 != 0, contentDigest: digestBytes.flatMap(SHA256Digest.init(bytes:)),
-            body: (row[4] as Data?).map { Array($0) }, created: row[5], modified: row[6])
+            body: nil, created: row[4], modified: row[5])
     }
 
     /// The live record with its system fields, decoded from its stored form.
@@ -107,7 +108,13 @@ public final class LocalStoreBatch {
     }
 
     func decode(_ state: StoredRecord, id: RecordID) throws -> Record {
-        guard let body = state.body, case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: body) else {
+        var body = state.body
+        if body == nil, let zone = try zoneNumber(id.zoneID) {
+            body = try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM records WHERE zone = ? AND name = ?"), arguments: [zone, id.recordName]
+            ).map { Array($0) }
+        }
+        guard let body, case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: body) else {
             throw LocalStoreError(.damaged, "\(store.path): record \(id) in zone \(id.zoneID) does not decode; restore the store from a bundle")
         }
         record.system = SystemFields(
