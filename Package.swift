@@ -121,6 +121,7 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
         ("FuzzKeyedArchive", ["FerryPlist"]),
         ("FuzzModelXML", ["FerryCoreData"]),
         ("FuzzCompiledModel", ["FerryCoreData"]),
+        ("FuzzMapping", ["FerryMapping"]),
     ] {
         package.targets.append(
             .executableTarget(

@@ -41,9 +41,14 @@ public final class ArchiveCacheMapper {
     public let digest: SHA256Digest
 
     /// Reads a cache file (never modified).
-    public init(path: String, options: Options = Options(), assets: StoreAssets) throws {
-        self.path = path
-        bytes = try InputFile.contents(of: path, limit: 1 << 30)
+    public convenience init(path: String, options: Options = Options(), assets: StoreAssets) throws {
+        self.init(bytes: try InputFile.contents(of: path, limit: 1 << 30), name: path, options: options, assets: assets)
+    }
+
+    /// Maps a cache already in memory; `name` is what errors call it.
+    public init(bytes: [UInt8], name: String, options: Options = Options(), assets: StoreAssets) {
+        path = name
+        self.bytes = bytes
         self.options = options
         self.assets = assets
         digest = SHA256Hasher.digest(bytes)
