@@ -38,7 +38,7 @@ final class StoreConnection: @unchecked Sendable {
         } else {
             scratch = nil
             copied = false
-            database = try Self.open("file:\(Self.uriEscaped(files.store))?immutable=1", configuration: configuration, original: files.store)
+            database = try Self.open(SQLiteURI.immutable(files.store), configuration: configuration, original: files.store)
         }
     }
 
@@ -62,10 +62,4 @@ final class StoreConnection: @unchecked Sendable {
         }
     }
 
-    /// Escapes a path for an SQLite `file:` URI.
-    static func uriEscaped(_ path: String) -> String {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#%")
-        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-    }
 }

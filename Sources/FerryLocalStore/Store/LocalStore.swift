@@ -42,7 +42,7 @@ public final class LocalStore: @unchecked Sendable {
         }
         // A source with no write-ahead log is opened immutable, so reading it creates no -wal or -shm beside it.
         let immutable = readOnly && !FileManager.default.fileExists(atPath: path + "-wal")
-        database = try Self.open(immutable ? "file:\(Self.uriEscaped(path))?immutable=1" : path, readOnly: readOnly)
+        database = try Self.open(immutable ? SQLiteURI.immutable(path) : path, readOnly: readOnly)
         storeID = try Self.checkFormat(database, path: path)
     }
 
@@ -70,13 +70,6 @@ public final class LocalStore: @unchecked Sendable {
         } catch let error as DatabaseError {
             throw Self.translate(error, path: path)
         }
-    }
-
-    /// Escapes a path for an SQLite `file:` URI.
-    static func uriEscaped(_ path: String) -> String {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#%")
-        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
     }
 
     /// A database error as a store error: a locked file is temporary, anything else means the file is not a store.

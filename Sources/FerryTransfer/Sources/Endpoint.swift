@@ -61,10 +61,7 @@ public enum Endpoint: Sendable, Hashable {
     private static func readOnlyTables(_ path: String) throws -> Set<String> {
         var configuration = Configuration()
         configuration.readonly = true
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#%")
-        let escaped = path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
-        let queue = try DatabaseQueue(path: "file:\(escaped)?immutable=1", configuration: configuration)
+        let queue = try DatabaseQueue(path: SQLiteURI.immutable(path), configuration: configuration)
         defer { try? queue.close() }
         return Set(try queue.read { db in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'") })
     }
