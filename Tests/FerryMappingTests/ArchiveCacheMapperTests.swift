@@ -8,11 +8,11 @@ import Testing
 
 /// Plist and keyed-archive caches as record sources.
 @Suite struct ArchiveCacheMapperTests {
-    private func map(_ bytes: [UInt8], _ options: ArchiveCacheMapper.Options = .init()) throws -> [StoreRecordMapper.Mapped] {
+    private func map(_ bytes: [UInt8], _ options: ArchiveCacheMapper.Options = .init()) throws -> [ArchiveCacheMapper.Mapped] {
         let scratch = try Scratch()
         try scratch.write("cache", Data(bytes))
         let mapper = try ArchiveCacheMapper(path: scratch.file("cache"), options: options, assets: try StoreAssets(temporaryDirectory: scratch.path))
-        var mapped: [StoreRecordMapper.Mapped] = []
+        var mapped: [ArchiveCacheMapper.Mapped] = []
         try mapper.run { mapped.append($0) }
         return mapped
     }

@@ -46,14 +46,9 @@ extension LocalStore {
                     continue
                 }
                 let state = StoredRecord(
-                    recordType: type, changeTag: row[2], isDeleted: false, contentDigest: nil, body: (row[7] as Data?).map { Array($0) },
-                    created: row[4], modified: row[5])
-                guard let body = state.body, case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: body) else {
-                    throw LocalStoreError(.damaged, "\(path): record \(name) in zone \(zone) does not decode; restore the store from a bundle")
-                }
-                record.system = SystemFields(
-                    changeTag: state.changeTag, created: RecordStamp(timestamp: state.created), modified: RecordStamp(timestamp: state.modified))
-                changes.append(.record(record))
+                    recordType: type, changeTag: row[2], isDeleted: false, contentDigest: nil, created: row[4], modified: row[5])
+                let id = RecordID(recordName: name, zoneID: zone)
+                changes.append(.record(try state.record(body: (row[7] as Data?).map { Array($0) }, id: id, storePath: path)))
             }
             let moreComing = rows.count > limit
             if !moreComing { last = max(last, try Int64.fetchOne(db, sql: "SELECT last_seq FROM zones WHERE id = ?", arguments: [number]) ?? last) }

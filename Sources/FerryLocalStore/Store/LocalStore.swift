@@ -222,7 +222,8 @@ public final class LocalStore: @unchecked Sendable {
 
     /// The current state of records (live or tombstone), by ID; absent IDs were never written.
     public func lookup(_ ids: [RecordID]) throws -> [RecordID: StoredRecord] {
-        try write { batch in
+        try read { db in
+            let batch = LocalStoreBatch(db: db, store: self, now: clock())
             var found: [RecordID: StoredRecord] = [:]
             for id in ids { if let state = try batch.lookup(id) { found[id] = state } }
             return found
@@ -255,8 +256,6 @@ public struct StoredRecord: Sendable, Hashable {
     public var isDeleted: Bool
     /// The SHA-256 of the record's canonical JSON without system fields (nil for tombstones).
     public var contentDigest: SHA256Digest?
-    /// The canonical JSON without system fields, when it was read (lookups leave it out; decoding fetches it).
-    var body: [UInt8]?
     var created: Int64
     var modified: Int64
 }
@@ -273,5 +272,17 @@ extension LocalStore {
         } catch let error as DatabaseError {
             throw Self.translate(error, path: path)
         }
+    }
+}
+
+extension StoredRecord {
+    /// The live record decoded from its stored body, with this state's change tag and times as system fields.
+    /// - Throws: ``LocalStoreError`` `damaged` when the body is missing or does not decode.
+    func record(body: [UInt8]?, id: RecordID, storePath: String) throws -> Record {
+        guard let body, case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: body) else {
+            throw LocalStoreError(.damaged, "\(storePath): record \(id) in zone \(id.zoneID) does not decode; restore the store from a bundle")
+        }
+        record.system = SystemFields(changeTag: changeTag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: modified))
+        return record
     }
 }

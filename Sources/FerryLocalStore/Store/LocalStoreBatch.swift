@@ -95,10 +95,9 @@ public final class LocalStoreBatch {
             arguments: [zone, name])
         guard let row else { return nil }
         let digestBytes: [UInt8]? = (row[3] as Data?).map { Array($0) }
-        // The body is read only when a record is decoded: a copy compares digests and seldom needs it.
         return StoredRecord(
             recordType: row[0], changeTag: row[1], isDeleted: row[2] as Int64 != 0, contentDigest: digestBytes.flatMap(SHA256Digest.init(bytes:)),
-            body: nil, created: row[4], modified: row[5])
+            created: row[4], modified: row[5])
     }
 
     /// The live record with its system fields, decoded from its stored form.
@@ -108,18 +107,11 @@ public final class LocalStoreBatch {
     }
 
     func decode(_ state: StoredRecord, id: RecordID) throws -> Record {
-        var body = state.body
-        if body == nil, let zone = try zoneNumber(id.zoneID) {
-            body = try Data.fetchOne(
-                db.cachedStatement(sql: "SELECT body FROM records WHERE zone = ? AND name = ?"), arguments: [zone, id.recordName]
-            ).map { Array($0) }
-        }
-        guard let body, case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: body) else {
-            throw LocalStoreError(.damaged, "\(store.path): record \(id) in zone \(id.zoneID) does not decode; restore the store from a bundle")
-        }
-        record.system = SystemFields(
-            changeTag: state.changeTag, created: RecordStamp(timestamp: state.created), modified: RecordStamp(timestamp: state.modified))
-        return record
+        // Lookups leave the body out (a copy compares digests); it is read here, when a record is decoded.
+        let body = try zoneNumber(id.zoneID).flatMap { zone in
+            try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM records WHERE zone = ? AND name = ?"), arguments: [zone, id.recordName])
+        }.map { Array($0) }
+        return try state.record(body: body, id: id, storePath: store.path)
     }
 
     /// Applies operations in order; with `atomic`, one failure undoes them all (see ``LocalStore/modify(_:atomic:)``).

@@ -5,7 +5,7 @@ import Foundation
 
 extension ArchiveCacheMapper {
     /// One object as a record or deletion; `nil` when it is up to date and only pending changes are wanted.
-    func map(_ item: Item, position: Int) throws -> StoreRecordMapper.Mapped? {
+    func map(_ item: Item, position: Int) throws -> Mapped? {
         let recordType = options.recordType ?? item.className ?? "Item"
         let property = { (name: String) in item.properties.first { $0.name == name }?.value }
         let status = property("cloudStatus").flatMap(Self.integer)
@@ -31,9 +31,7 @@ extension ArchiveCacheMapper {
         let recordName = name ?? "\(recordType)\(options.separator)\(RecordNaming.uuidV5("\(digest)/\(position)").uuidString)"
         let origin = "\(recordType) #\(position)"
         if status == 2 {
-            return StoreRecordMapper.Mapped(
-                change: .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zone)), entity: origin,
-                primaryKey: Int64(position), problems: [])
+            return Mapped(change: .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zone)), origin: origin, problems: [])
         }
         var fields: [String: FieldValue] = [:]
         for (key, value) in item.properties where key != identityProperty && !Self.identityProperties.contains(key) {
@@ -47,7 +45,7 @@ extension ArchiveCacheMapper {
             }
         }
         let record = Record(recordType: recordType, recordName: recordName, zoneID: zone, fields: RecordFields(fields))
-        return StoreRecordMapper.Mapped(change: .record(record), entity: origin, primaryKey: Int64(position), problems: problems)
+        return Mapped(change: .record(record), origin: origin, problems: problems)
     }
 
     static func integer(_ value: ArchivedValue) -> Int64? {

@@ -54,11 +54,21 @@ public final class ArchiveCacheMapper {
         digest = SHA256Hasher.digest(bytes)
     }
 
+    /// What became of one object of the cache.
+    public struct Mapped: Sendable {
+        /// The record or deletion.
+        public var change: RecordChange
+        /// Where it came from: its record type and position in the collection (`LocalEntity #3`).
+        public var origin: String
+        /// What could not be carried over (the record is still written).
+        public var problems: [String]
+    }
+
     /// The identity properties, which are not written as fields.
     static let identityProperties: Set<String> = ["recordID", "recordName", "tempID", "cloudStatus"]
 
     /// Maps every object, in the collection's order.
-    public func run(_ body: (StoreRecordMapper.Mapped) throws -> Void) throws {
+    public func run(_ body: (Mapped) throws -> Void) throws {
         let items = try collection()
         for (position, item) in items.enumerated() {
             if let mapped = try map(item, position: position) { try body(mapped) }
@@ -120,8 +130,9 @@ public final class ArchiveCacheMapper {
                 return
             }
             let values = entries.map(\.value)
-            if values.allSatisfy({ item($0) != nil }) {
-                for element in values { if let item = item(element) { items.append(item) } }
+            let objects = values.compactMap(item)
+            if objects.count == values.count {
+                items += objects
             } else {
                 for element in values { collect(element, into: &items, depth: depth + 1) }
             }

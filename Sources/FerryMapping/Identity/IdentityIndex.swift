@@ -20,13 +20,6 @@ struct IdentityIndex {
     private var zoneNumbers: [ZoneID: Int32] = [:]
     private static let noUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
-    /// The number of objects recorded.
-    var count: Int { rows.count }
-
-    private static func key(table: Int, primaryKey: Int64) -> UInt64 {
-        UInt64(truncatingIfNeeded: table) << 48 ^ UInt64(bitPattern: primaryKey)
-    }
-
     /// Records an object's identity.
     mutating func insert(table: Int, primaryKey: Int64, name: String, zone: ZoneID) {
         let zoneNumber: Int32
@@ -38,7 +31,7 @@ struct IdentityIndex {
             zoneNumbers[zone] = zoneNumber
         }
         let (reference, uuid) = compact(name)
-        let key = Self.key(table: table, primaryKey: primaryKey)
+        let key = ObjectKey.make(table, primaryKey)
         if let row = rows[key] {
             nameRefs[Int(row)] = reference
             uuids[Int(row)] = uuid
@@ -53,7 +46,7 @@ struct IdentityIndex {
 
     /// An object's identity, if it was recorded.
     func lookup(table: Int, primaryKey: Int64) -> (name: String, zone: ZoneID)? {
-        guard let row = rows[Self.key(table: table, primaryKey: primaryKey)].map(Int.init) else { return nil }
+        guard let row = rows[ObjectKey.make(table, primaryKey)].map(Int.init) else { return nil }
         let reference = nameRefs[row]
         let name = reference >= 0 ? prefixes[Int(reference)] + uuids[row].uuidString : texts[Int(-reference - 1)]
         return (name, zones[Int(zoneRefs[row])])

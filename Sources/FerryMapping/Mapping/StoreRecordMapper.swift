@@ -74,7 +74,7 @@ public final class StoreRecordMapper {
         reportedCrossings = []
         if resolved.plan.isCoreDataMirror {
             try store.forEachMirroredRecordName { entity, primaryKey, name in
-                mirroredNames[UInt64(truncatingIfNeeded: entity) << 48 ^ UInt64(bitPattern: primaryKey)] = name
+                mirroredNames[ObjectKey.make(entity, primaryKey)] = name
             }
         }
         for entity in resolved.entities where entity.tombstone == nil {
@@ -87,12 +87,12 @@ public final class StoreRecordMapper {
                 let identity = identify(object, entity: entity)
                 index.insert(table: entity.table, primaryKey: object.primaryKey, name: identity.name, zone: identity.zone)
                 if !identity.problems.isEmpty {
-                    identityProblems[positionKey(entity: object.entity, primaryKey: object.primaryKey)] = identity.problems
+                    identityProblems[objectKey(entity: object.entity, primaryKey: object.primaryKey)] = identity.problems
                 }
                 for (relationship, inverse) in ordered {
                     guard case .toMany(let children)? = object.relationship(relationship) else { continue }
                     for (position, child) in children.enumerated() {
-                        positions[inverse, default: [:]][positionKey(entity: child.entity, primaryKey: child.primaryKey)] = Int64(position)
+                        positions[inverse, default: [:]][objectKey(entity: child.entity, primaryKey: child.primaryKey)] = Int64(position)
                     }
                 }
             }
@@ -145,7 +145,7 @@ public final class StoreRecordMapper {
             name = entity.name.addPrefix == true && !text.hasPrefix(prefix) ? prefix + text : text
         }
         if name == nil, !mirroredNames.isEmpty, let number = store.schema.entity(named: object.entity)?.number {
-            name = mirroredNames[UInt64(truncatingIfNeeded: number) << 48 ^ UInt64(bitPattern: object.primaryKey)]
+            name = mirroredNames[ObjectKey.make(number, object.primaryKey)]
         }
         let finalName =
             name
@@ -182,9 +182,9 @@ public final class StoreRecordMapper {
         }
     }
 
-    private func positionKey(entity: String, primaryKey: Int64) -> UInt64 {
+    private func objectKey(entity: String, primaryKey: Int64) -> UInt64 {
         let table = store.schema.entity(named: entity).flatMap { resolved.table(of: $0) } ?? 0
-        return UInt64(truncatingIfNeeded: table) << 48 ^ UInt64(bitPattern: primaryKey)
+        return ObjectKey.make(table, primaryKey)
     }
 
     /// An object's identity in the second pass: from the first pass's index, unless system fields must be decoded again.
@@ -192,7 +192,7 @@ public final class StoreRecordMapper {
         guard entity.name.systemFields == nil, let found = index.lookup(table: entity.table, primaryKey: object.primaryKey) else {
             return identify(object, entity: entity)
         }
-        let problems = identityProblems[positionKey(entity: object.entity, primaryKey: object.primaryKey)] ?? []
+        let problems = identityProblems[objectKey(entity: object.entity, primaryKey: object.primaryKey)] ?? []
         return Identity(name: found.name, zone: found.zone, system: nil, problems: problems)
     }
 
@@ -245,7 +245,7 @@ public final class StoreRecordMapper {
             if let field = reference(value, relationship: relationship, entity: entity, zone: identity.zone, problems: &problems) {
                 fields.append(RecordFields.Field(name: entity.fields[name]?.rename ?? name, value: field))
             }
-            if let position = positions[name]?[positionKey(entity: object.entity, primaryKey: object.primaryKey)],
+            if let position = positions[name]?[objectKey(entity: object.entity, primaryKey: object.primaryKey)],
                 case .toOne(.some) = value
             {
                 fields.append(RecordFields.Field(name: (entity.fields[name]?.rename ?? name) + "Order", value: .int64(position)))

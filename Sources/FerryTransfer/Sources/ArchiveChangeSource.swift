@@ -27,6 +27,6 @@ public final class ArchiveChangeSource: ChangeSource {
     }
 
     public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
-        try mapper.run { mapped in try body(SourceChange(mapped.change, origin: mapped.entity, problems: mapped.problems)) }
+        try mapper.run { mapped in try body(SourceChange(mapped.change, origin: mapped.origin, problems: mapped.problems)) }
     }
 }

@@ -45,8 +45,14 @@ public enum Endpoint: Sendable, Hashable {
         return .coreData(path)
     }
 
+    /// What `ferry copy` can write.
+    public enum Target: Sendable, Hashable {
+        case bundle(String)
+        case localStore(String)
+    }
+
     /// Tells what a target is: a bundle by extension, anything else a local store (created when missing).
-    public static func target(_ path: String) -> Endpoint {
+    public static func target(_ path: String) -> Target {
         ArchiveFormat(fileName: path) != nil ? .bundle(path) : .localStore(path)
     }
 

@@ -98,7 +98,7 @@ struct Copy: AsyncParsableCommand {
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
                 tempDir: tempDir, dryRun: dryRun
             ).run(console: console, started: started)
-        case .localStore, .coreData, .archiveCache:
+        case .localStore:
             guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {
                 throw TransferError(.unsupported, "\(source) is both the source and the target")
             }

@@ -79,7 +79,7 @@ struct Pack: AsyncParsableCommand {
         options.dryRun = dryRun
         let writer = try BundleWriter(path: output, options: options, assets: provider)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
-        var tally = PackTally()
+        var tally = BundleTally()
         var warnings = 0
         let preparer = writer.preparer
         for input in inputs {

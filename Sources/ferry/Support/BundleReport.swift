@@ -13,13 +13,13 @@ struct BundleReport {
     var started: Date
 
     /// Prints the summary: a JSON `summary` message, and for people a line and a table per record type and zone.
-    func print(_ summary: BundleSummary, tally: PackTally, rejected: Int, warnings: Int, console: Console) {
+    func print(_ summary: BundleSummary, tally: BundleTally, rejected: Int, warnings: Int, console: Console) {
         let manifest = summary.manifest
         let bundleBytes = dryRun ? nil : (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? nil
         var types: [JSONValue] = []
         var rows = [["RECORD TYPE", "ZONE", "RECORDS", "REJECTED"]]
         for file in manifest.files {
-            let key = PackTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
+            let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
             let typeName = file.kind == .records ? file.recordType ?? "" : "(deletions)"
             rows.append([typeName, file.zoneID.description, "\(file.count)", "\(tally.rejected[key] ?? 0)"])
             types.append([
@@ -29,7 +29,7 @@ struct BundleReport {
             ])
         }
         for (key, count) in tally.rejected.sorted(by: { "\($0.key)" < "\($1.key)" })
-        where !manifest.files.contains(where: { PackTally.Key(type: $0.kind == .records ? $0.recordType : nil, zone: $0.zoneID) == key }) {
+        where !manifest.files.contains(where: { BundleTally.Key(type: $0.kind == .records ? $0.recordType : nil, zone: $0.zoneID) == key }) {
             rows.append([key.type ?? "(deletions)", key.zone.description, "0", "\(count)"])
         }
         if tally.unreadable > 0 { rows.append(["(unreadable lines)", "", "0", "\(tally.unreadable)"]) }
@@ -65,7 +65,7 @@ struct BundleReport {
 }
 
 /// Per type and zone counts for a bundle summary.
-struct PackTally {
+struct BundleTally {
     struct Key: Hashable, CustomStringConvertible {
         var type: String?
         var zone: ZoneID

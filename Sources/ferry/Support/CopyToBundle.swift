@@ -23,7 +23,7 @@ struct CopyToBundle {
         options.dryRun = dryRun
         let writer = try BundleWriter(path: target, options: options, assets: source.assets)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
-        var tally = PackTally()
+        var tally = BundleTally()
         var warnings = WarningLog(console: console)
         try source.forEachChange { item in
             let change = item.change
@@ -49,20 +49,5 @@ struct CopyToBundle {
         BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
             .print(summary, tally: tally, rejected: rejects.count, warnings: warnings.count, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
-    }
-}
-
-/// Warnings about changes: the first 20 on stderr (all of them with `--json`), then a pointer to `--json`.
-struct WarningLog {
-    let console: Console
-    private(set) var count = 0
-    private static let shown = 20
-
-    init(console: Console) { self.console = console }
-
-    mutating func add(_ text: String) {
-        count += 1
-        if count <= Self.shown || console.json { console.warning(text) }
-        if count == Self.shown + 1, !console.json { console.warning("more warnings; run with --json to see them all") }
     }
 }

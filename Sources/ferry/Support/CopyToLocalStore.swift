@@ -24,7 +24,7 @@ struct CopyToLocalStore {
             let parent = URL(fileURLWithPath: target).deletingLastPathComponent().path
             try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
         }
-        defer { _ = scratch }
+        defer { withExtendedLifetime(scratch) {} }  // the empty scratch store lives until the report is printed
         let store = try LocalStore(path: storePath, create: true)
         let importer = LocalStoreImporter(store: store, source: source, options: options)
         let resumeFrom = options.dryRun ? 0 : try importer.resumePoint()

@@ -1,0 +1,117 @@
+import FerryCore
+import FerryLocalStore
+import FerryRecords
+
+/// Applies single changes inside one transaction.
+final class ChangeApplier {
+    let batch: LocalStoreBatch
+    let source: any ChangeSource
+    let options: LocalStoreImporter.Options
+    var assets = 0
+    var assetBytes: Int64 = 0
+    var zonesCreated = 0
+    /// Records written without their VALIDATE references, to write whole at the end.
+    var deferred = 0
+    private var dryRunAssets: Set<SHA256Digest> = []
+    /// The copy run (deferring needs one).
+    let run: String?
+
+    init(batch: LocalStoreBatch, source: any ChangeSource, options: LocalStoreImporter.Options, run: String?) {
+        self.batch = batch
+        self.source = source
+        self.options = options
+        self.run = run
+    }
+
+    func apply(_ change: RecordChange) throws -> TransferOutcome {
+        let problems = options.validator.problems(in: change).filter { $0.severity == .error }
+        if !problems.isEmpty {
+            return .rejected(code: "INVALID", reason: problems.map(\.description).joined(separator: "; "))
+        }
+        switch change {
+        case .deletion(let deletion):
+            guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .unchanged }
+            return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
+        case .record(let record):
+            return try apply(record)
+        }
+    }
+
+    private func apply(_ incoming: Record) throws -> TransferOutcome {
+        var record = incoming
+        record.system = nil
+        if try batch.createZone(record.zoneID) { zonesCreated += 1 }
+        for field in record.fields {
+            for asset in field.value.assets where try !batch.hasAsset(asset) {
+                guard source.canSupply(asset) else {
+                    return .rejected(code: "MISSING_ASSET", reason: "\(field.name): asset \(asset.sha256) (\(asset.size) bytes) is not available")
+                }
+                if options.dryRun {
+                    // Counted once; a bundle's assets would have been streamed in before its records.
+                    if dryRunAssets.insert(asset.sha256).inserted {
+                        assets += 1
+                        assetBytes += asset.size
+                    }
+                    continue
+                }
+                guard let provider = source.assets else { continue }
+                if try batch.storeAsset(asset, from: provider) {
+                    assets += 1
+                    assetBytes += asset.size
+                }
+            }
+        }
+        let existing = try batch.lookup(record.id)
+        let write = RecordOperation(.forceReplace, record)
+        let encoded = LocalStoreBatch.encode(record)
+        guard let existing else { return try writeBreakingCycles(record, encoded: encoded, success: .created) }
+        if existing.isDeleted {
+            switch options.policy {
+            case .clientWins: return outcome(try batch.apply(write, encoded: encoded), success: .created)
+            case .fail: return .rejected(code: "CONFLICT", reason: "the target deleted this record")
+            case .serverWins, .newer: return .kept(reason: "the target deleted this record; deletes win")
+            }
+        }
+        if existing.contentDigest == encoded.digest { return .unchanged }
+        switch options.policy {
+        case .clientWins:
+            return outcome(try batch.apply(write, encoded: encoded), success: .updated)
+        case .serverWins:
+            return .kept(reason: "the target holds another version (server-wins)")
+        case .fail:
+            return .rejected(code: "CONFLICT", reason: "the target holds another version (change tag \(existing.changeTag))")
+        case .newer(let field):
+            let theirs = try batch.record(record.id)?.fields[field]
+            guard case .timestamp(let mine)? = record.fields[field] else {
+                return .kept(reason: "the source's record has no TIMESTAMP \(field) to compare")
+            }
+            if case .timestamp(let target)? = theirs, target >= mine {
+                return .kept(reason: "the target's \(field) is as new or newer")
+            }
+            return outcome(try batch.apply(write, encoded: encoded), success: .updated)
+        }
+    }
+
+    /// Writes a record; when a VALIDATE reference points at a record not written yet (a reference cycle, or a child
+    /// before its parent), writes it without those references first and defers the whole record to the run's end.
+    private func writeBreakingCycles(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest), success: TransferOutcome) throws
+        -> TransferOutcome
+    {
+        let result = try batch.apply(RecordOperation(.forceReplace, record), encoded: encoded)
+        guard case .failed(_, .validatingReferenceError, _) = result, let run else { return outcome(result, success: success) }
+        var trimmed = record
+        for field in record.fields where field.value.references.contains(where: { $0.action == .validate }) {
+            trimmed.fields[field.name] = nil
+        }
+        let retried = try batch.apply(RecordOperation(.forceReplace, trimmed))
+        guard case .saved = retried else { return outcome(result, success: success) }
+        try batch.deferRecord(record, run: run)
+        deferred += 1
+        return success
+    }
+
+    private func outcome(_ result: RecordOutcome, success: TransferOutcome) -> TransferOutcome {
+        if case .failed(_, let code, let reason) = result { return .rejected(code: code.rawValue, reason: reason) }
+        return success
+    }
+}
