@@ -62,12 +62,11 @@ final class ChangeApplier {
             }
         }
         let existing = try batch.lookup(record.id)
-        let write = RecordOperation(.forceReplace, record)
         let encoded = LocalStoreBatch.encode(record)
         guard let existing else { return try writeBreakingCycles(record, encoded: encoded, success: .created) }
         if existing.isDeleted {
             switch options.policy {
-            case .clientWins: return outcome(try batch.apply(write, encoded: encoded), success: .created)
+            case .clientWins: return try writeBreakingCycles(record, encoded: encoded, success: .created)
             case .fail: return .rejected(code: "CONFLICT", reason: "the target deleted this record")
             case .serverWins, .newer: return .kept(reason: "the target deleted this record; deletes win")
             }
@@ -75,7 +74,7 @@ final class ChangeApplier {
         if existing.contentDigest == encoded.digest { return .unchanged }
         switch options.policy {
         case .clientWins:
-            return outcome(try batch.apply(write, encoded: encoded), success: .updated)
+            return try writeBreakingCycles(record, encoded: encoded, success: .updated)
         case .serverWins:
             return .kept(reason: "the target holds another version (server-wins)")
         case .fail:
@@ -88,7 +87,7 @@ final class ChangeApplier {
             if case .timestamp(let target)? = theirs, target >= mine {
                 return .kept(reason: "the target's \(field) is as new or newer")
             }
-            return outcome(try batch.apply(write, encoded: encoded), success: .updated)
+            return try writeBreakingCycles(record, encoded: encoded, success: .updated)
         }
     }
 
