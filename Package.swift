@@ -86,7 +86,7 @@ let package = Package(
         // Benchmark drivers for Scripts/bench (not installed): Ferry's side of each measured workload.
         .executableTarget(
             name: "ferry-bench",
-            dependencies: ["FerryCore", "FerryPlist", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FerryCore", "FerryPlist", "FerryRecords", "FerryBundle", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/FerryBench"
         ),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),

@@ -1,73 +1,16 @@
-// Ferry's side of the archive benchmark (Scripts/bench archives): decodes every archived CKRecordID in a store made
-// by ../shared/bench/make_store.py and prints the count and a checksum of the record names, in the same form as
-// peer_archives.py, so the outputs can be compared.
+// Ferry's side of benchmarks that need a program of their own (Scripts/bench archives), and per-phase timings of
+// hot paths for profiling work.
 //
-//     ferry-bench archives STORE_DIR
-import FerryCore
-import FerryPlist
+//     ferry-bench archives STORE_DIR     decode every archived CKRecordID of a make_store.py store
+//     ferry-bench records NDJSON...      decode, encode, validate and prepare canonical records, one thread
 import Foundation
-import GRDB
 
 let arguments = CommandLine.arguments
-guard arguments.count == 3, arguments[1] == "archives" else {
-    FileHandle.standardError.write(Data("usage: ferry-bench archives STORE_DIR\n".utf8))
+let usage = "usage: ferry-bench archives STORE_DIR | ferry-bench records NDJSON...\n"
+switch (arguments.count, arguments.dropFirst().first) {
+case (3, "archives"): exit(benchArchives(storeDirectory: arguments[2]))
+case (3..., "records"): exit(benchRecords(paths: Array(arguments.dropFirst(2))))
+default:
+    FileHandle.standardError.write(Data(usage.utf8))
     exit(64)
-}
-var configuration = Configuration()
-configuration.readonly = true
-do {
-    let store = try DatabaseQueue(path: "\(arguments[2])/CarsTrucksBuses.sqlite", configuration: configuration)
-    var hasher = SHA256Hasher()
-    var count = 0
-    try store.read { db in
-        for table in ["ZBUS", "ZCAR", "ZTRUCK", "ZNOTE", "ZDELETEDCLOUDKITOBJECT"] {
-            let rows = try Row.fetchCursor(db, sql: "SELECT ZRECORDID FROM \(table)")
-            // Blobs are read here, in batches, and decoded on every core; names are hashed in row order.
-            try OrderedParallelMap.run(
-                workers: OrderedParallelMap.defaultWorkers,
-                produce: { () -> BlobBatch? in
-                    var batch = BlobBatch()
-                    while batch.ranges.count < 4096, let row = try rows.next() {
-                        guard let blob = row.dataNoCopy(atIndex: 0) else { continue }
-                        let start = batch.bytes.count
-                        batch.bytes.append(contentsOf: blob)
-                        batch.ranges.append(start..<batch.bytes.count)
-                    }
-                    return batch.ranges.isEmpty ? nil : batch
-                },
-                transform: { batch in batch.recordNames() },
-                consume: { names in
-                    for name in try names.get() {
-                        hasher.update(Array(name.utf8))
-                        count += 1
-                    }
-                })
-        }
-    }
-    print(count, String(hasher.finalize().hex.prefix(16)))
-} catch {
-    FileHandle.standardError.write(Data("ferry-bench: \(error)\n".utf8))
-    exit(65)
-}
-
-/// Archived blobs copied out of SQLite's buffers, to decode on another thread.
-struct BlobBatch: Sendable {
-    var bytes: [UInt8] = []
-    var ranges: [Range<Int>] = []
-
-    /// The record name of each blob's archived CKRecordID.
-    func recordNames() -> Result<[String], any Error> {
-        bytes.withUnsafeBytes { buffer in
-            Result { () throws -> [String] in
-                var names: [String] = []
-                names.reserveCapacity(ranges.count)
-                for range in ranges {
-                    let blob = UnsafeRawBufferPointer(rebasing: buffer[range])
-                    let id = try BinaryPlist.withPlist(borrowing: blob) { plist in try plist.archivedRecordID() }
-                    names.append(id.recordName)
-                }
-                return names
-            }
-        }
-    }
 }

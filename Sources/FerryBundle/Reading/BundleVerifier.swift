@@ -194,10 +194,15 @@ private struct LineBatch: Sendable {
 private struct LineOutcome: Sendable {
     /// The decoded change, when the line decoded.
     var change: RecordChange?
-    /// `bundle: file line N`, for messages about the line.
-    var location: String
+    /// The archive, file and line, for messages about the line.
+    let archive: String
+    let file: String
+    let number: Int
     /// What is wrong with the line on its own.
     var failures: [String] = []
+
+    /// `bundle: file line N`, made only when a message needs it.
+    var location: String { "\(archive): \(file) line \(number)" }
 }
 
 /// The per-line checks, which need no other line: decoding, canonical form, file placement, schema, CloudKit rules.
@@ -216,7 +221,7 @@ private struct LineChecker: Sendable {
     }
 
     private func check(_ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter) -> LineOutcome {
-        var outcome = LineOutcome(location: "\(archive): \(file.path) line \(number)")
+        var outcome = LineOutcome(archive: archive, file: file.path, number: number)
         func fail(_ message: String) { outcome.failures.append("\(outcome.location): \(message)") }
         let change: RecordChange
         do {
@@ -228,7 +233,7 @@ private struct LineChecker: Sendable {
         outcome.change = change
         json.reset()
         change.writeCloudKitJSON(to: &json)
-        if !json.bytes.elementsEqual(line) { fail("not in canonical form (keys sorted, no spaces); it was changed after packing") }
+        if !json.bytes.withUnsafeBytes({ $0.hasSameBytes(as: line) }) { fail("not in canonical form (keys sorted, no spaces); it was changed after packing") }
         if change.zoneID != file.zoneID { fail("zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
         switch (change, file.kind) {
         case (.record(let record), .records):

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Splits a stream of chunks into lines, keeping at most one partial line between chunks.
 struct LineSplitter {
     private var partial: [UInt8] = []
@@ -11,13 +17,14 @@ struct LineSplitter {
     mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
         var start = 0
         while start < chunk.count {
-            guard let newline = chunk[start...].firstIndex(of: 0x0A) else {
+            guard let base = chunk.baseAddress, let found = memchr(base + start, 0x0A, chunk.count - start) else {
                 partial.append(contentsOf: chunk[start...])
                 guard partial.count <= maxLineLength else {
                     throw BundleError(.invalidRecord, "line \(lineCount + 1) is longer than \(maxLineLength) bytes")
                 }
                 return
             }
+            let newline = base.distance(to: UnsafeRawPointer(found))
             lineCount += 1
             if partial.isEmpty {
                 try body(UnsafeRawBufferPointer(rebasing: chunk[start..<newline]), lineCount)

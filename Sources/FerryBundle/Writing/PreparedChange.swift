@@ -25,6 +25,9 @@ public struct ChangePreparer: Sendable {
     /// The record rules.
     public let validator: RecordValidator
 
+    /// A preparer that checks records against `validator`.
+    public init(validator: RecordValidator) { self.validator = validator }
+
     /// Validates and encodes one change.
     public func prepare(_ change: RecordChange) -> PreparedChange {
         var json = JSONWriter(capacity: 1024)

@@ -40,6 +40,9 @@ final class RecordSpool {
     private var files: [Key: File] = [:]
     private var openCount = 0
     private var clock = 0
+    /// The file of the last append: records mostly arrive grouped, so most appends skip the hash lookup.
+    private var last: (key: Key, file: File)?
+    private static let newline: [UInt8] = [UInt8(ascii: "\n")]
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
     /// - Parameter countOnly: only count lines and bytes, write nothing (for dry runs).
@@ -50,12 +53,15 @@ final class RecordSpool {
     /// Appends one line (without its newline) to a key's file.
     func append(_ line: UnsafeRawBufferPointer, to key: Key) throws {
         let file: File
-        if let existing = files[key] {
+        if let last, last.key == key {
+            file = last.file
+        } else if let existing = files[key] {
             file = existing
         } else {
             file = File(path: directory?.file("\(files.count).ndjson") ?? "")
             files[key] = file
         }
+        last = (key, file)
         file.bytes += Int64(line.count + 1)
         file.count += 1
         guard directory != nil else { return }
@@ -63,9 +69,11 @@ final class RecordSpool {
         file.lastUse = clock
         let handle = try handle(for: file)
         try handle.write(line)
-        try handle.write(CollectionOfOne(UInt8(ascii: "\n")))
-        file.hasher.update(line)
-        file.hasher.update([UInt8(ascii: "\n")])
+        try Self.newline.withUnsafeBytes { newline in
+            try handle.write(newline)
+            file.hasher.update(line)
+            file.hasher.update(newline)
+        }
     }
 
     /// Closes every file and returns them.

@@ -14,24 +14,56 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
     /// - Parameter bytes: exactly 32 bytes; returns `nil` otherwise.
     public init?<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
         guard bytes.count == 32 else { return nil }
-        var values: [UInt64] = [0, 0, 0, 0]
+        var values: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         for (index, byte) in bytes.enumerated() {
-            values[index / 8] = values[index / 8] << 8 | UInt64(byte)
+            switch index / 8 {
+            case 0: values.0 = values.0 << 8 | UInt64(byte)
+            case 1: values.1 = values.1 << 8 | UInt64(byte)
+            case 2: values.2 = values.2 << 8 | UInt64(byte)
+            default: values.3 = values.3 << 8 | UInt64(byte)
+            }
         }
-        words = (values[0], values[1], values[2], values[3])
+        words = values
     }
 
     /// Parses 64 hex digits (either case).
     /// - Parameter hex: the digest text; returns `nil` unless it is exactly 64 hex digits.
     public init?(hex: String) {
-        let utf8 = Array(hex.utf8)
-        guard utf8.count == 64 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        for index in 0..<32 {
-            guard let high = Self.nibble(utf8[2 * index]), let low = Self.nibble(utf8[2 * index + 1]) else { return nil }
-            bytes[index] = high << 4 | low
+        var hex = hex
+        guard let digest = hex.withUTF8({ Self(hex: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = digest
+    }
+
+    /// Parses 64 hex digits (either case) from bytes, such as a JSON string in place.
+    /// - Parameter hex: the digest text; returns `nil` unless it is exactly 64 hex digits.
+    public init?(hex: UnsafeRawBufferPointer) {
+        guard hex.count == 64 else { return nil }
+        var values: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        for word in 0..<4 {
+            var value: UInt64 = 0
+            for position in (word * 16)..<(word * 16 + 16) {
+                guard let nibble = Self.nibble(hex[position]) else { return nil }
+                value = value << 4 | UInt64(nibble)
+            }
+            switch word {
+            case 0: values.0 = value
+            case 1: values.1 = value
+            case 2: values.2 = value
+            default: values.3 = value
+            }
         }
-        self.init(bytes: bytes)
+        words = values
+    }
+
+    /// One of the four words, by position.
+    @inline(__always)
+    private func word(_ index: Int) -> UInt64 {
+        switch index {
+        case 0: words.0
+        case 1: words.1
+        case 2: words.2
+        default: words.3
+        }
     }
 
     /// The 32 bytes of the digest.
@@ -46,14 +78,32 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// The digest as 64 lowercase hex digits.
     public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8]()
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        String(unsafeUninitializedCapacity: 64) { buffer in
+            writeHex(into: UnsafeMutableRawBufferPointer(buffer))
+            return 64
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Appends the 64 lowercase hex digits to a JSON writer (without quotes), building no string.
+    public func writeHex(to writer: inout JSONWriter) {
+        writer.appendRaw { bytes in
+            let start = bytes.count
+            bytes.append(contentsOf: repeatElement(0, count: 64))
+            bytes.withUnsafeMutableBytes { writeHex(into: UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + 64)])) }
+        }
+    }
+
+    /// Writes the 64 hex digits into exactly 64 bytes.
+    private func writeHex(into buffer: UnsafeMutableRawBufferPointer) {
+        let digits: StaticString = "0123456789abcdef"
+        var position = 0
+        for index in 0..<4 {
+            let word = self.word(index)
+            for shift in stride(from: 60, through: 0, by: -4) {
+                buffer[position] = digits.utf8Start[Int(word >> UInt64(shift) & 0x0F)]
+                position += 1
+            }
+        }
     }
 
     public var description: String { hex }

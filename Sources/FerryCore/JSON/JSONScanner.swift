@@ -83,6 +83,34 @@ public struct JSONScanner {
         return key
     }
 
+    /// The next member's key (consuming the key and its colon) as a view of the input, or `nil` after consuming the
+    /// closing `}`: matching keys against literals this way builds no string, which is most of the cost of a key.
+    /// - Parameter first: `true` before the first member; the scanner sets it to `false`.
+    public mutating func nextRawKey(_ first: inout Bool) throws(JSONSyntaxError) -> JSONRawString? {
+        skipWhitespace()
+        guard offset < bytes.count else { throw error("unexpected end of input inside an object") }
+        if bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+            return nil
+        }
+        if !first {
+            guard bytes[offset] == UInt8(ascii: ",") else { throw error("expected ',' or '}' in object, found \(describeCurrent())") }
+            offset += 1
+            skipWhitespace()
+        }
+        first = false
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+            throw error("expected a string key in object, found \(describeCurrent())")
+        }
+        let key = try rawString()
+        skipWhitespace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
+            throw error("expected ':' after object key, found \(describeCurrent())")
+        }
+        offset += 1
+        return key
+    }
+
     /// Consumes `[`.
     public mutating func beginArray() throws(JSONSyntaxError) {
         skipWhitespace()
@@ -125,6 +153,20 @@ public struct JSONScanner {
             throw error("expected a string, found \(describeCurrent())")
         }
         return try scanString()
+    }
+
+    /// Reads a string as a view of the input (valid while the input is), building no string unless it has escapes.
+    public mutating func rawString() throws(JSONSyntaxError) -> JSONRawString {
+        skipWhitespace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
+            throw error("expected a string, found \(describeCurrent())")
+        }
+        let open = offset
+        try skipString()
+        let raw = UnsafeRawBufferPointer(rebasing: bytes[(open + 1)..<(offset - 1)])
+        guard raw.contains(UInt8(ascii: "\\")) else { return JSONRawString(raw: raw, unescaped: nil) }
+        offset = open
+        return JSONRawString(raw: raw, unescaped: try scanString())
     }
 
     /// Reads a number.
@@ -302,10 +344,11 @@ public struct JSONScanner {
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
                 offset += 1
-                if high & 0x80 != 0, let bad = UTF8Validation.firstInvalidOffset(slice) {
-                    throw JSONSyntaxError(offset: start + bad, reason: "invalid UTF-8 in string")
-                }
-                return String(decoding: slice, as: UTF8.self)
+                let utf8 = slice.assumingMemoryBound(to: UInt8.self)
+                if high & 0x80 == 0 { return String(decoding: utf8, as: UTF8.self) }
+                // One validating pass builds the string; the offset of the bad byte is only worked out on failure.
+                if let text = String(validating: utf8, as: UTF8.self) { return text }
+                throw JSONSyntaxError(offset: start + (UTF8Validation.firstInvalidOffset(slice) ?? 0), reason: "invalid UTF-8 in string")
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("unescaped control character 0x\(String(byte, radix: 16)) in string") }
@@ -433,6 +476,31 @@ public struct JSONScanner {
 
     /// An error at the current offset.
     public func error(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(offset: offset, reason: reason) }
+}
+
+/// A string (an object key or a value) as read by ``JSONScanner/nextRawKey(_:)`` or ``JSONScanner/rawString()``:
+/// a view of the input, valid while the input is.
+public struct JSONRawString {
+    /// The bytes between the quotes, as written (escapes included).
+    public let raw: UnsafeRawBufferPointer
+    /// The string with its escapes resolved, when it had any.
+    public let unescaped: String?
+
+    /// Whether the string is `literal` (an ASCII literal without characters that need escaping).
+    @inlinable
+    public func matches(_ literal: StaticString) -> Bool {
+        if let unescaped { return unescaped == literal.description }
+        let count = literal.utf8CodeUnitCount
+        guard raw.count == count, let base = raw.baseAddress else { return count == 0 && raw.count == 0 }
+        return memcmp(base, literal.utf8Start, count) == 0
+    }
+
+    /// The string itself.
+    public var string: String { unescaped ?? String(decoding: raw, as: UTF8.self) }
+
+    /// Lets `switch key { case "recordName": … }` match without building a string.
+    @inlinable
+    public static func ~= (literal: StaticString, key: JSONRawString) -> Bool { key.matches(literal) }
 }
 
 /// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).

@@ -20,27 +20,29 @@ extension CloudKitJSONDecoder {
             throw RecordError(.invalidRecord, at: "fields.\(context.name)", "expected a field object {\"value\": …, \"type\": …}, found \(kind.name)")
         }
         try scanner.beginObject()
-        var tag: String?
+        var tag: FieldType?
+        var tagged = false
         var valueOffset: Int?
         var result: FieldValue?
         var decoded = false
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "type":
-                guard tag == nil else { throw RecordError(.invalidJSON, at: "fields.\(context.name).type", "the key appears twice") }
-                tag = try string(&scanner, path: "fields.\(context.name).type")
+                guard !tagged else { throw RecordError(.invalidJSON, at: "fields.\(context.name).type", "the key appears twice") }
+                tag = try self.tag(&scanner, context)
+                tagged = true
             case "value":
                 guard valueOffset == nil else { throw RecordError(.invalidJSON, at: context.valuePath, "the key appears twice") }
                 valueOffset = scanner.offset
-                if let tag {
+                if tagged {
                     result = try value(&scanner, tag: tag, &context)
                     decoded = true
                 } else {
                     try scanner.skipValue()
                 }
             default:
-                throw RecordError(.invalidRecord, at: "fields.\(context.name).\(key)", "unknown field key; expected value and type")
+                throw RecordError(.invalidRecord, at: "fields.\(context.name).\(key.string)", "unknown field key; expected value and type")
             }
         }
         guard let valueOffset else { throw RecordError(.invalidRecord, at: context.valuePath, "missing") }
@@ -54,33 +56,37 @@ extension CloudKitJSONDecoder {
         return result
     }
 
+    /// Reads a type tag: Ferry's (`STRING`, `STRING_LIST`, `UNKNOWN_LIST`) and CloudKit's other spellings (`LIST`,
+    /// `ASSETID`, `ASSETID_LIST`).
+    private func tag(_ scanner: inout JSONScanner, _ context: FieldContext) throws -> FieldType {
+        let kind = try scanner.peek()
+        guard kind == .string else { throw RecordError(.invalidRecord, at: "fields.\(context.name).type", "expected a string, found \(kind.name)") }
+        let text = try scanner.rawString()
+        if let type = FieldType(tag: text.raw), text.unescaped == nil { return type }
+        switch text {
+        case "LIST": return .list(nil)
+        case "ASSETID": return .scalar(.asset)
+        case "ASSETID_LIST": return .list(.asset)
+        case "ENCRYPTED_BYTES", "ENCRYPTED_BYTES_LIST":
+            throw RecordError(.unsupported, at: "fields.\(context.name).type", "encrypted fields cannot be copied outside CloudKit")
+        default:
+            throw RecordError(
+                .invalidRecord, at: "fields.\(context.name).type",
+                "unknown type tag \"\(text.string)\"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, REFERENCE, ASSET, LOCATION or a *_LIST of one")
+        }
+    }
+
     /// Decodes a value of the type a tag names, or of the inferred type when there is no tag.
-    private func value(_ scanner: inout JSONScanner, tag: String?, _ context: inout FieldContext) throws -> FieldValue? {
+    private func value(_ scanner: inout JSONScanner, tag: FieldType?, _ context: inout FieldContext) throws -> FieldValue? {
         if try scanner.peek() == .null {
             try scanner.null()
             return nil
         }
-        guard let tag else { return try inferred(&scanner, &context) }
         switch tag {
-        case "STRING": return try scalar(.string, &scanner, &context, index: -1)
-        case "INT64": return try scalar(.int64, &scanner, &context, index: -1)
-        case "TIMESTAMP": return try scalar(.timestamp, &scanner, &context, index: -1)
-        case "REFERENCE": return try scalar(.reference, &scanner, &context, index: -1)
-        case "LIST", "UNKNOWN_LIST": return try inferredList(&scanner, &context)
-        case "ASSETID": return try scalar(.asset, &scanner, &context, index: -1)
-        case "ASSETID_LIST": return try list(.asset, &scanner, &context)
-        case "ENCRYPTED_BYTES", "ENCRYPTED_BYTES_LIST":
-            throw RecordError(.unsupported, at: "fields.\(context.name).type", "encrypted fields cannot be copied outside CloudKit")
-        default:
-            switch FieldType(tag: tag) {
-            case .scalar(let type)?: return try scalar(type, &scanner, &context, index: -1)
-            case .list(let type?)?: return try list(type, &scanner, &context)
-            case .list(nil)?: return try inferredList(&scanner, &context)
-            case nil:
-                throw RecordError(
-                    .invalidRecord, at: "fields.\(context.name).type",
-                    "unknown type tag \"\(tag)\"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, REFERENCE, ASSET, LOCATION or a *_LIST of one")
-            }
+        case nil: return try inferred(&scanner, &context)
+        case .scalar(let type)?: return try scalar(type, &scanner, &context, index: -1)
+        case .list(let type?)?: return try list(type, &scanner, &context)
+        case .list(nil)?: return try inferredList(&scanner, &context)
         }
     }
 
@@ -132,7 +138,7 @@ extension CloudKitJSONDecoder {
             defer { scanner.rewind(to: start) }
             try scanner.beginObject()
             var first = true
-            while let key = try scanner.nextKey(&first) {
+            while let key = try scanner.nextRawKey(&first) {
                 switch key {
                 case "recordName": return .reference
                 case "latitude": return .location
@@ -210,18 +216,23 @@ extension CloudKitJSONDecoder {
         var zone: ZoneID?
         var action = Reference.Action.none
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "recordName": name = try string(&scanner, path: "\(path()).recordName")
             case "zoneID": zone = try zoneID(&scanner, path: "\(path()).zoneID")
             case "action":
-                let text = try string(&scanner, path: "\(path()).action")
-                guard let parsed = Reference.Action(rawValue: text) else {
-                    throw RecordError(.invalidRecord, at: "\(path()).action", "expected NONE, DELETE_SELF or VALIDATE, found \"\(text)\"")
+                guard try scanner.peek() == .string else {
+                    throw RecordError(.invalidRecord, at: "\(path()).action", "expected a string, found \(try scanner.peek().name)")
                 }
-                action = parsed
+                switch try scanner.rawString() {
+                case "NONE": action = .none
+                case "DELETE_SELF": action = .deleteSelf
+                case "VALIDATE": action = .validate
+                case let text:
+                    throw RecordError(.invalidRecord, at: "\(path()).action", "expected NONE, DELETE_SELF or VALIDATE, found \"\(text.string)\"")
+                }
             default:
-                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown reference key; expected recordName, zoneID, action")
+                throw RecordError(.invalidRecord, at: "\(path()).\(key.string)", "unknown reference key; expected recordName, zoneID, action")
             }
         }
         guard let name else { throw RecordError(.invalidRecord, at: "\(path()).recordName", "missing; expected a string") }
@@ -234,15 +245,23 @@ extension CloudKitJSONDecoder {
             throw RecordError(.invalidRecord, at: path(), "ASSET needs an object with sha256 and size (or path), found \(kind.name)")
         }
         try scanner.beginObject()
-        var hex: String?
+        var digest: SHA256Digest?
         var size: Int64?
         var fileName: String?
         var file: String?
         var isCloudKitAsset = false
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             switch key {
-            case "sha256": hex = try string(&scanner, path: "\(path()).sha256")
+            case "sha256":
+                guard try scanner.peek() == .string else {
+                    throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits, found \(try scanner.peek().name)")
+                }
+                let text = try scanner.rawString()
+                guard let parsed = SHA256Digest(hex: text.raw), text.unescaped == nil else {
+                    throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits")
+                }
+                digest = parsed
             case "size": size = try int64(&scanner, path: { "\(path()).size" })
             case "fileName": fileName = try string(&scanner, path: "\(path()).fileName")
             case "path": file = try string(&scanner, path: "\(path()).path")
@@ -250,7 +269,7 @@ extension CloudKitJSONDecoder {
                 isCloudKitAsset = true
                 try scanner.skipValue()
             default:
-                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown asset key; expected sha256, size, fileName or path")
+                throw RecordError(.invalidRecord, at: "\(path()).\(key.string)", "unknown asset key; expected sha256, size, fileName or path")
             }
         }
         if let file {
@@ -265,14 +284,13 @@ extension CloudKitJSONDecoder {
                 throw RecordError(.assetUnavailable, at: "\(path()).path", "\(error)", cause: error)
             }
         }
-        guard let hex else {
+        guard let digest else {
             if isCloudKitAsset {
                 throw RecordError(
                     .unsupported, at: path(), "a CloudKit ASSETID carries no content hash; download the file and give it as {\"path\": …}")
             }
             throw RecordError(.invalidRecord, at: "\(path()).sha256", "missing; expected the file's SHA-256 (or a path)")
         }
-        guard let digest = SHA256Digest(hex: hex) else { throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits") }
         guard let size, size >= 0 else { throw RecordError(.invalidRecord, at: "\(path()).size", "expected the file size in bytes") }
         return Asset(sha256: digest, size: size, fileName: fileName)
     }
@@ -286,18 +304,18 @@ extension CloudKitJSONDecoder {
         var numbers: [String: Double] = [:]
         var timestamp: Int64?
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "latitude", "longitude", "horizontalAccuracy", "verticalAccuracy", "altitude", "speed", "course":
                 if try scanner.peek() == .null {
                     try scanner.null()
                 } else {
-                    numbers[key] = try double(&scanner, path: { "\(path()).\(key)" })
+                    numbers[key.string] = try double(&scanner, path: { "\(path()).\(key.string)" })
                 }
             case "timestamp":
                 if try scanner.peek() == .null { try scanner.null() } else { timestamp = try milliseconds(&scanner, path: "\(path()).timestamp") }
             default:
-                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown location key")
+                throw RecordError(.invalidRecord, at: "\(path()).\(key.string)", "unknown location key")
             }
         }
         guard let latitude = numbers["latitude"] else { throw RecordError(.invalidRecord, at: "\(path()).latitude", "missing") }

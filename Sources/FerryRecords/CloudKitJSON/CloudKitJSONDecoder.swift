@@ -88,38 +88,38 @@ public struct CloudKitJSONDecoder: Sendable {
         var decoded: DecodedFields?
         var seen: UInt16 = 0
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             // Each known key has a bit, so a repeated key is caught without hashing.
             func once(_ bit: UInt16) throws {
-                guard seen & bit == 0 else { throw RecordError(.invalidJSON, at: key, "the key appears twice") }
+                guard seen & bit == 0 else { throw RecordError(.invalidJSON, at: key.string, "the key appears twice") }
                 seen |= bit
             }
             switch key {
             case "recordName":
                 try once(1 << 0)
-                recordName = try string(&scanner, path: key)
+                recordName = try string(&scanner, path: key.string)
             case "recordType":
                 try once(1 << 1)
-                recordType = try string(&scanner, path: key)
+                recordType = try string(&scanner, path: key.string)
             case "zoneID":
                 try once(1 << 2)
-                zone = try zoneID(&scanner, path: key)
+                zone = try zoneID(&scanner, path: key.string)
             case "fields":
                 try once(1 << 3)
                 decoded = try fields(&scanner)
             case "recordChangeTag":
                 try once(1 << 4)
-                system.changeTag = try string(&scanner, path: key)
+                system.changeTag = try string(&scanner, path: key.string)
             case "created":
                 try once(1 << 5)
-                system.created = try stamp(&scanner, path: key)
+                system.created = try stamp(&scanner, path: key.string)
             case "modified":
                 try once(1 << 6)
-                system.modified = try stamp(&scanner, path: key)
+                system.modified = try stamp(&scanner, path: key.string)
             case "deleted":
                 try once(1 << 7)
                 guard try scanner.peek() == .bool else {
-                    throw RecordError(.invalidRecord, at: key, "expected true or false, found \(try scanner.peek().name)")
+                    throw RecordError(.invalidRecord, at: key.string, "expected true or false, found \(try scanner.peek().name)")
                 }
                 deleted = try scanner.bool()
             case "pluginFields", "shortGUID", "createShortGUID", "publicPermission":
@@ -128,13 +128,13 @@ public struct CloudKitJSONDecoder: Sendable {
             case "parent", "share", "participants", "owner", "currentUserParticipant":
                 guard try scanner.peek() == .null else {
                     throw RecordError(
-                        .unsupported, at: key,
+                        .unsupported, at: key.string,
                         "CloudKit sharing (parent/share) is not supported yet; remove the key to copy the record without it")
                 }
                 try scanner.null()
             default:
                 throw RecordError(
-                    .invalidRecord, at: key,
+                    .invalidRecord, at: key.string,
                     "unknown record key; expected recordName, recordType, zoneID, fields, recordChangeTag, created, modified or deleted")
             }
         }
@@ -191,13 +191,13 @@ public struct CloudKitJSONDecoder: Sendable {
         var zoneName: String?
         var owner: String?
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "zoneName": zoneName = try string(&scanner, path: "\(path()).zoneName")
             case "ownerRecordName", "ownerName": owner = try string(&scanner, path: "\(path()).ownerRecordName")
             case "zoneType": try scanner.skipValue()
             default:
-                throw RecordError(.invalidRecord, at: "\(path()).\(key)", "unknown zone ID key; expected zoneName, ownerRecordName")
+                throw RecordError(.invalidRecord, at: "\(path()).\(key.string)", "unknown zone ID key; expected zoneName, ownerRecordName")
             }
         }
         return ZoneID(zoneName: zoneName ?? ZoneID.defaultZoneName, ownerName: owner ?? ZoneID.defaultOwnerName)
@@ -210,7 +210,7 @@ public struct CloudKitJSONDecoder: Sendable {
         var timestamp: Int64?
         var stamp = RecordStamp(timestamp: 0)
         var first = true
-        while let key = try scanner.nextKey(&first) {
+        while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "timestamp": timestamp = try milliseconds(&scanner, path: "\(path).timestamp")
             case "userRecordName": stamp.userRecordName = try string(&scanner, path: "\(path).userRecordName")

@@ -3,9 +3,7 @@ import FerryCore
 extension FieldValue {
     /// Writes the field dictionary `{"type":"…","value":…}` in canonical form.
     public func writeCloudKitJSON(to writer: inout JSONWriter) {
-        writer.raw("{\"type\":")
-        writer.string(type.tag)
-        writer.raw(",\"value\":")
+        writer.raw(type.openingJSON)
         writeValue(to: &writer)
         writer.byte(UInt8(ascii: "}"))
     }
@@ -17,11 +15,9 @@ extension FieldValue {
         case .int64(let number): writer.integer(number)
         case .double(let number): writer.double(number)
         case .timestamp(let milliseconds): writer.integer(milliseconds)
-        case .bytes(let data): writer.string(data.base64EncodedString())
+        case .bytes(let data): data.withUnsafeBytes { writer.base64($0.bindMemory(to: UInt8.self)) }
         case .reference(let reference):
-            writer.raw("{\"action\":")
-            writer.string(reference.action.rawValue)
-            writer.raw(",\"recordName\":")
+            writer.raw(reference.action.openingJSON)
             writer.string(reference.recordName)
             writer.raw(",\"zoneID\":")
             reference.zoneID.writeCloudKitJSON(to: &writer)
@@ -33,9 +29,9 @@ extension FieldValue {
                 writer.string(fileName)
                 writer.byte(UInt8(ascii: ","))
             }
-            writer.raw("\"sha256\":")
-            writer.string(asset.sha256.hex)
-            writer.raw(",\"size\":")
+            writer.raw("\"sha256\":\"")
+            asset.sha256.writeHex(to: &writer)
+            writer.raw("\",\"size\":")
             writer.integer(asset.size)
             writer.byte(UInt8(ascii: "}"))
         case .location(let location):
@@ -47,6 +43,17 @@ extension FieldValue {
                 element.writeValue(to: &writer)
             }
             writer.byte(UInt8(ascii: "]"))
+        }
+    }
+}
+
+extension Reference.Action {
+    /// A reference dictionary's opening up to its record name, `{"action":"NONE","recordName":`.
+    var openingJSON: StaticString {
+        switch self {
+        case .none: "{\"action\":\"NONE\",\"recordName\":"
+        case .deleteSelf: "{\"action\":\"DELETE_SELF\",\"recordName\":"
+        case .validate: "{\"action\":\"VALIDATE\",\"recordName\":"
         }
     }
 }

@@ -17,10 +17,12 @@ public struct RecordKey: Sendable, Hashable {
         var second = Hasher()
         first.combine(0x5A17_0001 as UInt32)
         second.combine(0x5A17_0002 as UInt32)
-        for part in [zoneName, ownerName, recordName] {
-            first.combine(part)
-            second.combine(part)
-        }
+        first.combine(zoneName)
+        first.combine(ownerName)
+        first.combine(recordName)
+        second.combine(zoneName)
+        second.combine(ownerName)
+        second.combine(recordName)
         high = UInt64(bitPattern: Int64(first.finalize()))
         low = UInt64(bitPattern: Int64(second.finalize()))
     }

@@ -26,10 +26,12 @@ public struct RecordSchema: Sendable, Hashable {
             var second = Hasher()
             first.combine(0x1A70_0001 as UInt32)
             second.combine(0x1A70_0002 as UInt32)
-            for part in [record.recordType, record.zoneID.zoneName, record.zoneID.ownerName] {
-                first.combine(part)
-                second.combine(part)
-            }
+            first.combine(record.recordType)
+            first.combine(record.zoneID.zoneName)
+            first.combine(record.zoneID.ownerName)
+            second.combine(record.recordType)
+            second.combine(record.zoneID.zoneName)
+            second.combine(record.zoneID.ownerName)
             for field in record.fields {
                 let tag = field.value.type
                 first.combine(field.name)

@@ -105,7 +105,7 @@ public struct RecordValidator: Sendable {
         if name.utf8.count > limits.maxNameLength {
             return "record names have at most \(limits.maxNameLength) characters, this one has \(name.utf8.count)"
         }
-        if name.utf8.contains(where: { $0 < 0x20 || $0 > 0x7E }) {
+        if !Self.allBytes(of: name, satisfy: { $0 >= 0x20 && $0 <= 0x7E }) {
             return "record names must be printable ASCII; \(Self.quoted(name)) is not"
         }
         if name.hasPrefix("_") { return "record names cannot start with \"_\" (reserved by CloudKit)" }
@@ -117,7 +117,7 @@ public struct RecordValidator: Sendable {
         if name.isEmpty { return "\(what)s cannot be empty" }
         if name.utf8.count > limits.maxNameLength { return "\(what)s have at most \(limits.maxNameLength) characters" }
         guard let first = name.utf8.first, Self.isLetter(first),
-            name.utf8.allSatisfy({ Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "_") })
+            Self.allBytes(of: name, satisfy: { Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "_") })
         else {
             return "\(what)s start with a letter and contain only ASCII letters, digits and \"_\"; \(Self.quoted(name)) does not"
         }
@@ -128,7 +128,7 @@ public struct RecordValidator: Sendable {
     public func zoneNameProblem(_ name: String) -> String? {
         if name.isEmpty { return "zone names cannot be empty" }
         if name.utf8.count > limits.maxNameLength { return "zone names have at most \(limits.maxNameLength) characters" }
-        let allowed = name.utf8.allSatisfy {
+        let allowed = Self.allBytes(of: name) {
             Self.isLetter($0) || Self.isDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".")
         }
         guard allowed else {
@@ -144,7 +144,7 @@ public struct RecordValidator: Sendable {
     public func ownerNameProblem(_ name: String) -> String? {
         if name.isEmpty { return "owner names cannot be empty" }
         if name.utf8.count > limits.maxNameLength { return "owner names have at most \(limits.maxNameLength) characters" }
-        if name.utf8.contains(where: { $0 <= 0x20 || $0 > 0x7E || $0 == UInt8(ascii: "/") }) {
+        if !Self.allBytes(of: name, satisfy: { $0 > 0x20 && $0 <= 0x7E && $0 != UInt8(ascii: "/") }) {
             return "owner names are printable ASCII without spaces or \"/\"; \(Self.quoted(name)) is not"
         }
         return nil
@@ -189,6 +189,16 @@ public struct RecordValidator: Sendable {
             }
         default:
             break
+        }
+    }
+
+    /// Whether every UTF-8 byte of `text` passes `test`, over the string's contiguous storage.
+    @inline(__always)
+    private static func allBytes(of text: String, satisfy test: (UInt8) -> Bool) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes where !test(byte) { return false }
+            return true
         }
     }
 

@@ -17,9 +17,8 @@ public struct ReferenceTally: Sendable {
             let name = field.name
             for reference in field.value.references where reference.action == .deleteSelf {
                 let key = RecordKey(reference.target)
-                let count = (counts[key] ?? 0) + 1
-                counts[key] = count
-                if count == limit + 1 {
+                counts[key, default: 0] += 1
+                if counts[key] == Int32(limit + 1) {
                     problems.append(
                         RecordProblem(
                             .warning, .deleteSelfLimit, at: "fields.\(name)",
