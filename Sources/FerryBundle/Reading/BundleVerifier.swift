@@ -64,6 +64,7 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
+        if !checksumsOnly { graph = RecordTypeGraph(expectedRecords: reader.manifest.recordCount + reader.manifest.deletionCount) }
     }
 
     func wants(_ entry: BundleEntry) -> Bool {
@@ -154,17 +155,20 @@ final class BundleVerifier: BundleVisitor {
     /// Applies the checks that need the lines before: duplicates, the DELETE_SELF tally, referenced assets.
     private func apply(_ outcome: LineOutcome) {
         for message in outcome.failures { add(BundleError(.invalidRecord, message)) }
-        guard let change = outcome.change else { return }
-        switch change {
-        case .record(let record):
-            report.recordsChecked += 1
-            for problem in tally.count(record) { report.warnings.append(problem.description) }
-            for field in record.fields { for asset in field.value.assets { referencedAssets[asset.sha256] = asset.size } }
-        case .deletion:
+        guard let id = outcome.id, let key = outcome.key else { return }
+        if outcome.isDeletion {
             report.deletionsChecked += 1
+        } else {
+            report.recordsChecked += 1
+            for reference in outcome.deleteSelf {
+                if let problem = tally.count(target: reference.target, key: reference.key, field: reference.field) {
+                    report.warnings.append(problem.description)
+                }
+            }
+            for asset in outcome.assets { referencedAssets[asset.sha256] = asset.size }
         }
-        if !graph.register(RecordKey(change.id), type: change.recordType) {
-            add(BundleError(.invalidRecord, "\(outcome.location): record \(change.zoneID)/\(change.recordName) appears more than once"))
+        if !graph.register(key, type: outcome.recordType) {
+            add(BundleError(.invalidRecord, "\(outcome.location): record \(id.zoneID)/\(id.recordName) appears more than once"))
         }
     }
 }
@@ -190,10 +194,18 @@ private struct LineBatch: Sendable {
     }
 }
 
-/// What the checks of one line found.
+/// What the checks of one line found, and what the checks across lines need of it (the record itself stays on the
+/// worker thread that decoded it).
 private struct LineOutcome: Sendable {
-    /// The decoded change, when the line decoded.
-    var change: RecordChange?
+    /// The identity and its key, when the line decoded.
+    var id: RecordID?
+    var key: RecordKey?
+    var recordType = ""
+    var isDeletion = false
+    /// The DELETE_SELF references, by field.
+    var deleteSelf: [(field: String, target: RecordID, key: RecordKey)] = []
+    /// The assets referenced.
+    var assets: [Asset] = []
     /// The archive, file and line, for messages about the line.
     let archive: String
     let file: String
@@ -230,7 +242,18 @@ private struct LineChecker: Sendable {
             fail(error.message)
             return outcome
         }
-        outcome.change = change
+        outcome.id = change.id
+        outcome.key = RecordKey(change.id)
+        outcome.recordType = change.recordType
+        outcome.isDeletion = change.isDeletion
+        if case .record(let record) = change {
+            for field in record.fields {
+                for reference in field.value.references where reference.action == .deleteSelf {
+                    outcome.deleteSelf.append((field.name, reference.target, RecordKey(reference.target)))
+                }
+                outcome.assets += field.value.assets
+            }
+        }
         json.reset()
         change.writeCloudKitJSON(to: &json)
         if !json.bytes.withUnsafeBytes({ $0.hasSameBytes(as: line) }) { fail("not in canonical form (keys sorted, no spaces); it was changed after packing") }

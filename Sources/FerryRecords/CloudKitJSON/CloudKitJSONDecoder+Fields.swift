@@ -25,6 +25,11 @@ extension CloudKitJSONDecoder {
         var valueOffset: Int?
         var result: FieldValue?
         var decoded = false
+        // A value before its type is decoded as the type it looks like; when the tag agrees (the usual case) the
+        // value is not read a second time.
+        var guess: FieldValue?
+        var guessed = false
+        let zoneless = context.referencesWithoutZone
         var first = true
         while let key = try scanner.nextRawKey(&first) {
             switch key {
@@ -34,20 +39,33 @@ extension CloudKitJSONDecoder {
                 tagged = true
             case "value":
                 guard valueOffset == nil else { throw RecordError(.invalidJSON, at: context.valuePath, "the key appears twice") }
-                valueOffset = scanner.offset
+                let start = scanner.offset
+                valueOffset = start
                 if tagged {
                     result = try value(&scanner, tag: tag, &context)
                     decoded = true
                 } else {
-                    try scanner.skipValue()
+                    do {
+                        guess = try value(&scanner, tag: nil, &context)
+                        guessed = true
+                    } catch {
+                        context.referencesWithoutZone = zoneless
+                        scanner.rewind(to: start)
+                        try scanner.skipValue()
+                    }
                 }
             default:
                 throw RecordError(.invalidRecord, at: "fields.\(context.name).\(key.string)", "unknown field key; expected value and type")
             }
         }
         guard let valueOffset else { throw RecordError(.invalidRecord, at: context.valuePath, "missing") }
+        if !decoded, guessed, tag == nil || guess?.type == tag {
+            return guess
+        }
         if !decoded {
-            // The value came before its type (or there is no type): read it again now that the type is known.
+            // The value came before its type and is not of the type it looked like (or did not decode as that type):
+            // read it again now that the type is known.
+            context.referencesWithoutZone = zoneless
             let end = scanner.offset
             scanner.rewind(to: valueOffset)
             result = try value(&scanner, tag: tag, &context)

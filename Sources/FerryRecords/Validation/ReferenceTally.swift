@@ -14,18 +14,22 @@ public struct ReferenceTally: Sendable {
     public mutating func count(_ record: Record) -> [RecordProblem] {
         var problems: [RecordProblem] = []
         for field in record.fields {
-            let name = field.name
             for reference in field.value.references where reference.action == .deleteSelf {
-                let key = RecordKey(reference.target)
-                counts[key, default: 0] += 1
-                if counts[key] == Int32(limit + 1) {
-                    problems.append(
-                        RecordProblem(
-                            .warning, .deleteSelfLimit, at: "fields.\(name)",
-                            "record \(reference.target) is now the target of more than \(limit) DELETE_SELF references; CloudKit refuses more"))
+                if let problem = count(target: reference.target, key: RecordKey(reference.target), field: field.name) {
+                    problems.append(problem)
                 }
             }
         }
         return problems
+    }
+
+    /// Counts one DELETE_SELF reference, from field `field` to `target` (whose key is `key`).
+    /// - Returns: a warning if the target's count just went over the limit.
+    public mutating func count(target: RecordID, key: RecordKey, field: String) -> RecordProblem? {
+        counts[key, default: 0] += 1
+        guard counts[key] == Int32(limit + 1) else { return nil }
+        return RecordProblem(
+            .warning, .deleteSelfLimit, at: "fields.\(field)",
+            "record \(target) is now the target of more than \(limit) DELETE_SELF references; CloudKit refuses more")
     }
 }
