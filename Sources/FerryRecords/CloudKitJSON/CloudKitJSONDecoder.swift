@@ -194,7 +194,12 @@ public struct CloudKitJSONDecoder: Sendable {
         while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "zoneName": zoneName = try string(&scanner, path: "\(path()).zoneName")
-            case "ownerRecordName", "ownerName": owner = try string(&scanner, path: "\(path()).ownerRecordName")
+            case "ownerRecordName", "ownerName":
+                let kind = try scanner.peek()
+                guard kind == .string else { throw RecordError(.invalidRecord, at: "\(path()).ownerRecordName", "expected a string, found \(kind.name)") }
+                // Nearly every zone has the default owner: share one string instead of allocating one per zone ID.
+                let text = try scanner.rawString()
+                owner = text.matches("__defaultOwner__") ? ZoneID.defaultOwnerName : text.string
             case "zoneType": try scanner.skipValue()
             default:
                 throw RecordError(.invalidRecord, at: "\(path()).\(key.string)", "unknown zone ID key; expected zoneName, ownerRecordName")
