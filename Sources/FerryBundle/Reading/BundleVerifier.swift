@@ -256,7 +256,9 @@ private struct LineChecker: Sendable {
         }
         json.reset()
         change.writeCloudKitJSON(to: &json)
-        if !json.bytes.withUnsafeBytes({ $0.hasSameBytes(as: line) }) { fail("not in canonical form (keys sorted, no spaces); it was changed after packing") }
+        if !json.bytes.withUnsafeBytes({ $0.hasSameBytes(as: line) }) {
+            fail("not in canonical form (keys sorted, no spaces); it was changed after packing")
+        }
         if change.zoneID != file.zoneID { fail("zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
         switch (change, file.kind) {
         case (.record(let record), .records):

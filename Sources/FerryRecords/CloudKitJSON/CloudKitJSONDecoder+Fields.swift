@@ -90,7 +90,8 @@ extension CloudKitJSONDecoder {
         default:
             throw RecordError(
                 .invalidRecord, at: "fields.\(context.name).type",
-                "unknown type tag \"\(text.string)\"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, REFERENCE, ASSET, LOCATION or a *_LIST of one")
+                "unknown type tag \"\(text.string)\"; expected STRING, INT64, DOUBLE, TIMESTAMP, BYTES, REFERENCE, ASSET, LOCATION or a *_LIST of one"
+            )
         }
     }
 

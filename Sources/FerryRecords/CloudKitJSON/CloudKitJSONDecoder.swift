@@ -196,7 +196,9 @@ public struct CloudKitJSONDecoder: Sendable {
             case "zoneName": zoneName = try string(&scanner, path: "\(path()).zoneName")
             case "ownerRecordName", "ownerName":
                 let kind = try scanner.peek()
-                guard kind == .string else { throw RecordError(.invalidRecord, at: "\(path()).ownerRecordName", "expected a string, found \(kind.name)") }
+                guard kind == .string else {
+                    throw RecordError(.invalidRecord, at: "\(path()).ownerRecordName", "expected a string, found \(kind.name)")
+                }
                 // Nearly every zone has the default owner: share one string instead of allocating one per zone ID.
                 let text = try scanner.rawString()
                 owner = text.matches("__defaultOwner__") ? ZoneID.defaultOwnerName : text.string
