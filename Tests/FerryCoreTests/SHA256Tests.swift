@@ -23,4 +23,15 @@ import Testing
         #expect(SHA256Digest(hex: String(hex.dropLast()) + "g") == nil)
         #expect(SHA256Digest.zero < digest)
     }
+
+    @Test func parsesRawBytesAndWritesHexIntoJSON() throws {
+        let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        let digest = try #require(Array(hex.uppercased().utf8).withUnsafeBytes { SHA256Digest(hex: $0) })
+        #expect(digest == SHA256Digest(hex: hex))
+        #expect(Array(hex.dropLast().utf8).withUnsafeBytes { SHA256Digest(hex: $0) } == nil)
+        var writer = JSONWriter()
+        writer.byte(UInt8(ascii: "["))
+        digest.writeHex(to: &writer)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "[" + hex)
+    }
 }

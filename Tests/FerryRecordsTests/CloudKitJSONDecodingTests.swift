@@ -135,3 +135,82 @@ import Testing
         #expect(record.fields["p"] == .asset(Asset(sha256: digest, size: 1, fileName: "a.jpg")))
     }
 }
+
+/// Records as they come from other tools: the value before its type, escapes in keys and tags. These go through the
+/// decoder's raw-byte path (not a canonical rewrite first).
+@Suite struct CloudKitJSONFieldOrderTests {
+    let decoder = CloudKitJSONDecoder()
+    static let digest = String(repeating: "ab", count: 32)
+
+    private func decode(_ text: String) throws(RecordError) -> RecordChange {
+        try decoder.decode(bytes: Array(text.utf8))
+    }
+
+    private func line(field: String) -> String {
+        #"{"recordName":"r1","recordType":"T","zoneID":{"zoneName":"Z"},"fields":{"f":\#(field)}}"#
+    }
+
+    @Test(arguments: [
+        (#""x""#, "STRING"), ("5", "INT64"), ("5", "TIMESTAMP"), ("5", "DOUBLE"), ("2.5", "DOUBLE"), (#""12""#, "INT64"),
+        ("true", "INT64"), (#""AAEC""#, "BYTES"), (#"{"recordName":"a"}"#, "REFERENCE"),
+        (#"{"recordName":"a","zoneID":{"zoneName":"Z"},"action":"DELETE_SELF"}"#, "REFERENCE"), ("[]", "STRING_LIST"),
+        (#"["a","b"]"#, "STRING_LIST"), ("[1,2]", "TIMESTAMP_LIST"), ("[1,2.5]", "DOUBLE_LIST"),
+        (#"[{"recordName":"a"},{"recordName":"b"}]"#, "REFERENCE_LIST"), (#"{"latitude":1,"longitude":2}"#, "LOCATION"),
+        (#"{"sha256":"\#(digest)","size":3}"#, "ASSET"), ("null", "STRING"), ("[]", "LIST"),
+    ])
+    func valueBeforeTypeDecodesAsTypeBeforeValue(value: String, type: String) throws {
+        let valueFirst = try decode(line(field: #"{"value":\#(value),"type":"\#(type)"}"#))
+        let typeFirst = try decode(line(field: #"{"type":"\#(type)","value":\#(value)}"#))
+        #expect(valueFirst == typeFirst)
+        #expect(valueFirst.canonicalJSON == typeFirst.canonicalJSON)
+    }
+
+    @Test func valueBeforeTypeGetsTheTypesValueNotTheLookalike() throws {
+        guard case .record(let record) = try decode(line(field: #"{"value":5,"type":"TIMESTAMP"}"#)) else {
+            Issue.record("expected a record")
+            return
+        }
+        #expect(record.fields["f"] == .timestamp(5))
+        guard case .record(let empty) = try decode(line(field: #"{"value":[],"type":"STRING_LIST"}"#)) else { return }
+        #expect(empty.fields["f"]?.type == .list(.string))
+        guard case .record(let reference) = try decode(line(field: #"{"value":{"recordName":"a"},"type":"REFERENCE"}"#)) else { return }
+        #expect(reference.fields["f"] == .reference(Reference(recordName: "a", zoneID: ZoneID(zoneName: "Z"))))
+    }
+
+    @Test(arguments: [
+        (#""x""#, "INT64"), (#"[1,"a"]"#, "INT64_LIST"), (#"{"latitude":1}"#, "LOCATION"), (#"{"recordName":1}"#, "REFERENCE"),
+        ("1.5", "TIMESTAMP"), (#""x""#, "NOPE"),
+    ])
+    func badValuesFailTheSameWayInEitherOrder(value: String, type: String) {
+        func error(_ text: String) -> RecordError? {
+            do {
+                _ = try decode(text)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let valueFirst = error(line(field: #"{"value":\#(value),"type":"\#(type)"}"#))
+        let typeFirst = error(line(field: #"{"type":"\#(type)","value":\#(value)}"#))
+        #expect(valueFirst != nil)
+        #expect(valueFirst?.path == typeFirst?.path)
+        #expect(valueFirst?.reason == typeFirst?.reason)
+    }
+
+    @Test func escapedKeysTagsAndDigestsMeanWhatTheySpell() throws {
+        let text = #"""
+            {"recordN\u0061me":"r1","recordType":"T","zoneID":{"zoneName":"Z","ownerRecordName":"\u005f_defaultOwner__"},
+            "fields":{"f":{"type":"ST\u0052ING","value":"x"},"g":{"value":{"sh\u0061256":"\u0061\#(Self.digest.dropFirst())","size":1},
+            "type":"ASSET"},"h":{"value":{"recordName":"a","action":"DELETE\u005fSELF"},"type":"REFERENCE"}}}
+            """#
+        guard case .record(let record) = try decode(text) else {
+            Issue.record("expected a record")
+            return
+        }
+        #expect(record.recordName == "r1")
+        #expect(record.zoneID == ZoneID(zoneName: "Z"))
+        #expect(record.fields["f"] == .string("x"))
+        #expect(record.fields["g"]?.assets.first?.sha256.hex == Self.digest)
+        #expect(record.fields["h"]?.references.first?.action == .deleteSelf)
+    }
+}

@@ -80,7 +80,11 @@ extension CloudKitJSONDecoder {
         let kind = try scanner.peek()
         guard kind == .string else { throw RecordError(.invalidRecord, at: "fields.\(context.name).type", "expected a string, found \(kind.name)") }
         let text = try scanner.rawString()
-        if let type = FieldType(tag: text.raw), text.unescaped == nil { return type }
+        if let unescaped = text.unescaped {
+            if let type = FieldType(tag: unescaped) { return type }
+        } else if let type = FieldType(tag: text.raw) {
+            return type
+        }
         switch text {
         case "LIST": return .list(nil)
         case "ASSETID": return .scalar(.asset)
@@ -277,7 +281,7 @@ extension CloudKitJSONDecoder {
                     throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits, found \(try scanner.peek().name)")
                 }
                 let text = try scanner.rawString()
-                guard let parsed = SHA256Digest(hex: text.raw), text.unescaped == nil else {
+                guard let parsed = text.unescaped.map({ SHA256Digest(hex: $0) }) ?? SHA256Digest(hex: text.raw) else {
                     throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits")
                 }
                 digest = parsed
