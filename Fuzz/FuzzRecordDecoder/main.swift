@@ -1,5 +1,6 @@
 // Fuzzes CloudKit record decoding and validation: any line must decode or be refused with a RecordError, never crash;
-// a decoded change must re-encode canonically and decode back to itself.
+// a decoded change must re-encode canonically and decode back to itself, also with every value written before its type
+// (the order other tools write, which the decoder reads through another path).
 import FerryCore
 import FerryRecords
 import Foundation
@@ -20,7 +21,41 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let again = try? decoder.decode(bytes: canonical), again.canonicalJSON == canonical else {
         fatalError("a decoded record does not round-trip through its canonical form")
     }
+    if case .record(let record) = change {
+        let reordered = valuesBeforeTypes(record)
+        guard case .record(let back)? = try? decoder.decode(bytes: reordered), back.contentDigest == record.contentDigest else {
+            fatalError("a record with its values before their types decodes differently: \(String(decoding: reordered, as: UTF8.self))")
+        }
+    }
     return 0
+}
+
+/// The record's JSON without system fields, each field written `{"value":…,"type":…}`.
+func valuesBeforeTypes(_ record: Record) -> [UInt8] {
+    var json = JSONWriter()
+    json.raw("{\"recordName\":")
+    json.string(record.recordName)
+    json.raw(",\"recordType\":")
+    json.string(record.recordType)
+    json.raw(",\"zoneID\":")
+    record.zoneID.writeCloudKitJSON(to: &json)
+    json.raw(",\"fields\":{")
+    for (index, field) in record.fields.enumerated() {
+        if index > 0 { json.byte(UInt8(ascii: ",")) }
+        json.key(field.name)
+        var value = JSONWriter()
+        field.value.writeCloudKitJSON(to: &value)
+        // {"type":"TAG","value":V} → {"value":V,"type":"TAG"}; tags contain no commas.
+        let bytes = value.bytes
+        guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")) else { fatalError("a field without a value") }
+        json.byte(UInt8(ascii: "{"))
+        json.appendRaw { $0 += bytes[(comma + 1)..<(bytes.count - 1)] }
+        json.byte(UInt8(ascii: ","))
+        json.appendRaw { $0 += bytes[1..<comma] }
+        json.byte(UInt8(ascii: "}"))
+    }
+    json.raw("}}")
+    return json.bytes
 }
 
 runFuzzer { fuzz($0, $1) }
