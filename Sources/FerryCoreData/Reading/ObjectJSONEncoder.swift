@@ -143,7 +143,7 @@ public struct ObjectJSONEncoder {
             writer.raw(#","size":"#)
             if let size = external.size { writer.integer(size) } else { writer.raw("null") }
             writer.byte(UInt8(ascii: "}"))
-        case .uuid(let uuid): tagged("uuid", &writer) { $0.string(uuid.uuidString) }
+        case .uuid(let uuid): tagged("uuid", &writer) { $0.string(uuid.text) }
         case .uri(let text): tagged("uri", &writer) { $0.string(text) }
         case .archived(let archived, _): tagged("archive", &writer) { $0.value(archived.jsonValue) }
         case .plist(let plist, _): tagged("plist", &writer) { $0.value(plist.jsonValue) }

@@ -119,7 +119,7 @@ public final class LocalStore: @unchecked Sendable {
                 try db.execute(sql: LocalStoreSchema.sql)
                 try db.execute(
                     sql: "INSERT INTO ferry_meta(key, value) VALUES ('format', ?), ('version', ?), ('store_id', ?)",
-                    arguments: [format, String(version), UUID().uuidString])
+                    arguments: [format, String(version), UUID().text])
                 try db.execute(
                     sql: "INSERT INTO zones(id, zone_name, owner_name, last_seq) VALUES (1, ?, ?, 0)",
                     arguments: [ZoneID.default.zoneName, ZoneID.default.ownerName])

@@ -28,7 +28,7 @@ extension ArchiveCacheMapper {
                 break
             }
         }
-        let recordName = name ?? "\(recordType)\(options.separator)\(RecordNaming.uuidV5("\(digest)/\(position)").uuidString)"
+        let recordName = name ?? "\(recordType)\(options.separator)\(RecordNaming.uuidV5("\(digest)/\(position)").text)"
         let origin = "\(recordType) #\(position)"
         if status == 2 {
             return Mapped(change: .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zone)), origin: origin, problems: [])
@@ -101,7 +101,7 @@ extension ArchiveCacheMapper {
         case .date(let seconds): return try field(.date(seconds), zone: zone, problems: &problems, name: name)
         case .number(let inner): return try field(inner, zone: zone, problems: &problems, name: name)
         case .decimal(let text): return Double(text).map(FieldValue.double) ?? .string(text)
-        case .uuid(let uuid): return .string(uuid.uuidString)
+        case .uuid(let uuid): return .string(uuid.text)
         case .url(let relative, _): return .string(relative)
         case .null: return nil
         case .array(let elements), .set(let elements), .orderedSet(let elements):

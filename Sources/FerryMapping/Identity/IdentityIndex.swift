@@ -1,3 +1,4 @@
+import FerryCore
 import FerryRecords
 import Foundation
 
@@ -48,7 +49,7 @@ struct IdentityIndex {
     func lookup(table: Int, primaryKey: Int64) -> (name: String, zone: ZoneID)? {
         guard let row = rows[ObjectKey.make(table, primaryKey)].map(Int.init) else { return nil }
         let reference = nameRefs[row]
-        let name = reference >= 0 ? prefixes[Int(reference)] + uuids[row].uuidString : texts[Int(-reference - 1)]
+        let name = reference >= 0 ? prefixes[Int(reference)] + uuids[row].text : texts[Int(-reference - 1)]
         return (name, zones[Int(zoneRefs[row])])
     }
 
@@ -56,7 +57,7 @@ struct IdentityIndex {
         let utf8 = name.utf8
         if utf8.count >= 36 {
             let split = utf8.index(utf8.endIndex, offsetBy: -36)
-            if let uuidText = String(utf8[split...]), let uuid = UUID(uuidString: uuidText), uuid.uuidString == uuidText,
+            if let uuidText = String(utf8[split...]), let uuid = UUID(uuidString: uuidText), uuid.text == uuidText,
                 let prefix = String(utf8[..<split])
             {
                 if let number = prefixNumbers[prefix] { return (number, uuid) }

@@ -1,3 +1,4 @@
+import FerryCore
 import Crypto
 import Foundation
 
@@ -25,6 +26,6 @@ public enum RecordNaming {
 
     /// The deterministic name of an object: `<recordType><separator><UUIDv5(storeUUID/entity/pk)>`.
     public static func deterministicName(recordType: String, separator: String, storeUUID: String, entity: String, primaryKey: Int64) -> String {
-        "\(recordType)\(separator)\(uuidV5("\(storeUUID)/\(entity)/\(primaryKey)").uuidString)"
+        "\(recordType)\(separator)\(uuidV5("\(storeUUID)/\(entity)/\(primaryKey)").text)"
     }
 }

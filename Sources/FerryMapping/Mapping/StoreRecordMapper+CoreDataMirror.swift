@@ -90,7 +90,7 @@ extension StoreRecordMapper {
         zone: ZoneID
     ) -> Record {
         let (a, b) = first.entity <= second.entity ? (first, second) : (second, first)
-        let name = RecordNaming.uuidV5("CDMR/\(a.name)/\(a.relationship)/\(b.name)/\(b.relationship)").uuidString
+        let name = RecordNaming.uuidV5("CDMR/\(a.name)/\(a.relationship)/\(b.name)/\(b.relationship)").text
         return Record(
             recordType: "CDMR", recordName: name, zoneID: zone,
             fields: [

@@ -35,7 +35,7 @@ extension StoreRecordMapper {
             return .double(number)
         case (.string(let text), _): return .string(text)
         case (.date(let seconds), _): return .timestamp(ISO8601Timestamp.millisecondsSince1970(secondsSince2001: seconds))
-        case (.uuid(let uuid), _): return .string(uuid.uuidString)
+        case (.uuid(let uuid), _): return .string(uuid.text)
         case (.uri(let text), _): return .string(text)
         case (.data(let bytes), _):
             let asAsset = plan?.asset ?? (attribute?.allowsExternalStorage == true || bytes.count > options.assetThreshold)

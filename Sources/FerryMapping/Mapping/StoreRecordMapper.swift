@@ -150,7 +150,7 @@ public final class StoreRecordMapper {
         let finalName =
             name
             ?? (resolved.plan.isCoreDataMirror
-                ? RecordNaming.uuidV5("\(store.metadata.uuid)/\(object.entity)/\(object.primaryKey)").uuidString : nil)
+                ? RecordNaming.uuidV5("\(store.metadata.uuid)/\(object.entity)/\(object.primaryKey)").text : nil)
             ?? RecordNaming.deterministicName(
                 recordType: entity.recordType, separator: resolved.plan.separator, storeUUID: store.metadata.uuid, entity: object.entity,
                 primaryKey: object.primaryKey)

@@ -111,7 +111,7 @@ private struct ArchiveJSONRenderer {
                     }),
             ]
         case .decimal(let text): return ["$class": name, "value": .string(text)]
-        case .uuid(let uuid): return ["$class": name, "uuid": .string(uuid.uuidString)]
+        case .uuid(let uuid): return ["$class": name, "uuid": .string(uuid.text)]
         case .url(let relative, let base):
             var members: JSONObject = ["$class": name, "relative": .string(relative)]
             if let base { members["base"] = render(base) }
