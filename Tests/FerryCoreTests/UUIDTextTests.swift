@@ -9,4 +9,16 @@ import Testing
         for _ in 0..<1000 { uuids.append(UUID()) }
         for uuid in uuids { #expect(uuid.text == uuid.uuidString) }
     }
+
+    @Test func parsesOnlyWhatItWrites() {
+        for _ in 0..<1000 {
+            let uuid = UUID()
+            #expect(UUID(text: uuid.uuidString) == uuid)
+        }
+        let text = "0E6F2A40-0000-4000-8000-00000000002A"
+        #expect(UUID(text: text)?.text == text)
+        for bad in [text.lowercased(), String(text.dropLast()), text + "0", text.replacingOccurrences(of: "-", with: "0"), "", "G" + text.dropFirst()] {
+            #expect(UUID(text: bad) == nil, "\(bad)")
+        }
+    }
 }

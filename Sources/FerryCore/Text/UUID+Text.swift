@@ -23,4 +23,40 @@ extension UUID {
             return 36
         }
     }
+
+    /// Parses exactly the form ``text`` writes (36 characters, uppercase hex, dashes at 8, 13, 18 and 23), so that
+    /// `UUID(text: name)?.text == name` always holds; `nil` for anything else.
+    public init?(text: String) {
+        var text = text
+        let parsed: uuid_t? = text.withUTF8 { utf8 in
+            guard utf8.count == 36 else { return nil }
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let valid = withUnsafeMutableBytes(of: &bytes) { output -> Bool in
+                var position = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        guard utf8[position] == UInt8(ascii: "-") else { return false }
+                        position += 1
+                    }
+                    guard let high = Self.uppercaseNibble(utf8[position]), let low = Self.uppercaseNibble(utf8[position + 1]) else {
+                        return false
+                    }
+                    output[index] = high << 4 | low
+                    position += 2
+                }
+                return true
+            }
+            return valid ? bytes : nil
+        }
+        guard let parsed else { return nil }
+        self.init(uuid: parsed)
+    }
+
+    private static func uppercaseNibble(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
 }

@@ -57,7 +57,7 @@ struct IdentityIndex {
         let utf8 = name.utf8
         if utf8.count >= 36 {
             let split = utf8.index(utf8.endIndex, offsetBy: -36)
-            if let uuidText = String(utf8[split...]), let uuid = UUID(uuidString: uuidText), uuid.text == uuidText,
+            if let uuidText = String(utf8[split...]), let uuid = UUID(text: uuidText),
                 let prefix = String(utf8[..<split])
             {
                 if let number = prefixNumbers[prefix] { return (number, uuid) }
