@@ -17,7 +17,9 @@ import Testing
         }
         let text = "0E6F2A40-0000-4000-8000-00000000002A"
         #expect(UUID(text: text)?.text == text)
-        for bad in [text.lowercased(), String(text.dropLast()), text + "0", text.replacingOccurrences(of: "-", with: "0"), "", "G" + text.dropFirst()] {
+        for bad in [
+            text.lowercased(), String(text.dropLast()), text + "0", text.replacingOccurrences(of: "-", with: "0"), "", "G" + text.dropFirst(),
+        ] {
             #expect(UUID(text: bad) == nil, "\(bad)")
         }
     }

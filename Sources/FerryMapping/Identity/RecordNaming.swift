@@ -1,5 +1,5 @@
-import FerryCore
 import Crypto
+import FerryCore
 import Foundation
 
 /// Names Ferry makes for records that bring none: deterministic, so running a migration again gives the same names.
