@@ -136,8 +136,9 @@ import Testing
     }
 }
 
-/// Records as they come from other tools: the value before its type, escapes in keys and tags. These go through the
-/// decoder's raw-byte path (not a canonical rewrite first).
+/// Records as they come from other tools: the value before its type, escapes in keys and tags.
+///
+/// These go through the decoder's raw-byte path (not a canonical rewrite first).
 @Suite struct CloudKitJSONFieldOrderTests {
     let decoder = CloudKitJSONDecoder()
     static let digest = String(repeating: "ab", count: 32)
