@@ -23,8 +23,13 @@ final class ChangeApplier {
         self.run = run
     }
 
-    func apply(_ change: RecordChange) throws -> TransferOutcome {
-        let problems = options.validator.problems(in: change).filter { $0.severity == .error }
+    /// Applies a change, using the work done ahead on the reading thread when there is some.
+    func apply(_ source: SourceChange) throws -> TransferOutcome {
+        try apply(source.change, prepared: source.prepared)
+    }
+
+    func apply(_ change: RecordChange, prepared: PreparedWrite? = nil) throws -> TransferOutcome {
+        let problems = prepared?.errors ?? options.validator.problems(in: change).filter { $0.severity == .error }
         if !problems.isEmpty {
             return .rejected(code: "INVALID", reason: problems.map(\.description).joined(separator: "; "))
         }
@@ -33,11 +38,11 @@ final class ChangeApplier {
             guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .unchanged }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
-            return try apply(record)
+            return try apply(record, encoded: prepared?.encoded)
         }
     }
 
-    private func apply(_ incoming: Record) throws -> TransferOutcome {
+    private func apply(_ incoming: Record, encoded known: (body: [UInt8], digest: SHA256Digest)?) throws -> TransferOutcome {
         var record = incoming
         record.system = nil
         if try batch.createZone(record.zoneID) { zonesCreated += 1 }
@@ -62,7 +67,7 @@ final class ChangeApplier {
             }
         }
         let existing = try batch.lookup(record.id)
-        let encoded = LocalStoreBatch.encode(record)
+        let encoded = known ?? LocalStoreBatch.encode(record)
         guard let existing else { return try writeBreakingCycles(record, encoded: encoded, success: .created) }
         if existing.isDeleted {
             switch options.policy {

@@ -65,6 +65,12 @@ public final class LocalStoreImporter {
 
     /// Runs the copy; `report` receives each change's outcome once its transaction committed.
     public func run(_ report: (SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
+        let pipelined = source as? PipelinedChangeSource
+        if let pipelined {
+            // Validation and encoding need no store state: the reading thread does them.
+            let validator = options.validator
+            pipelined.prepare = { change in change.prepared = PreparedWrite(change.change, validator: validator) }
+        }
         if options.dryRun { return try dryRun(report) }
         var tally = TransferTally()
         let skip = try resumePoint()
@@ -80,7 +86,7 @@ public final class LocalStoreImporter {
             let done = position
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
-                let outcomes = try batchChanges.map { try applier.apply($0.change) }
+                let outcomes = try batchChanges.map { try applier.apply($0) }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
                 tally.absorb(applier)
                 return outcomes
@@ -89,6 +95,7 @@ public final class LocalStoreImporter {
                 tally.count(change.change, outcome)
                 try report(change, outcome)
             }
+            pipelined?.recycle(consume batchChanges)
         }
 
         try source.forEachChange { change in
@@ -115,7 +122,7 @@ public final class LocalStoreImporter {
         try store.dryRun { batch in
             let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
             try source.forEachChange { change in
-                let outcome = try applier.apply(change.change)
+                let outcome = try applier.apply(change)
                 tally.count(change.change, outcome)
                 try report(change, outcome)
             }

@@ -1,6 +1,7 @@
 import FerryLocalStore
 import FerryRecords
 import Foundation
+import Synchronization
 
 /// Reads a source on its own thread while the caller writes, through a bounded queue of batches.
 ///
@@ -11,6 +12,11 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     let base: any ChangeSource
     let batchSize: Int
     let depth: Int
+    /// Work on each change that the writer would otherwise do, run on the reading thread (which has time to spare
+    /// while the writer is the bottleneck); set by the consumer before it reads.
+    public var prepare: (@Sendable (inout SourceChange) -> Void)?
+    /// Changes the caller is done with, to be freed on the reading thread.
+    private let garbage = Mutex<[[SourceChange]]>([])
 
     /// Wraps `base`.
     public init(_ base: any ChangeSource, batchSize: Int = 512, depth: Int = 4) {
@@ -26,20 +32,36 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     public func canSupply(_ asset: Asset) -> Bool { base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
 
+    /// Hands changes the caller is done with back to the reading thread, which frees them.
+    ///
+    /// Freeing millions of records (their strings, fields and lists) is a good part of a writer's time otherwise.
+    /// Give the last references, or the caller frees them after all.
+    public func recycle(_ changes: [SourceChange]) {
+        garbage.withLock { $0.append(changes) }
+    }
+
     public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
         let queue = BatchQueue(depth: depth)
         // The source is used by the reading thread only until the caller has all it produced.
         let source = UncheckedSource(base)
-        let reader = Thread { [source, batchSize] in
+        let reader = Thread { [self, source, batchSize, prepare] in
             let base = source.base
             var batch: [SourceChange] = []
             batch.reserveCapacity(batchSize)
             do {
                 try base.forEachChange { change in
+                    var change = change
+                    prepare?(&change)
                     batch.append(change)
                     if batch.count == batchSize {
                         try queue.push(batch)
                         batch.removeAll(keepingCapacity: true)
+                        // Free what the caller handed back, here rather than on the caller's busy thread.
+                        _ = self.garbage.withLock { garbage in
+                            let old = garbage
+                            garbage = []
+                            return old
+                        }
                     }
                 }
                 if !batch.isEmpty { try queue.push(batch) }
