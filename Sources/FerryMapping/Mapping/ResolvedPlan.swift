@@ -16,6 +16,9 @@ struct ResolvedPlan {
         var tombstone: TombstonePlan?
         /// The table number used in the identity index (one per root table).
         var table: Int
+        /// The attributes and relationships by name, for the per-object lookups of the second pass.
+        var attributesByName: [String: AttributeDescription] = [:]
+        var relationshipsByName: [String: StoreSchema.Relationship] = [:]
     }
 
     let plan: MappingPlan
@@ -23,6 +26,11 @@ struct ResolvedPlan {
     let entities: [Entity]
     let defaultZone: ZoneID
     private let tables: [String: Int]
+    /// Each entity's table index, by entity name.
+    private let tablesByEntity: [String: Int]
+    /// Every relationship's description, by entity name and relationship name (to find inverses without copying
+    /// entity descriptions per reference).
+    private let relationshipsByEntity: [String: [String: RelationshipDescription]]
 
     init(plan: MappingPlan, schema: StoreSchema) throws(MappingError) {
         self.plan = plan
@@ -36,6 +44,16 @@ struct ResolvedPlan {
         var tables: [String: Int] = [:]
         for entity in schema.entities where tables[entity.table] == nil { tables[entity.table] = tables.count }
         self.tables = tables
+        var tablesByEntity: [String: Int] = [:]
+        var relationshipsByEntity: [String: [String: RelationshipDescription]] = [:]
+        for entity in schema.entities {
+            tablesByEntity[entity.description.name] = tables[entity.table]
+            for relationship in entity.relationships {
+                relationshipsByEntity[entity.description.name, default: [:]][relationship.description.name] = relationship.description
+            }
+        }
+        self.tablesByEntity = tablesByEntity
+        self.relationshipsByEntity = relationshipsByEntity
         if let style = plan.style, style != "cloudkit", style != MappingPlan.coreDataMirrorStyle {
             throw MappingError(.invalidPlan, "style \(style) is not a layout; use cloudkit or \(MappingPlan.coreDataMirrorStyle)")
         }
@@ -46,12 +64,19 @@ struct ResolvedPlan {
             try Self.check(entityPlan, entity: entity)
             let name = entityPlan.name ?? NamePlan()
             let identity = [name.archivedRecordID, name.systemFields, name.attribute].compactMap { $0 }
-            resolved.append(
-                Entity(
-                    schema: entity, recordType: entityPlan.recordType ?? Self.defaultRecordType(entity, plan: plan, schema: schema),
-                    zone: entityPlan.zone.map { ZoneID(zoneName: $0) }, zoneFrom: entityPlan.zoneFrom ?? [], name: name,
-                    excluded: Set((entityPlan.exclude ?? []) + identity), fields: entityPlan.fields ?? [:], tombstone: entityPlan.tombstone,
-                    table: tables[entity.table] ?? 0))
+            var resolvedEntity = Entity(
+                schema: entity, recordType: entityPlan.recordType ?? Self.defaultRecordType(entity, plan: plan, schema: schema),
+                zone: entityPlan.zone.map { ZoneID(zoneName: $0) }, zoneFrom: entityPlan.zoneFrom ?? [], name: name,
+                excluded: Set((entityPlan.exclude ?? []) + identity), fields: entityPlan.fields ?? [:], tombstone: entityPlan.tombstone,
+                table: tables[entity.table] ?? 0)
+            // The first of a name wins, as the linear searches these replace did.
+            for attribute in entity.attributes where resolvedEntity.attributesByName[attribute.description.name] == nil {
+                resolvedEntity.attributesByName[attribute.description.name] = attribute.description
+            }
+            for relationship in entity.relationships where resolvedEntity.relationshipsByName[relationship.description.name] == nil {
+                resolvedEntity.relationshipsByName[relationship.description.name] = relationship
+            }
+            resolved.append(resolvedEntity)
         }
         entities = try Self.parentsFirst(resolved, schema: schema)
     }
@@ -67,6 +92,12 @@ struct ResolvedPlan {
 
     /// The identity-index table number of an entity's table.
     func table(of entity: StoreSchema.Entity) -> Int? { tables[entity.table] }
+
+    /// The table index of the entity with this name.
+    func table(ofEntityNamed name: String) -> Int? { tablesByEntity[name] }
+
+    /// A relationship of the entity with this name.
+    func relationship(_ name: String, of entity: String) -> RelationshipDescription? { relationshipsByEntity[entity]?[name] }
 
     /// Every property the plan names must exist on the entity.
     private static func check(_ plan: EntityPlan, entity: StoreSchema.Entity) throws(MappingError) {

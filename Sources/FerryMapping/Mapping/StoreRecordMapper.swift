@@ -183,8 +183,7 @@ public final class StoreRecordMapper {
     }
 
     private func objectKey(entity: String, primaryKey: Int64) -> UInt64 {
-        let table = store.schema.entity(named: entity).flatMap { resolved.table(of: $0) } ?? 0
-        return ObjectKey.make(table, primaryKey)
+        ObjectKey.make(resolved.table(ofEntityNamed: entity) ?? 0, primaryKey)
     }
 
     /// An object's identity in the second pass: from the first pass's index, unless system fields must be decoded again.
@@ -198,7 +197,7 @@ public final class StoreRecordMapper {
 
     /// The identity of a referenced object, if it is mapped.
     func lookup(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
-        guard let target = store.schema.entity(named: reference.entity), let table = resolved.table(of: target) else { return nil }
+        guard let table = resolved.table(ofEntityNamed: reference.entity) else { return nil }
         return index.lookup(table: table, primaryKey: reference.primaryKey)
     }
 
@@ -230,7 +229,7 @@ public final class StoreRecordMapper {
         var problems = identity.problems + object.problems
         var fields: [RecordFields.Field] = []
         for (name, value) in object.attributes where !entity.excluded.contains(name) {
-            let attribute = entity.schema.attributes.first { $0.description.name == name }?.description
+            let attribute = entity.attributesByName[name]
             let plan = entity.fields[name]
             do {
                 if let converted = try convert(value, attribute: attribute, plan: plan, problems: &problems) {
@@ -241,7 +240,7 @@ public final class StoreRecordMapper {
             }
         }
         for (name, value) in object.relationships where !entity.excluded.contains(name) {
-            guard let relationship = entity.schema.relationships.first(where: { $0.description.name == name }) else { continue }
+            guard let relationship = entity.relationshipsByName[name] else { continue }
             if let field = reference(value, relationship: relationship, entity: entity, zone: identity.zone, problems: &problems) {
                 fields.append(RecordFields.Field(name: entity.fields[name]?.rename ?? name, value: field))
             }
@@ -273,9 +272,7 @@ public final class StoreRecordMapper {
     ) -> FieldValue? {
         let description = relationship.description
         let plan = entity.fields[description.name]
-        let inverse = description.inverse.flatMap { inverseName in
-            store.schema.entity(named: description.destination)?.relationships.first { $0.description.name == inverseName }?.description
-        }
+        let inverse = description.inverse.flatMap { resolved.relationship($0, of: description.destination) }
         // Once a relationship crossed zones, it holds names everywhere after, so the field keeps one type.
         var crosses = reportedCrossings.contains("\(entity.schema.description.name).\(description.name)")
         func target(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
