@@ -86,6 +86,12 @@ public struct StoreSchema: Sendable {
     /// The entity with a (model) name.
     public func entity(named name: String) -> Entity? { positionsByName[name].map { entities[$0] } }
 
+    /// The number of the entity with a name, without copying the entity's description.
+    public func entityNumber(named name: String) -> Int? { positionsByName[name].map { entities[$0].number } }
+
+    /// The name of the entity with a number, without copying the entity's description (once per reference read).
+    public func entityName(number: Int) -> String? { positionsByNumber[number].map { entities[$0].description.name } }
+
     init(model: ManagedObjectModel, metadata: StoreMetadata, sqlite: SQLiteSchema, db: Database) throws {
         var warnings: [String] = []
         let rows = metadata.entityRows.filter { !$0.isAncillary }

@@ -154,7 +154,7 @@ struct ObjectReader {
     /// A reference to a target in a relationship's destination hierarchy.
     private func reference(to key: Int64, number: Int?, relationship: StoreSchema.Relationship) -> ObjectReference {
         let entityNumber = number ?? relationship.destinationNumbers.first ?? 0
-        let name = store.schema.entity(number: entityNumber)?.description.name ?? relationship.description.destination
+        let name = store.schema.entityName(number: entityNumber) ?? relationship.description.destination
         return ObjectReference(entity: name, primaryKey: key, storeUUID: store.metadata.uuid)
     }
 }

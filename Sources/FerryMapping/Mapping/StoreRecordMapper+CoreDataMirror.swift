@@ -21,7 +21,7 @@ extension StoreRecordMapper {
         var size = 200 + entity.recordType.utf8.count + identity.name.utf8.count
         var links: [Record] = []
         for (name, value) in object.attributes where !entity.excluded.contains(name) {
-            let attribute = entity.schema.attributes.first { $0.description.name == name }?.description
+            let attribute = entity.attributesByName[name]
             let plan = entity.fields[name]
             let fieldName = "CD_" + (plan?.rename ?? name)
             do {
@@ -47,11 +47,9 @@ extension StoreRecordMapper {
             }
         }
         for (name, value) in object.relationships where !entity.excluded.contains(name) {
-            guard let relationship = entity.schema.relationships.first(where: { $0.description.name == name })?.description else { continue }
+            guard let relationship = entity.relationshipsByName[name]?.description else { continue }
             let fieldName = "CD_" + (entity.fields[name]?.rename ?? name)
-            let inverse = relationship.inverse.flatMap { inverseName in
-                store.schema.entity(named: relationship.destination)?.relationships.first { $0.description.name == inverseName }?.description
-            }
+            let inverse = relationship.inverse.flatMap { resolved.relationship($0, of: relationship.destination) }
             switch value {
             case .toOne(let reference):
                 guard let reference else { continue }

@@ -144,7 +144,7 @@ public final class StoreRecordMapper {
             let prefix = entity.recordType + resolved.plan.separator
             name = entity.name.addPrefix == true && !text.hasPrefix(prefix) ? prefix + text : text
         }
-        if name == nil, !mirroredNames.isEmpty, let number = store.schema.entity(named: object.entity)?.number {
+        if name == nil, !mirroredNames.isEmpty, let number = store.schema.entityNumber(named: object.entity) {
             name = mirroredNames[ObjectKey.make(number, object.primaryKey)]
         }
         let finalName =
