@@ -7,8 +7,9 @@ import Foundation
 ///
 /// The map from (table, primary key) holds only a row number; rows are parallel arrays. A name made of a prefix and
 /// an upper-case UUID (`Car.0E6F…`) is stored as the prefix's number and the UUID's 16 bytes; any other name as
-/// text. Zones are numbered.
-struct IdentityIndex {
+/// text. Zones are numbered. A class: the mapper looks objects up several times per record, and reaching a struct
+/// through a class property copied (retained) all of its arrays each time.
+final class IdentityIndex {
     private var rows: [UInt64: Int32] = [:]
     /// Per row: the prefix number (≥ 0) with `uuids[row]`, or `-(text index + 1)` for a name kept as text.
     private var nameRefs: [Int32] = []
@@ -22,7 +23,7 @@ struct IdentityIndex {
     private static let noUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// Records an object's identity.
-    mutating func insert(table: Int, primaryKey: Int64, name: String, zone: ZoneID) {
+    func insert(table: Int, primaryKey: Int64, name: String, zone: ZoneID) {
         let zoneNumber: Int32
         if let known = zoneNumbers[zone] {
             zoneNumber = known
@@ -53,7 +54,7 @@ struct IdentityIndex {
         return (name, zones[Int(zoneRefs[row])])
     }
 
-    private mutating func compact(_ name: String) -> (Int32, UUID) {
+    private func compact(_ name: String) -> (Int32, UUID) {
         let utf8 = name.utf8
         if utf8.count >= 36 {
             let split = utf8.index(utf8.endIndex, offsetBy: -36)
