@@ -207,7 +207,11 @@ public final class StoreRecordMapper {
             if case .recordID(let recordID) = object.content { return recordID }
             return nil
         case .data(let bytes)?, .opaque(let bytes)?:
-            return try? PlistDocument(bytes: bytes).archivedRecordID()
+            // Binary archives (all Apple writes) are read in place; other formats through a document.
+            return bytes.withUnsafeBytes { buffer in
+                guard BinaryPlist.hasSignature(buffer) else { return try? PlistDocument(bytes: bytes).archivedRecordID() }
+                return try? BinaryPlist.withPlist(borrowing: buffer) { plist in try plist.archivedRecordID() }
+            }
         default:
             return nil
         }
