@@ -226,20 +226,25 @@ private struct LineChecker: Sendable {
 
     func check(_ batch: LineBatch) -> [LineOutcome] {
         var json = JSONWriter(capacity: 4096)
+        var layout: Layout?
         return batch.bytes.withUnsafeBytes { buffer in
-            batch.lines.map { line in check(UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json)
+            batch.lines.map { line in
+                check(
+                    UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json,
+                    checkedLayout: &layout)
             }
         }
     }
 
-    private func check(_ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter) -> LineOutcome {
+    private func check(
+        _ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter, checkedLayout: inout Layout?
+    ) -> LineOutcome {
         var outcome = LineOutcome(archive: archive, file: file.path, number: number)
-        func fail(_ message: String) { outcome.failures.append("\(outcome.location): \(message)") }
         let change: RecordChange
         do {
             change = try decoder.decode(line: line)
         } catch {
-            fail(error.message)
+            Self.fail(&outcome, error.message)
             return outcome
         }
         outcome.id = change.id
@@ -257,27 +262,57 @@ private struct LineChecker: Sendable {
         json.reset()
         change.writeCloudKitJSON(to: &json)
         if !json.bytes.withUnsafeBytes({ $0.hasSameBytes(as: line) }) {
-            fail("not in canonical form (keys sorted, no spaces); it was changed after packing")
+            Self.fail(&outcome, "not in canonical form (keys sorted, no spaces); it was changed after packing")
         }
-        if change.zoneID != file.zoneID { fail("zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
+        if change.zoneID != file.zoneID { Self.fail(&outcome, "zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
         switch (change, file.kind) {
         case (.record(let record), .records):
             if record.recordType != file.recordType {
-                fail("record type \(record.recordType) does not belong in this file (\(file.recordType ?? ""))")
+                Self.fail(&outcome, "record type \(record.recordType) does not belong in this file (\(file.recordType ?? ""))")
             }
-            if let fields = schema.recordTypes[record.recordType] {
-                for field in record.fields where !(fields[field.name]?.accepts(field.value.type) ?? false) {
-                    fail("field \(field.name) (\(field.value.type.tag)) is not in data/schema.json as that type")
+            // Records of a file mostly share one set of fields: a set already found in the schema is not looked up again.
+            if checkedLayout?.matches(record) != true {
+                if let fields = schema.recordTypes[record.recordType] {
+                    var fits = true
+                    for field in record.fields where !(fields[field.name]?.accepts(field.value.type) ?? false) {
+                        fits = false
+                        Self.fail(&outcome, "field \(field.name) (\(field.value.type.tag)) is not in data/schema.json as that type")
+                    }
+                    if fits { checkedLayout = Layout(record) }
+                } else {
+                    Self.fail(&outcome, "record type \(record.recordType) is not in data/schema.json")
                 }
-            } else {
-                fail("record type \(record.recordType) is not in data/schema.json")
             }
-            for problem in validator.problems(in: record) where problem.severity == .error { fail(problem.description) }
+            for problem in validator.problems(in: record) where problem.severity == .error { Self.fail(&outcome, problem.description) }
         case (.deletion(let deletion), .deletions):
-            for problem in validator.problems(in: deletion) where problem.severity == .error { fail(problem.description) }
+            for problem in validator.problems(in: deletion) where problem.severity == .error { Self.fail(&outcome, problem.description) }
         default:
-            fail("a \(change.isDeletion ? "deletion" : "record") in a \(file.kind.rawValue) file")
+            Self.fail(&outcome, "a \(change.isDeletion ? "deletion" : "record") in a \(file.kind.rawValue) file")
         }
         return outcome
+    }
+
+    private static func fail(_ outcome: inout LineOutcome, _ message: String) {
+        outcome.failures.append("\(outcome.location): \(message)")
+    }
+
+    /// A record type with its field names and types, as last found in the schema.
+    struct Layout {
+        let recordType: String
+        let fields: [(name: String, type: FieldType)]
+
+        init(_ record: Record) {
+            recordType = record.recordType
+            fields = record.fields.map { ($0.name, $0.value.type) }
+        }
+
+        /// Whether a record has exactly this type and these fields.
+        func matches(_ record: Record) -> Bool {
+            guard record.recordType == recordType, record.fields.count == fields.count else { return false }
+            for (field, known) in zip(record.fields, fields) where field.name != known.name || field.value.type != known.type {
+                return false
+            }
+            return true
+        }
     }
 }

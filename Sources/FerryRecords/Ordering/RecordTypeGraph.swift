@@ -16,6 +16,7 @@ public struct RecordTypeGraph: Sendable {
 
     private var typeIndex: [String: Int32] = [:]
     private var typeNames: [String] = []
+    private var lastType: (name: String, index: Int32)?
     private var owners: [RecordKey: Int32] = [:]
     private var edges: Set<Edge> = []
     private var pending: [Int32: Set<RecordKey>] = [:]
@@ -126,6 +127,9 @@ public struct RecordTypeGraph: Sendable {
     }
 
     private mutating func index(of type: String) -> Int32 {
+        // Records come grouped by type: most calls repeat the last type and skip hashing it.
+        if let last = lastType, last.name == type { return last.index }
+        defer { lastType = (type, typeIndex[type] ?? 0) }
         if let index = typeIndex[type] { return index }
         let index = Int32(typeNames.count)
         typeIndex[type] = index
