@@ -15,6 +15,8 @@ public struct PreparedChange: Sendable {
     public let problems: [RecordProblem]
     let key: RecordKey
     let targets: [RecordKey]
+    /// The DELETE_SELF references, by field, with their targets' keys (for the per-target limit).
+    let deleteSelf: [(field: String, target: RecordID, key: RecordKey)]
     /// The assets, with the field each is in.
     let assets: [(field: String, asset: Asset)]
     let layout: RecordSchema.Layout?
@@ -33,16 +35,24 @@ public struct ChangePreparer: Sendable {
         var json = JSONWriter(capacity: 1024)
         change.writeCloudKitJSON(to: &json)
         var targets: [RecordKey] = []
+        var deleteSelf: [(field: String, target: RecordID, key: RecordKey)] = []
         var assets: [(field: String, asset: Asset)] = []
         var layout: RecordSchema.Layout?
         if case .record(let record) = change {
             layout = RecordSchema.Layout(of: record)
             for field in record.fields {
                 switch field.value {
-                case .reference(let reference): targets.append(RecordKey(reference.target))
+                case .reference(let reference):
+                    let key = RecordKey(reference.target)
+                    targets.append(key)
+                    if reference.action == .deleteSelf { deleteSelf.append((field.name, reference.target, key)) }
                 case .asset(let asset): assets.append((field.name, asset))
                 case .list(let list) where list.elementType == .reference:
-                    targets += field.value.references.map { RecordKey($0.target) }
+                    for reference in field.value.references {
+                        let key = RecordKey(reference.target)
+                        targets.append(key)
+                        if reference.action == .deleteSelf { deleteSelf.append((field.name, reference.target, key)) }
+                    }
                 case .list(let list) where list.elementType == .asset:
                     assets += field.value.assets.map { (field.name, $0) }
                 default: break
@@ -51,6 +61,6 @@ public struct ChangePreparer: Sendable {
         }
         return PreparedChange(
             change: change, canonicalJSON: json.bytes, problems: validator.problems(in: change), key: RecordKey(change.id),
-            targets: targets, assets: assets, layout: layout)
+            targets: targets, deleteSelf: deleteSelf, assets: assets, layout: layout)
     }
 }
