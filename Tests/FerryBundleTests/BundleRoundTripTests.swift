@@ -100,6 +100,30 @@ import Testing
         #expect(summary.manifest.recordCount == 1)
     }
 
+    @Test func warnsOnceATargetHasMoreThanSevenHundredFiftyDeleteSelfReferences() throws {
+        let scratch = try Scratch()
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.format = .tarGzip
+        let writer = try BundleWriter(path: scratch.file("b.tar.gz"), options: options, assets: nil)
+        let zone = ZoneID(zoneName: "CarZone")
+        let parent = Reference(recordName: "Car.1", zoneID: zone, action: .deleteSelf)
+        var warned: [Int] = []
+        for index in 0..<760 {
+            // Half the children point at the parent in a single reference, half from a list.
+            let value: FieldValue =
+                index.isMultiple(of: 2) ? .reference(parent) : FieldList(.reference, [.reference(parent)]).map(FieldValue.list) ?? .int64(0)
+            let note = Record(
+                recordType: "Note", recordName: "Note.\(index)", zoneID: zone, fields: [index.isMultiple(of: 2) ? "car" : "cars": value])
+            guard case .accepted(let warnings) = try writer.add(.record(note)) else {
+                Issue.record("note \(index) rejected")
+                return
+            }
+            if warnings.contains(where: { $0.rule == .deleteSelfLimit }) { warned.append(index) }
+        }
+        #expect(warned == [750])
+        writer.discard()
+    }
+
     @Test func dryRunWritesNothingAndCountsTheSame() throws {
         let scratch = try Scratch()
         let changes = try Self.changes(assets: scratch.file("assets"))
