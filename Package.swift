@@ -57,7 +57,11 @@ let package = Package(
         // The embedded local sync store: one SQLite file with CloudKit's semantics (the default backend).
         .target(
             name: "FerryLocalStore",
-            dependencies: ["FerryCore", "FerryRecords", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FerryCore", "FerryRecords", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API for the one lookup GRDB's row decoding made expensive (LocalStoreBatch+StateQuery).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // Copies between sources and targets: change sources, the local-store importer (conflicts, resume), diffs.
         .target(

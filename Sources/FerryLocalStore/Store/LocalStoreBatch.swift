@@ -90,14 +90,7 @@ public final class LocalStoreBatch {
     }
 
     private func fetchState(zone: Int64, name: String) throws -> StoredRecord? {
-        let row = try Row.fetchOne(
-            try db.cachedStatement(sql: "SELECT type, tag, deleted, digest, created, modified FROM records WHERE zone = ? AND name = ?"),
-            arguments: [zone, name])
-        guard let row else { return nil }
-        let digestBytes: [UInt8]? = (row[3] as Data?).map { Array($0) }
-        return StoredRecord(
-            recordType: row[0], changeTag: row[1], isDeleted: row[2] as Int64 != 0, contentDigest: digestBytes.flatMap(SHA256Digest.init(bytes:)),
-            created: row[4], modified: row[5])
+        try queryState(zone: zone, name: name)
     }
 
     /// The live record with its system fields, decoded from its stored form.
