@@ -54,6 +54,19 @@ import Testing
         #expect(try store.zones().first { $0.zoneID.zoneName == "CarZone" }?.recordCount == 50)
     }
 
+    @Test func transactionsAlsoEndAtTheirByteLimit() throws {
+        let scratch = try Scratch()
+        let store = try LocalStore(path: scratch.file("s.ferry"), create: true)
+        let records = TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"])
+        var options = LocalStoreImporter.Options()
+        options.batchSize = 1000
+        // Each record is estimated at a few hundred bytes: a limit of one byte commits every change on its own.
+        options.batchBytes = 1
+        let source = FleetSource(records, failAfter: 37)
+        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in } }
+        #expect(try LocalStoreImporter(store: store, source: source, options: options).resumePoint() == 37)
+    }
+
     @Test func conflictPoliciesParse() throws {
         #expect(try ConflictPolicy(parsing: "newer:lastUpdate") == .newer(field: "lastUpdate"))
         #expect(try ConflictPolicy(parsing: "server-wins") == .serverWins)

@@ -15,7 +15,12 @@ public final class LocalStoreImporter {
     /// Tuning and choices.
     public struct Options: Sendable {
         /// Changes per transaction (and checkpoint).
-        public var batchSize = 1000
+        ///
+        /// Large transactions write hot pages (the end of the records table, index pages) to the WAL once instead of
+        /// once per commit: 10 000 took the standard large store from 108 s to 77 s.
+        public var batchSize = 10_000
+        /// Record bytes per transaction at most, whatever ``batchSize`` says, so large records keep memory bounded.
+        public var batchBytes = 16 << 20
         /// What to do when the target holds another version.
         public var policy = ConflictPolicy.clientWins
         /// Count everything, write nothing.
@@ -78,11 +83,13 @@ public final class LocalStoreImporter {
         tally.assets += prepared.assets
         tally.assetBytes += prepared.bytes
         var pending: [SourceChange] = []
+        var pendingBytes = 0
         var position: Int64 = 0
 
         func commit() throws {
             let batchChanges = pending
             pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
             let done = position
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
@@ -105,8 +112,9 @@ public final class LocalStoreImporter {
                 try report(change, .resumed)
                 return
             }
+            pendingBytes += change.prepared?.encoded?.body.count ?? Self.estimatedBytes(change.change)
             pending.append(change)
-            if pending.count >= options.batchSize { try commit() }
+            if pending.count >= options.batchSize || pendingBytes >= options.batchBytes { try commit() }
         }
         try commit()
         tally.patched = try patchDeferred()
@@ -114,6 +122,12 @@ public final class LocalStoreImporter {
             try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: position, finished: true))
         }
         return tally
+    }
+
+    /// About how many bytes a change takes while it waits for its transaction, when it was not encoded ahead.
+    private static func estimatedBytes(_ change: RecordChange) -> Int {
+        if case .record(let record) = change { return record.estimatedSize + 256 }
+        return 256
     }
 
     /// Everything a run would do, in one transaction that is rolled back.

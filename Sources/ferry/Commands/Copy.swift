@@ -59,8 +59,8 @@ struct Copy: AsyncParsableCommand {
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
     var tempDir: String?
 
-    @Option(help: ArgumentHelp("Changes per transaction (and checkpoint) in a local store.", valueName: "n"))
-    var batchSize = 1000
+    @Option(help: ArgumentHelp("Changes per transaction (and checkpoint) in a local store, up to 16 MiB of records.", valueName: "n"))
+    var batchSize = 10_000
 
     @Flag(name: [.customShort("n"), .long], help: "Map, check and count everything; write nothing.")
     var dryRun = false
