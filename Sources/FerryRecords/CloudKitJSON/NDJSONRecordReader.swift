@@ -46,8 +46,10 @@ public struct NDJSONRecordReader {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength)
         let decoder = self.decoder
         let limit = maxLineLength
+        // A deeper window than one batch per worker: batches take uneven time, and with few in flight the workers
+        // waited on the reader and the reader on the oldest batch.
         try OrderedParallelMap.run(
-            workers: workers,
+            workers: workers, window: workers * 6,
             produce: { try LineBatch.read(from: reader) },
             transform: { batch in batch.items(decoder: decoder, maxLineLength: limit).map(transform) },
             consume: { outputs in for output in outputs { try consume(output) } })
@@ -64,11 +66,12 @@ private struct LineBatch: Sendable {
     var bytes: [UInt8] = []
     var entries: [Entry] = []
 
-    /// Up to about 1 MiB of lines, or `nil` at the end of the file.
+    /// Up to about 256 KiB (1024 lines), or `nil` at the end of the file: small batches keep few decoded records in
+    /// flight while the window stays deep.
     static func read(from reader: LineReader) throws -> LineBatch? {
         var batch = LineBatch()
-        batch.bytes.reserveCapacity(1 << 20)
-        while batch.bytes.count < 1 << 20, batch.entries.count < 4096, let line = try reader.nextLine() {
+        batch.bytes.reserveCapacity(256 << 10)
+        while batch.bytes.count < 256 << 10, batch.entries.count < 1024, let line = try reader.nextLine() {
             switch line {
             case .bytes(let bytes, let position):
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
