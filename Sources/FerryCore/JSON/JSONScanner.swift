@@ -59,28 +59,7 @@ public struct JSONScanner {
     /// The next member's key (consuming the key and its colon), or `nil` after consuming the closing `}`.
     /// - Parameter first: `true` before the first member; the scanner sets it to `false`.
     public mutating func nextKey(_ first: inout Bool) throws(JSONSyntaxError) -> String? {
-        skipWhitespace()
-        guard offset < bytes.count else { throw error("unexpected end of input inside an object") }
-        if bytes[offset] == UInt8(ascii: "}") {
-            offset += 1
-            return nil
-        }
-        if !first {
-            guard bytes[offset] == UInt8(ascii: ",") else { throw error("expected ',' or '}' in object, found \(describeCurrent())") }
-            offset += 1
-            skipWhitespace()
-        }
-        first = false
-        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else {
-            throw error("expected a string key in object, found \(describeCurrent())")
-        }
-        let key = try scanString()
-        skipWhitespace()
-        guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else {
-            throw error("expected ':' after object key, found \(describeCurrent())")
-        }
-        offset += 1
-        return key
+        try nextRawKey(&first)?.string
     }
 
     /// The next member's key (consuming the key and its colon) as a view of the input, or `nil` after consuming the

@@ -8,7 +8,7 @@ extension LocalStoreBatch {
     /// Every record a copy writes is looked up first, most often in vain; GRDB's `Row.fetchOne` builds a cursor, a
     /// row and a column-name table each time, which cost more than SQLite's own index search. The statement stays
     /// GRDB's (cached, prepared once); only stepping and reading columns are done here, and it is reset after use.
-    func queryState(zone: Int64, name: String) throws -> StoredRecord? {
+    func fetchState(zone: Int64, name: String) throws -> StoredRecord? {
         let statement = try db.cachedStatement(
             sql: "SELECT type, tag, deleted, digest, created, modified FROM records WHERE zone = ? AND name = ?")
         let handle = statement.sqliteStatement

@@ -89,10 +89,6 @@ public final class LocalStoreBatch {
         return state
     }
 
-    private func fetchState(zone: Int64, name: String) throws -> StoredRecord? {
-        try queryState(zone: zone, name: name)
-    }
-
     /// The live record with its system fields, decoded from its stored form.
     public func record(_ id: RecordID) throws -> Record? {
         guard let state = try lookup(id), !state.isDeleted else { return nil }
