@@ -33,14 +33,20 @@ import Testing
         }
     }
 
-    @Test func anInterruptedCopyResumesAfterItsLastCheckpoint() throws {
+    /// A new store, a fleet of 50 records whose source crashes before record 37, and a first copy that crashed there.
+    private func crashedCopy(_ options: LocalStoreImporter.Options) throws -> (Scratch, LocalStore, FleetSource) {
         let scratch = try Scratch()
         let store = try LocalStore(path: scratch.file("s.ferry"), create: true)
-        let records = TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"])
+        let source = FleetSource(TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"]), failAfter: 37)
+        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in } }
+        return (scratch, store, source)
+    }
+
+    @Test func anInterruptedCopyResumesAfterItsLastCheckpoint() throws {
         var options = LocalStoreImporter.Options()
         options.batchSize = 10
-        let source = FleetSource(records, failAfter: 37)
-        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in } }
+        let (scratch, store, source) = try crashedCopy(options)
+        defer { _ = scratch }
         let importer = LocalStoreImporter(store: store, source: source, options: options)
         #expect(try importer.resumePoint() == 30, "three batches of ten were committed before the crash")
         source.failAfter = nil
@@ -55,15 +61,12 @@ import Testing
     }
 
     @Test func transactionsAlsoEndAtTheirByteLimit() throws {
-        let scratch = try Scratch()
-        let store = try LocalStore(path: scratch.file("s.ferry"), create: true)
-        let records = TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"])
         var options = LocalStoreImporter.Options()
         options.batchSize = 1000
         // Each record is estimated at a few hundred bytes: a limit of one byte commits every change on its own.
         options.batchBytes = 1
-        let source = FleetSource(records, failAfter: 37)
-        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in } }
+        let (scratch, store, source) = try crashedCopy(options)
+        defer { _ = scratch }
         #expect(try LocalStoreImporter(store: store, source: source, options: options).resumePoint() == 37)
     }
 

@@ -160,11 +160,7 @@ final class BundleVerifier: BundleVisitor {
             report.deletionsChecked += 1
         } else {
             report.recordsChecked += 1
-            for reference in outcome.deleteSelf {
-                if let problem = tally.count(target: reference.target, key: reference.key, field: reference.field) {
-                    report.warnings.append(problem.description)
-                }
-            }
+            for problem in outcome.deleteSelf.compactMap({ tally.count($0) }) { report.warnings.append(problem.description) }
             for asset in outcome.assets { referencedAssets[asset.sha256] = asset.size }
         }
         if !graph.register(key, type: outcome.recordType) {
@@ -202,8 +198,8 @@ private struct LineOutcome: Sendable {
     var key: RecordKey?
     var recordType = ""
     var isDeletion = false
-    /// The DELETE_SELF references, by field.
-    var deleteSelf: [(field: String, target: RecordID, key: RecordKey)] = []
+    /// The DELETE_SELF references.
+    var deleteSelf: [DeleteSelfReference] = []
     /// The assets referenced.
     var assets: [Asset] = []
     /// The archive, file and line, for messages about the line.
@@ -226,18 +222,18 @@ private struct LineChecker: Sendable {
 
     func check(_ batch: LineBatch) -> [LineOutcome] {
         var json = JSONWriter(capacity: 4096)
-        var layout: Layout?
+        var checked: CheckedFields?
         return batch.bytes.withUnsafeBytes { buffer in
             batch.lines.map { line in
                 check(
                     UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json,
-                    checkedLayout: &layout)
+                    checkedFields: &checked)
             }
         }
     }
 
     private func check(
-        _ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter, checkedLayout: inout Layout?
+        _ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter, checkedFields: inout CheckedFields?
     ) -> LineOutcome {
         var outcome = LineOutcome(archive: archive, file: file.path, number: number)
         let change: RecordChange
@@ -252,12 +248,8 @@ private struct LineChecker: Sendable {
         outcome.recordType = change.recordType
         outcome.isDeletion = change.isDeletion
         if case .record(let record) = change {
-            for field in record.fields {
-                for reference in field.value.references where reference.action == .deleteSelf {
-                    outcome.deleteSelf.append((field.name, reference.target, RecordKey(reference.target)))
-                }
-                outcome.assets += field.value.assets
-            }
+            outcome.deleteSelf = ReferenceTally.deleteSelfReferences(in: record)
+            for field in record.fields { outcome.assets += field.value.assets }
         }
         json.reset()
         change.writeCloudKitJSON(to: &json)
@@ -271,14 +263,14 @@ private struct LineChecker: Sendable {
                 Self.fail(&outcome, "record type \(record.recordType) does not belong in this file (\(file.recordType ?? ""))")
             }
             // Records of a file mostly share one set of fields: a set already found in the schema is not looked up again.
-            if checkedLayout?.matches(record) != true {
+            if checkedFields?.matches(record) != true {
                 if let fields = schema.recordTypes[record.recordType] {
                     var fits = true
                     for field in record.fields where !(fields[field.name]?.accepts(field.value.type) ?? false) {
                         fits = false
                         Self.fail(&outcome, "field \(field.name) (\(field.value.type.tag)) is not in data/schema.json as that type")
                     }
-                    if fits { checkedLayout = Layout(record) }
+                    if fits { checkedFields = CheckedFields(record) }
                 } else {
                     Self.fail(&outcome, "record type \(record.recordType) is not in data/schema.json")
                 }
@@ -296,8 +288,9 @@ private struct LineChecker: Sendable {
         outcome.failures.append("\(outcome.location): \(message)")
     }
 
-    /// A record type with its field names and types, as last found in the schema.
-    struct Layout {
+    /// A record type with its field names and types, as last found in the schema (compared field by field; the
+    /// hashed ``RecordSchema/Layout`` would cost more than the lookups it saves here).
+    struct CheckedFields {
         let recordType: String
         let fields: [(name: String, type: FieldType)]
 

@@ -115,9 +115,7 @@ public final class BundleWriter {
         let key: RecordSpool.Key
         switch change {
         case .record(let record):
-            for reference in prepared.deleteSelf {
-                if let problem = tally.count(target: reference.target, key: reference.key, field: reference.field) { problems.append(problem) }
-            }
+            problems += prepared.deleteSelf.compactMap { tally.count($0) }
             schema.add(record, layout: prepared.layout)
             if !prepared.targets.isEmpty { graph.addReferences(from: record.recordType, to: prepared.targets) }
             for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }

@@ -15,8 +15,8 @@ public struct PreparedChange: Sendable {
     public let problems: [RecordProblem]
     let key: RecordKey
     let targets: [RecordKey]
-    /// The DELETE_SELF references, by field, with their targets' keys (for the per-target limit).
-    let deleteSelf: [(field: String, target: RecordID, key: RecordKey)]
+    /// The DELETE_SELF references, with their targets' keys (for the per-target limit).
+    let deleteSelf: [DeleteSelfReference]
     /// The assets, with the field each is in.
     let assets: [(field: String, asset: Asset)]
     let layout: RecordSchema.Layout?
@@ -35,24 +35,18 @@ public struct ChangePreparer: Sendable {
         var json = JSONWriter(capacity: 1024)
         change.writeCloudKitJSON(to: &json)
         var targets: [RecordKey] = []
-        var deleteSelf: [(field: String, target: RecordID, key: RecordKey)] = []
+        var deleteSelf: [DeleteSelfReference] = []
         var assets: [(field: String, asset: Asset)] = []
         var layout: RecordSchema.Layout?
         if case .record(let record) = change {
             layout = RecordSchema.Layout(of: record)
+            deleteSelf = ReferenceTally.deleteSelfReferences(in: record)
             for field in record.fields {
                 switch field.value {
-                case .reference(let reference):
-                    let key = RecordKey(reference.target)
-                    targets.append(key)
-                    if reference.action == .deleteSelf { deleteSelf.append((field.name, reference.target, key)) }
+                case .reference(let reference): targets.append(RecordKey(reference.target))
                 case .asset(let asset): assets.append((field.name, asset))
                 case .list(let list) where list.elementType == .reference:
-                    for reference in field.value.references {
-                        let key = RecordKey(reference.target)
-                        targets.append(key)
-                        if reference.action == .deleteSelf { deleteSelf.append((field.name, reference.target, key)) }
-                    }
+                    targets += field.value.references.map { RecordKey($0.target) }
                 case .list(let list) where list.elementType == .asset:
                     assets += field.value.assets.map { (field.name, $0) }
                 default: break

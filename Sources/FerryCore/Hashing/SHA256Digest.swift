@@ -42,7 +42,7 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
         for word in 0..<4 {
             var value: UInt64 = 0
             for position in (word * 16)..<(word * 16 + 16) {
-                guard let nibble = Self.nibble(hex[position]) else { return nil }
+                guard let nibble = Hex.value(hex[position]) else { return nil }
                 value = value << 4 | UInt64(nibble)
             }
             switch word {
@@ -70,7 +70,8 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
     public var bytes: [UInt8] {
         var result = [UInt8]()
         result.reserveCapacity(32)
-        for word in [words.0, words.1, words.2, words.3] {
+        for index in 0..<4 {
+            let word = self.word(index)
             for shift in stride(from: 56, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
         }
         return result
@@ -95,7 +96,7 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Writes the 64 hex digits into exactly 64 bytes.
     private func writeHex(into buffer: UnsafeMutableRawBufferPointer) {
-        let digits: StaticString = "0123456789abcdef"
+        let digits = Hex.lowercaseDigits
         var position = 0
         for index in 0..<4 {
             let word = self.word(index)
@@ -121,14 +122,5 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
         hasher.combine(words.1)
         hasher.combine(words.2)
         hasher.combine(words.3)
-    }
-
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -468,10 +468,14 @@ public struct JSONRawString {
     /// Whether the string is `literal` (an ASCII literal without characters that need escaping).
     @inlinable
     public func matches(_ literal: StaticString) -> Bool {
-        if let unescaped { return unescaped == literal.description }
-        let count = literal.utf8CodeUnitCount
-        guard raw.count == count, let base = raw.baseAddress else { return count == 0 && raw.count == 0 }
-        return memcmp(base, literal.utf8Start, count) == 0
+        withBytes { $0.hasSameBytes(as: UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)) }
+    }
+
+    /// Calls `body` with the string's UTF-8 bytes, escapes resolved (the input itself when there were none).
+    @inlinable
+    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        guard var unescaped else { return try body(raw) }
+        return try unescaped.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
     }
 
     /// The string itself.

@@ -7,7 +7,7 @@ extension UUID {
     /// record; record naming and reference lookups call this once per record or reference.
     public var text: String {
         String(unsafeUninitializedCapacity: 36) { buffer in
-            let digits: StaticString = "0123456789ABCDEF"
+            let digits = Hex.uppercaseDigits
             var position = 0
             withUnsafeBytes(of: uuid) { bytes in
                 for (index, byte) in bytes.enumerated() {
@@ -38,7 +38,7 @@ extension UUID {
                         guard utf8[position] == UInt8(ascii: "-") else { return false }
                         position += 1
                     }
-                    guard let high = Self.uppercaseNibble(utf8[position]), let low = Self.uppercaseNibble(utf8[position + 1]) else {
+                    guard let high = Hex.value(utf8[position], lowercase: false), let low = Hex.value(utf8[position + 1], lowercase: false) else {
                         return false
                     }
                     output[index] = high << 4 | low
@@ -50,13 +50,5 @@ extension UUID {
         }
         guard let parsed else { return nil }
         self.init(uuid: parsed)
-    }
-
-    private static func uppercaseNibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

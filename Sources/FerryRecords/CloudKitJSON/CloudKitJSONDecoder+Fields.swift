@@ -77,14 +77,8 @@ extension CloudKitJSONDecoder {
     /// Reads a type tag: Ferry's (`STRING`, `STRING_LIST`, `UNKNOWN_LIST`) and CloudKit's other spellings (`LIST`,
     /// `ASSETID`, `ASSETID_LIST`).
     private func tag(_ scanner: inout JSONScanner, _ context: FieldContext) throws -> FieldType {
-        let kind = try scanner.peek()
-        guard kind == .string else { throw RecordError(.invalidRecord, at: "fields.\(context.name).type", "expected a string, found \(kind.name)") }
-        let text = try scanner.rawString()
-        if let unescaped = text.unescaped {
-            if let type = FieldType(tag: unescaped) { return type }
-        } else if let type = FieldType(tag: text.raw) {
-            return type
-        }
+        let text = try rawString(&scanner, path: "fields.\(context.name).type")
+        if let type = text.withBytes(FieldType.init(tag:)) { return type }
         switch text {
         case "LIST": return .list(nil)
         case "ASSETID": return .scalar(.asset)
@@ -244,10 +238,7 @@ extension CloudKitJSONDecoder {
             case "recordName": name = try string(&scanner, path: "\(path()).recordName")
             case "zoneID": zone = try zoneID(&scanner, path: "\(path()).zoneID")
             case "action":
-                guard try scanner.peek() == .string else {
-                    throw RecordError(.invalidRecord, at: "\(path()).action", "expected a string, found \(try scanner.peek().name)")
-                }
-                switch try scanner.rawString() {
+                switch try rawString(&scanner, path: "\(path()).action") {
                 case "NONE": action = .none
                 case "DELETE_SELF": action = .deleteSelf
                 case "VALIDATE": action = .validate
@@ -277,11 +268,7 @@ extension CloudKitJSONDecoder {
         while let key = try scanner.nextRawKey(&first) {
             switch key {
             case "sha256":
-                guard try scanner.peek() == .string else {
-                    throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits, found \(try scanner.peek().name)")
-                }
-                let text = try scanner.rawString()
-                guard let parsed = text.unescaped.map({ SHA256Digest(hex: $0) }) ?? SHA256Digest(hex: text.raw) else {
+                guard let parsed = try rawString(&scanner, path: "\(path()).sha256").withBytes(SHA256Digest.init(hex:)) else {
                     throw RecordError(.invalidRecord, at: "\(path()).sha256", "expected 64 hex digits")
                 }
                 digest = parsed

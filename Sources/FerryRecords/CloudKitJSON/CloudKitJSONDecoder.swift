@@ -195,12 +195,8 @@ public struct CloudKitJSONDecoder: Sendable {
             switch key {
             case "zoneName": zoneName = try string(&scanner, path: "\(path()).zoneName")
             case "ownerRecordName", "ownerName":
-                let kind = try scanner.peek()
-                guard kind == .string else {
-                    throw RecordError(.invalidRecord, at: "\(path()).ownerRecordName", "expected a string, found \(kind.name)")
-                }
                 // Nearly every zone has the default owner: share one string instead of allocating one per zone ID.
-                let text = try scanner.rawString()
+                let text = try rawString(&scanner, path: "\(path()).ownerRecordName")
                 owner = text.matches("__defaultOwner__") ? ZoneID.defaultOwnerName : text.string
             case "zoneType": try scanner.skipValue()
             default:
@@ -236,6 +232,13 @@ public struct CloudKitJSONDecoder: Sendable {
         let kind = try scanner.peek()
         guard kind == .string else { throw RecordError(.invalidRecord, at: path(), "expected a string, found \(kind.name)") }
         return try scanner.string()
+    }
+
+    /// A string as a view of the input, for values matched or parsed in place (tags, actions, digests).
+    func rawString(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> JSONRawString {
+        let kind = try scanner.peek()
+        guard kind == .string else { throw RecordError(.invalidRecord, at: path(), "expected a string, found \(kind.name)") }
+        return try scanner.rawString()
     }
 
     func milliseconds(_ scanner: inout JSONScanner, path: @autoclosure () -> String) throws -> Int64 {

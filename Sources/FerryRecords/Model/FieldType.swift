@@ -41,15 +41,9 @@ public enum FieldType: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a type tag as Ferry writes it (`STRING`, `STRING_LIST`, `UNKNOWN_LIST`).
     public init?(tag: String) {
-        if let scalar = ScalarType(rawValue: tag) {
-            self = .scalar(scalar)
-        } else if tag == "UNKNOWN_LIST" {
-            self = .list(nil)
-        } else if tag.hasSuffix("_LIST"), let scalar = ScalarType(rawValue: String(tag.dropLast(5))) {
-            self = .list(scalar)
-        } else {
-            return nil
-        }
+        var tag = tag
+        guard let type = tag.withUTF8({ Self(tag: UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = type
     }
 
     /// Parses a type tag from the bytes of a JSON string (without quotes), building no string.
@@ -64,7 +58,7 @@ public enum FieldType: Sendable, Hashable, CustomStringConvertible {
         return nil
     }
 
-    /// Every tag Ferry writes, with its type.
+    /// Every tag Ferry writes, with its type: the one table both parsers read.
     private static let tags: [(StaticString, FieldType)] = [
         ("STRING", .scalar(.string)), ("INT64", .scalar(.int64)), ("DOUBLE", .scalar(.double)),
         ("TIMESTAMP", .scalar(.timestamp)), ("BYTES", .scalar(.bytes)), ("REFERENCE", .scalar(.reference)),

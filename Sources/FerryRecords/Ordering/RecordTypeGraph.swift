@@ -129,11 +129,15 @@ public struct RecordTypeGraph: Sendable {
     private mutating func index(of type: String) -> Int32 {
         // Records come grouped by type: most calls repeat the last type and skip hashing it.
         if let last = lastType, last.name == type { return last.index }
-        defer { lastType = (type, typeIndex[type] ?? 0) }
-        if let index = typeIndex[type] { return index }
-        let index = Int32(typeNames.count)
-        typeIndex[type] = index
-        typeNames.append(type)
+        let index: Int32
+        if let known = typeIndex[type] {
+            index = known
+        } else {
+            index = Int32(typeNames.count)
+            typeIndex[type] = index
+            typeNames.append(type)
+        }
+        lastType = (type, index)
         return index
     }
 

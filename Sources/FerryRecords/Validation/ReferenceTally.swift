@@ -12,24 +12,49 @@ public struct ReferenceTally: Sendable {
     /// Counts a record's DELETE_SELF references.
     /// - Returns: a warning for each target whose count just went over the limit.
     public mutating func count(_ record: Record) -> [RecordProblem] {
-        var problems: [RecordProblem] = []
-        for field in record.fields {
-            for reference in field.value.references where reference.action == .deleteSelf {
-                if let problem = count(target: reference.target, key: RecordKey(reference.target), field: field.name) {
-                    problems.append(problem)
-                }
-            }
-        }
-        return problems
+        Self.deleteSelfReferences(in: record).compactMap { count($0) }
     }
 
-    /// Counts one DELETE_SELF reference, from field `field` to `target` (whose key is `key`).
-    /// - Returns: a warning if the target's count just went over the limit.
-    public mutating func count(target: RecordID, key: RecordKey, field: String) -> RecordProblem? {
-        counts[key, default: 0] += 1
-        guard counts[key] == Int32(limit + 1) else { return nil }
+    /// Counts one DELETE_SELF reference.
+    /// - Returns: a warning if its target's count just went over the limit.
+    public mutating func count(_ reference: DeleteSelfReference) -> RecordProblem? {
+        // One table access: the count is bumped and read through the same `inout`.
+        func bump(_ count: inout Int32) -> Int32 {
+            count += 1
+            return count
+        }
+        guard bump(&counts[reference.key, default: 0]) == Int32(limit + 1) else { return nil }
         return RecordProblem(
-            .warning, .deleteSelfLimit, at: "fields.\(field)",
-            "record \(target) is now the target of more than \(limit) DELETE_SELF references; CloudKit refuses more")
+            .warning, .deleteSelfLimit, at: "fields.\(reference.field)",
+            "record \(reference.target) is now the target of more than \(limit) DELETE_SELF references; CloudKit refuses more")
+    }
+
+    /// A record's DELETE_SELF references (single or in lists), with their targets' keys, in field order.
+    public static func deleteSelfReferences(in record: Record) -> [DeleteSelfReference] {
+        var found: [DeleteSelfReference] = []
+        for field in record.fields {
+            for reference in field.value.references where reference.action == .deleteSelf {
+                found.append(DeleteSelfReference(field: field.name, target: reference.target))
+            }
+        }
+        return found
+    }
+}
+
+/// A DELETE_SELF reference as the tally counts it: the field it is in and its target, with the target's key
+/// (computed once, where the record is prepared).
+public struct DeleteSelfReference: Sendable {
+    /// The field holding the reference.
+    public let field: String
+    /// The referenced record.
+    public let target: RecordID
+    /// The target's key.
+    public let key: RecordKey
+
+    /// A reference from `field` to `target`.
+    public init(field: String, target: RecordID) {
+        self.field = field
+        self.target = target
+        key = RecordKey(target)
     }
 }

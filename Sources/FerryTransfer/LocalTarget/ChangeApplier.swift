@@ -28,7 +28,7 @@ final class ChangeApplier {
         try apply(source.change, prepared: source.prepared)
     }
 
-    func apply(_ change: RecordChange, prepared: PreparedWrite? = nil) throws -> TransferOutcome {
+    private func apply(_ change: RecordChange, prepared: PreparedWrite?) throws -> TransferOutcome {
         let problems = prepared?.errors ?? options.validator.problems(in: change).filter { $0.severity == .error }
         if !problems.isEmpty {
             return .rejected(code: "INVALID", reason: problems.map(\.description).joined(separator: "; "))
