@@ -30,6 +30,8 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // glibc's malloc_trim, which Swift's Glibc module leaves out: the bundle writer returns phase one's memory.
+        .systemLibrary(name: "CMalloc"),
         // zlib, through a system-library shim: raw DEFLATE for Core Data's model cache.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
@@ -71,7 +73,7 @@ let package = Package(
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FerryCore", "FerryRecords", "CArchive", "CMalloc", .product(name: "Logging", package: "swift-log")]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(

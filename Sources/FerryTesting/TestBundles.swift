@@ -11,10 +11,12 @@ public enum TestBundles {
     /// Writes a bundle of `changes` whose assets are files in `assetDirectory`, and returns its summary.
     @discardableResult
     public static func write(
-        _ changes: [RecordChange], to path: String, assetDirectory: String? = nil, format: ArchiveFormat? = nil
+        _ changes: [RecordChange], to path: String, assetDirectory: String? = nil, format: ArchiveFormat? = nil,
+        zstdThreads: Int? = nil
     ) throws -> BundleSummary {
         var options = BundleWriter.Options(source: .init(kind: "test", description: "TestBundles"))
         options.format = format
+        if let zstdThreads { options.zstdThreads = zstdThreads }
         options.softwareAgent = "ferry-tests"
         let provider = try assetDirectory.map { try DirectoryAssetProvider(root: $0) }
         let writer = try BundleWriter(path: path, options: options, assets: provider)

@@ -66,6 +66,38 @@ import Testing
         #expect(try scratch.read("one/b.\(format.rawValue)") == scratch.read("two/b.\(format.rawValue)"))
     }
 
+    /// Zstandard's multi-threaded output does not depend on the number of workers.
+    ///
+    /// So a bundle written on a two-core laptop and on a build server is the same file. The payload spans several
+    /// compression jobs.
+    @Test func zstdBundlesDoNotDependOnTheThreadCount() throws {
+        let scratch = try Scratch()
+        var changes = try Self.changes(assets: scratch.file("assets"))
+        // 24 MB of compressible, non-repeating text: words picked by a linear congruential generator.
+        let words = ["brake ", "door ", "seat ", "winch ", "tyres ", "oil ", "mirror ", "lift "].map { Array($0.utf8) }
+        var text: [UInt8] = []
+        text.reserveCapacity(24 << 20 + 8)
+        var state: UInt64 = 7
+        while text.count < 24 << 20 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            text += words[Int(state >> 61)]
+        }
+        let manual = try TestBundles.storeAsset(Data(text), in: scratch.file("assets"), fileName: "manual.txt")
+        var truck = TestRecords.vehicle("Truck", index: 99)
+        truck.fields["manual"] = .asset(manual)
+        changes.append(.record(truck))
+        var files: [[UInt8]] = []
+        for threads in [1, 3] {
+            let path = scratch.file("\(threads)/b.tar.zst")
+            try FileManager.default.createDirectory(atPath: scratch.file("\(threads)"), withIntermediateDirectories: true)
+            let summary = try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"), zstdThreads: threads)
+            #expect(summary.payloadBytes > 16 << 20, "the payload should span several 8 MB zstd jobs")
+            files.append([UInt8](try scratch.read("\(threads)/b.tar.zst")))
+        }
+        let identical = files[0] == files[1]  // not inside #expect, which would print two 20 MB arrays on failure
+        #expect(identical, "the bundles written with 1 and 3 zstd threads differ")
+    }
+
     @Test func selectsByTypeAndZone() throws {
         let scratch = try Scratch()
         let path = scratch.file("b.tar.zst")

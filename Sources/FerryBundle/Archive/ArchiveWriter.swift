@@ -17,7 +17,7 @@ final class ArchiveWriter {
     ///   - file: the output; the writer flushes into it but does not close it.
     ///   - format: container and compression.
     ///   - mtime: the modification time given to every entry (seconds since 1970).
-    ///   - zstdThreads: worker threads for Zstandard compression (0 = libarchive's default, single-threaded).
+    ///   - zstdThreads: worker threads for Zstandard compression (0: compress on the calling thread).
     init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdThreads: Int = 0) throws {
         ArchiveLocale.ensureUTF8()
         guard let handle = archive_write_new() else { throw BundleError(.writeFailed, "libarchive could not allocate a writer") }
