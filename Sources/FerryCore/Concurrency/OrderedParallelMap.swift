@@ -20,11 +20,12 @@ public enum OrderedParallelMap {
     ///   - window: the most items in flight.
     ///   - produce: the next item, or `nil` at the end (called on the calling thread).
     ///   - transform: the pure, thread-safe work on one item.
-    ///   - consume: receives each result in input order (called on the calling thread).
+    ///   - consume: receives each result in input order (called on the calling thread), and owns it: it may hand the
+    ///     result to another thread to be freed there.
     /// - Throws: the first error of `produce` or `consume`; remaining work is abandoned.
     public static func run<Input: Sendable, Output: Sendable>(
         workers: Int, window: Int? = nil, produce: () throws -> Input?,
-        transform: @escaping @Sendable (Input) -> Output, consume: (Output) throws -> Void
+        transform: @escaping @Sendable (Input) -> Output, consume: (consuming Output) throws -> Void
     ) throws {
         try withoutActuallyEscaping(consume) { consume in
             let pipeline = OrderedPipeline(workers: workers, window: window, transform: transform, consume: consume)
@@ -46,7 +47,7 @@ public enum OrderedParallelMap {
 public final class OrderedPipeline<Input: Sendable, Output: Sendable> {
     private let pool: WorkerPool<Input, Output>?
     private let transform: @Sendable (Input) -> Output
-    private let consume: (Output) throws -> Void
+    private let consume: (consuming Output) throws -> Void
     private let limit: Int
     private var submitted = 0
     private var consumed = 0
@@ -59,7 +60,7 @@ public final class OrderedPipeline<Input: Sendable, Output: Sendable> {
     ///   - consume: receives each result in input order, on the thread that calls ``submit(_:)`` and ``drain()``.
     public init(
         workers: Int, window: Int? = nil, transform: @escaping @Sendable (Input) -> Output,
-        consume: @escaping (Output) throws -> Void
+        consume: @escaping (consuming Output) throws -> Void
     ) {
         pool = workers > 1 ? WorkerPool(workers: workers, transform: transform) : nil
         self.transform = transform

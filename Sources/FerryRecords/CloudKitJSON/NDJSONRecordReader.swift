@@ -1,3 +1,4 @@
+import Dispatch
 import FerryCore
 
 /// Reads records and deletions from an NDJSON file of CloudKit record dictionaries, one per line.
@@ -52,7 +53,13 @@ public struct NDJSONRecordReader {
             workers: workers, window: workers * 6,
             produce: { try LineBatch.read(from: reader) },
             transform: { batch in batch.items(decoder: decoder, maxLineLength: limit).map(transform) },
-            consume: { outputs in for output in outputs { try consume(output) } })
+            consume: { (outputs: consuming [Output]) in
+                for index in outputs.indices { try consume(outputs[index]) }
+                // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer
+                // is the thread the workers wait for: the batch's last reference goes to another thread.
+                let spent = outputs
+                DispatchQueue.global(qos: .utility).async { withExtendedLifetime(spent) {} }
+            })
     }
 }
 

@@ -86,7 +86,6 @@ struct Pack: AsyncParsableCommand {
         var tally = BundleTally()
         var warnings = 0
         let preparer = writer.preparer
-        var spent = SpentItems()
         for input in inputs {
             let reader = NDJSONRecordReader(path: input, decoder: decoder)
             // Decoding, validation and encoding run on all cores; admission runs here, in input order.
@@ -110,11 +109,8 @@ struct Pack: AsyncParsableCommand {
                     try rejects.reject(file: input, position: position, change: nil, problems: [error.problem], text: text)
                 }
                 console.progress("reading \(input): \(tally.read) records")
-                spent.append(item)
-                if spent.count == 1024 { spent.releaseElsewhere() }
             }
         }
-        spent.releaseElsewhere()
         console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
         let writing = Date()
         let creation = try CreationTime.resolve(flag: createdAt, inputs: inputs)
@@ -142,24 +138,5 @@ enum PackItem: Sendable {
         case .change(let change, let position): self = .prepared(preparer.prepare(change), position)
         case .invalid(let error, let position, let text): self = .invalid(error, position, text: text)
         }
-    }
-}
-
-/// Admitted items waiting to be freed on another thread: freeing a decoded record (its strings and arrays) costs as
-/// much as admitting it, and the in-order admitting thread is the one the others wait for.
-struct SpentItems {
-    private var items: [PackItem] = []
-
-    mutating func append(_ item: PackItem) { items.append(item) }
-
-    var count: Int { items.count }
-
-    /// Hands the items to a background thread to be released.
-    mutating func releaseElsewhere() {
-        guard !items.isEmpty else { return }
-        let batch = items
-        items = []
-        items.reserveCapacity(1024)
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(batch) {} }
     }
 }
