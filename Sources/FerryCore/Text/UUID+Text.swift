@@ -5,22 +5,33 @@ extension UUID {
     ///
     /// On Linux `uuidString` goes through `uuid_unparse` and `sprintf`, which costs more than the rest of naming a
     /// record; record naming and reference lookups call this once per record or reference.
-    public var text: String {
-        String(unsafeUninitializedCapacity: 36) { buffer in
-            let digits = Hex.uppercaseDigits
-            var position = 0
-            withUnsafeBytes(of: uuid) { bytes in
-                for (index, byte) in bytes.enumerated() {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        buffer[position] = UInt8(ascii: "-")
-                        position += 1
-                    }
-                    buffer[position] = digits.utf8Start[Int(byte >> 4)]
-                    buffer[position + 1] = digits.utf8Start[Int(byte & 0x0F)]
-                    position += 2
+    public var text: String { text(prefixedBy: "") }
+
+    /// `prefix` followed by ``text``, made as one string (a record name such as `Car.0E6F…` without a second
+    /// allocation for the UUID's text).
+    public func text(prefixedBy prefix: String) -> String {
+        var prefix = prefix
+        return prefix.withUTF8 { head in
+            String(unsafeUninitializedCapacity: head.count + 36) { buffer in
+                var position = 0
+                for byte in head {
+                    buffer[position] = byte
+                    position += 1
                 }
+                let digits = Hex.uppercaseDigits
+                withUnsafeBytes(of: uuid) { bytes in
+                    for (index, byte) in bytes.enumerated() {
+                        if index == 4 || index == 6 || index == 8 || index == 10 {
+                            buffer[position] = UInt8(ascii: "-")
+                            position += 1
+                        }
+                        buffer[position] = digits.utf8Start[Int(byte >> 4)]
+                        buffer[position + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                        position += 2
+                    }
+                }
+                return position
             }
-            return 36
         }
     }
 

@@ -31,8 +31,8 @@ struct ObjectReader {
                 attributeSlots.append((attribute, nil))
             }
         }
-        var toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)] = []
-        var toMany: [(relationship: StoreSchema.Relationship, cursor: LinkCursor)] = []
+        var slots: [RelationshipSlot] = []
+        var toMany: [LinkCursor] = []
         for (position, relationship) in relationships.enumerated() {
             switch relationship.storage {
             case .foreignKey(let column, let entityColumn):
@@ -50,7 +50,7 @@ struct ObjectReader {
                         "LEFT JOIN \(destination.quotedDatabaseIdentifier) AS j\(position) ON j\(position).Z_PK = t.\(column.quotedDatabaseIdentifier)"
                     )
                 }
-                toOneSlots.append((relationship, keyIndex, entityIndex))
+                slots.append(RelationshipSlot(relationship, kind: .toOne(key: keyIndex, entity: entityIndex), schema: store.schema))
             case .inverseForeignKey(let column, let orderColumn):
                 guard let destination = relationship.destinationTable else { continue }
                 let numbers = relationship.destinationNumbers.map(String.init).joined(separator: ",")
@@ -60,7 +60,8 @@ struct ObjectReader {
                     WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL AND Z_ENT IN (\(numbers))
                     ORDER BY \(column.quotedDatabaseIdentifier), \(order)Z_PK
                     """
-                toMany.append((relationship, try LinkCursor(db: db, sql: sql)))
+                slots.append(RelationshipSlot(relationship, kind: .toMany(cursor: toMany.count), schema: store.schema))
+                toMany.append(try LinkCursor(db: db, sql: sql))
             case .joinTable(let join, let source, let destinationColumn, let orderColumn):
                 guard let destination = relationship.destinationTable else { continue }
                 let order = orderColumn.map { "j.\($0.quotedDatabaseIdentifier), " } ?? ""
@@ -70,7 +71,8 @@ struct ObjectReader {
                     ON d.Z_PK = j.\(destinationColumn.quotedDatabaseIdentifier)
                     ORDER BY j.\(source.quotedDatabaseIdentifier), \(order)j.\(destinationColumn.quotedDatabaseIdentifier)
                     """
-                toMany.append((relationship, try LinkCursor(db: db, sql: sql)))
+                slots.append(RelationshipSlot(relationship, kind: .toMany(cursor: toMany.count), schema: store.schema))
+                toMany.append(try LinkCursor(db: db, sql: sql))
             case .missing:
                 continue
             }
@@ -90,8 +92,7 @@ struct ObjectReader {
                 lastKey = primaryKey
                 try body(
                     try object(
-                        row, primaryKey: primaryKey, entity: entity, attributes: attributeSlots, relationships: relationships, toOne: toOneSlots,
-                        toMany: toMany))
+                        row, primaryKey: primaryKey, entityName: entityName, attributes: attributeSlots, relationships: slots, toMany: toMany))
             }
         } catch let error as DatabaseError {
             throw CoreDataError(
@@ -102,60 +103,81 @@ struct ObjectReader {
     }
 
     /// Builds one object from its row and the to-many cursors.
+    ///
+    /// Loops by index over slots made once per scan: binding schema structs per row copied (retained) all of their
+    /// strings for every property of every object.
     private func object(
-        _ row: Row, primaryKey: Int64, entity: StoreSchema.Entity, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
-        relationships: [StoreSchema.Relationship], toOne toOneSlots: [(relationship: StoreSchema.Relationship, key: Int, entity: Int?)],
-        toMany: [(relationship: StoreSchema.Relationship, cursor: LinkCursor)]
+        _ row: Row, primaryKey: Int64, entityName: String, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
+        relationships slots: [RelationshipSlot], toMany: [LinkCursor]
     ) throws -> ManagedObject {
-        let entityName = entity.description.name
         var object = ManagedObject(
             entity: entityName, primaryKey: primaryKey, storeUUID: store.metadata.uuid, attributes: [],
             relationships: [])
         object.attributes.reserveCapacity(attributeSlots.count)
-        for (attribute, index) in attributeSlots {
-            let value = index.map { decoder.decode(row.value(at: $0), as: attribute.description) } ?? .null
+        for slot in attributeSlots.indices {
+            let value = attributeSlots[slot].index.map { decoder.decode(row.value(at: $0), as: attributeSlots[slot].attribute.description) } ?? .null
             switch value {
             case .unexpected(let raw):
-                object.problems.append("\(attribute.description.name): stored as \(raw.typeName), not as a \(attribute.description.type.xmlName)")
+                let description = attributeSlots[slot].attribute.description
+                object.problems.append("\(description.name): stored as \(raw.typeName), not as a \(description.type.xmlName)")
             case .externalData(let external) where external.size == nil:
-                object.problems.append("\(attribute.description.name): external data file \(external.uuid) is missing")
+                object.problems.append("\(attributeSlots[slot].attribute.description.name): external data file \(external.uuid) is missing")
             default: break
             }
-            object.attributes.append((attribute.description.name, value))
+            object.attributes.append((attributeSlots[slot].attribute.description.name, value))
         }
-        var toOneIterator = toOneSlots.makeIterator()
-        var toManyIterator = toMany.makeIterator()
-        for relationship in relationships {
-            switch relationship.storage {
-            case .foreignKey:
-                guard let slot = toOneIterator.next() else { continue }
-                let stored = row.value(at: slot.key)
+        object.relationships.reserveCapacity(slots.count)
+        for slot in slots.indices {
+            switch slots[slot].kind {
+            case .toOne(let keyIndex, let entityIndex):
+                let stored = row.value(at: keyIndex)
                 let key = stored.integerValue
                 if key == nil, !stored.isNull {
-                    object.problems.append("\(relationship.description.name): the stored key \(stored) is not a primary key")
+                    object.problems.append("\(slots[slot].name): the stored key \(stored) is not a primary key")
                 }
                 let target = key.map { key -> ObjectReference in
-                    let number = slot.entity.flatMap { row.value(at: $0).integerValue }.flatMap { Int(exactly: $0) }
-                    return reference(to: key, number: number, relationship: relationship)
+                    let number = entityIndex.flatMap { row.value(at: $0).integerValue }.flatMap { Int(exactly: $0) }
+                    return reference(to: key, number: number, slot: slots[slot])
                 }
-                object.relationships.append((relationship.description.name, .toOne(target)))
-            case .inverseForeignKey, .joinTable:
-                guard let (_, cursor) = toManyIterator.next() else { continue }
-                let links = try cursor.links(for: primaryKey)
+                object.relationships.append((slots[slot].name, .toOne(target)))
+            case .toMany(let cursor):
+                let links = try toMany[cursor].links(for: primaryKey)
                 object.relationships.append(
-                    (relationship.description.name, .toMany(links.map { reference(to: $0.key, number: $0.entity, relationship: relationship) })))
-            case .missing:
-                continue
+                    (slots[slot].name, .toMany(links.map { reference(to: $0.key, number: $0.entity, slot: slots[slot]) })))
             }
         }
         return object
     }
 
     /// A reference to a target in a relationship's destination hierarchy.
-    private func reference(to key: Int64, number: Int?, relationship: StoreSchema.Relationship) -> ObjectReference {
-        let entityNumber = number ?? relationship.destinationNumbers.first ?? 0
-        let name = store.schema.entityName(number: entityNumber) ?? relationship.description.destination
+    private func reference(to key: Int64, number: Int?, slot: RelationshipSlot) -> ObjectReference {
+        let name = number.map { store.schema.entityName(number: $0) ?? slot.destination } ?? slot.defaultDestination
         return ObjectReference(entity: name, primaryKey: key, storeUUID: store.metadata.uuid)
+    }
+}
+
+/// What the reader needs of one relationship per row, worked out once per scan.
+private struct RelationshipSlot {
+    enum Kind {
+        /// The result columns of the foreign key and (when stored or joined) the target's entity number.
+        case toOne(key: Int, entity: Int?)
+        /// The index of the relationship's link cursor.
+        case toMany(cursor: Int)
+    }
+
+    let name: String
+    let kind: Kind
+    /// The destination entity's model name.
+    let destination: String
+    /// The target entity's name when the row does not say: the destination's first entity number, else its model name.
+    let defaultDestination: String
+
+    init(_ relationship: StoreSchema.Relationship, kind: Kind, schema: StoreSchema) {
+        name = relationship.description.name
+        self.kind = kind
+        destination = relationship.description.destination
+        defaultDestination =
+            schema.entityName(number: relationship.destinationNumbers.first ?? 0) ?? relationship.description.destination
     }
 }
 

@@ -5,12 +5,16 @@ import Foundation
 /// Every mapped object's record name and zone, by table and primary key, kept compactly so references can be
 /// resolved while records stream (a million objects take tens of megabytes, not hundreds).
 ///
-/// The map from (table, primary key) holds only a row number; rows are parallel arrays. A name made of a prefix and
-/// an upper-case UUID (`Car.0E6F…`) is stored as the prefix's number and the UUID's 16 bytes; any other name as
+/// Rows are parallel arrays. Core Data numbers each table's rows from 1 up, so a table's row numbers are found by
+/// primary key in a plain array (no hashing); keys too far apart for that go to a dictionary. A name made of a prefix
+/// and an upper-case UUID (`Car.0E6F…`) is stored as the prefix's number and the UUID's 16 bytes; any other name as
 /// text. Zones are numbered. A class: the mapper looks objects up several times per record, and reaching a struct
 /// through a class property copied (retained) all of its arrays each time.
 final class IdentityIndex {
-    private var rows: [UInt64: Int32] = [:]
+    /// Per table: the row of each primary key (`-1`: none), for keys below ``denseLimit``.
+    private var denseRows: [[Int32]] = []
+    /// Rows of keys that did not fit `denseRows` when they were inserted.
+    private var sparseRows: [UInt64: Int32] = [:]
     /// Per row: the prefix number (≥ 0) with `uuids[row]`, or `-(text index + 1)` for a name kept as text.
     private var nameRefs: [Int32] = []
     private var uuids: [UUID] = []
@@ -20,6 +24,11 @@ final class IdentityIndex {
     private var prefixNumbers: [String: Int32] = [:]
     private var zones: [ZoneID] = []
     private var zoneNumbers: [ZoneID: Int32] = [:]
+    /// Names made lately, by row (direct-mapped): references to the same few targets (tags, a parent's children in a
+    /// row) share one string instead of formatting it again.
+    private var recentRows = [Int32](repeating: -1, count: IdentityIndex.recentSlots)
+    private var recentNames = [String](repeating: "", count: IdentityIndex.recentSlots)
+    private static let recentSlots = 4096
     private static let noUUID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     /// Records an object's identity.
@@ -33,25 +42,52 @@ final class IdentityIndex {
             zoneNumbers[zone] = zoneNumber
         }
         let (reference, uuid) = compact(name)
-        let key = ObjectKey.make(table, primaryKey)
-        if let row = rows[key] {
-            nameRefs[Int(row)] = reference
-            uuids[Int(row)] = uuid
-            zoneRefs[Int(row)] = zoneNumber
+        if let row = row(table: table, primaryKey: primaryKey) {
+            nameRefs[row] = reference
+            uuids[row] = uuid
+            zoneRefs[row] = zoneNumber
+            recentRows[row & (Self.recentSlots - 1)] = -1
             return
         }
-        rows[key] = Int32(nameRefs.count)
+        let row = Int32(nameRefs.count)
         nameRefs.append(reference)
         uuids.append(uuid)
         zoneRefs.append(zoneNumber)
+        while denseRows.count <= table { denseRows.append([]) }
+        if primaryKey >= 0, primaryKey < denseLimit {
+            let slot = Int(primaryKey)
+            if denseRows[table].count <= slot {
+                denseRows[table].append(contentsOf: repeatElement(-1, count: slot + 1 - denseRows[table].count))
+            }
+            denseRows[table][slot] = row
+        } else {
+            sparseRows[ObjectKey.make(table, primaryKey)] = row
+        }
     }
 
     /// An object's identity, if it was recorded.
     func lookup(table: Int, primaryKey: Int64) -> (name: String, zone: ZoneID)? {
-        guard let row = rows[ObjectKey.make(table, primaryKey)].map(Int.init) else { return nil }
+        guard let row = row(table: table, primaryKey: primaryKey) else { return nil }
+        let slot = row & (Self.recentSlots - 1)
+        if recentRows[slot] == Int32(row) { return (recentNames[slot], zones[Int(zoneRefs[row])]) }
         let reference = nameRefs[row]
-        let name = reference >= 0 ? prefixes[Int(reference)] + uuids[row].text : texts[Int(-reference - 1)]
+        let name = reference >= 0 ? uuids[row].text(prefixedBy: prefixes[Int(reference)]) : texts[Int(-reference - 1)]
+        recentRows[slot] = Int32(row)
+        recentNames[slot] = name
         return (name, zones[Int(zoneRefs[row])])
+    }
+
+    /// Keys below this go to the per-table arrays: dense keys always, and sparse ones while they cost at most a few
+    /// bytes per object.
+    private var denseLimit: Int64 { Int64(max(1 << 16, 4 * nameRefs.count)) }
+
+    private func row(table: Int, primaryKey: Int64) -> Int? {
+        if primaryKey >= 0, table < denseRows.count, primaryKey < denseRows[table].count {
+            let row = denseRows[table][Int(primaryKey)]
+            if row >= 0 { return Int(row) }
+        }
+        if sparseRows.isEmpty { return nil }
+        return sparseRows[ObjectKey.make(table, primaryKey)].map(Int.init)
     }
 
     private func compact(_ name: String) -> (Int32, UUID) {

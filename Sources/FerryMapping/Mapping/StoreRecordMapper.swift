@@ -48,8 +48,11 @@ public final class StoreRecordMapper {
     private var positions: [String: [UInt64: Int64]] = [:]
     /// Problems found while identifying objects (parents in different zones), by object.
     private var identityProblems: [UInt64: [String]] = [:]
-    /// Relationships already reported as crossing zones (`Entity.relationship`).
-    private var reportedCrossings: Set<String> = []
+    /// Per relationship (see ``RecordProgram/RelationshipStep/crossing``): whether it was found crossing zones (and
+    /// reported); from then on it holds record names.
+    private var crossed: [Bool] = []
+    /// Each relationship's slot in `crossed`, by `Entity.relationship`.
+    private var crossingSlots: [String: Int] = [:]
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
     private var mirroredNames: [UInt64: String] = [:]
 
@@ -71,7 +74,8 @@ public final class StoreRecordMapper {
         positions = [:]
         identityProblems = [:]
         mirroredNames = [:]
-        reportedCrossings = []
+        crossed = []
+        crossingSlots = [:]
         if resolved.plan.isCoreDataMirror {
             try store.forEachMirroredRecordName { entity, primaryKey, name in
                 mirroredNames[ObjectKey.make(entity, primaryKey)] = name
@@ -101,13 +105,17 @@ public final class StoreRecordMapper {
             // The second pass leaves out what is not written (identity attributes come from the first pass).
             let all = entity.schema.attributes.map(\.description.name) + entity.schema.relationships.map(\.description.name)
             let written = entity.tombstone == nil && entity.name.systemFields == nil ? Set(all).subtracting(entity.excluded) : nil
+            // The reader gives the written properties in schema order; the program checks that before it is used.
+            var program: RecordProgram? = makeProgram(
+                entity, attributes: entity.schema.attributes.map(\.description.name).filter { written?.contains($0) ?? true },
+                relationships: entity.schema.relationships.map(\.description.name).filter { written?.contains($0) ?? true })
             try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false, properties: written) { object in
                 if let tombstone = entity.tombstone {
                     if let mapped = deletion(object, entity: entity, tombstone: tombstone) { try body(mapped) }
                 } else if resolved.plan.isCoreDataMirror {
                     for mapped in try mirrorRecords(object, entity: entity) { try body(mapped) }
                 } else {
-                    try body(try record(object, entity: entity))
+                    try body(try record(object, entity: entity, program: &program))
                 }
             }
         }
@@ -228,30 +236,34 @@ public final class StoreRecordMapper {
 
     // MARK: Records
 
-    private func record(_ object: ManagedObject, entity: ResolvedPlan.Entity) throws -> Mapped {
+    private func record(_ object: ManagedObject, entity: ResolvedPlan.Entity, program: inout RecordProgram?) throws -> Mapped {
         let identity = knownIdentity(object, entity: entity)
         var problems = identity.problems + object.problems
+        if program?.fits(object) != true {
+            program = makeProgram(
+                entity, attributes: object.attributes.map(\.name), relationships: object.relationships.map(\.name))
+        }
+        guard let program else { preconditionFailure("a program was just made") }
         var fields: [RecordFields.Field] = []
-        for (name, value) in object.attributes where !entity.excluded.contains(name) {
-            let attribute = entity.attributesByName[name]
-            let plan = entity.fields[name]
+        fields.reserveCapacity(object.attributes.count + object.relationships.count)
+        for index in object.attributes.indices where program.attributes[index].written {
+            let step = program.attributes[index]
             do {
-                if let converted = try convert(value, attribute: attribute, plan: plan, problems: &problems) {
-                    fields.append(RecordFields.Field(name: plan?.rename ?? name, value: converted))
+                if let converted = try convert(object.attributes[index].value, attribute: step.attribute, plan: step.plan, problems: &problems) {
+                    fields.append(RecordFields.Field(name: step.fieldName, value: converted))
                 }
             } catch {
-                problems.append("\(name): \(error)")
+                problems.append("\(step.name): \(error)")
             }
         }
-        for (name, value) in object.relationships where !entity.excluded.contains(name) {
-            guard let relationship = entity.relationshipsByName[name] else { continue }
-            if let field = reference(value, relationship: relationship, entity: entity, zone: identity.zone, problems: &problems) {
-                fields.append(RecordFields.Field(name: entity.fields[name]?.rename ?? name, value: field))
+        for index in object.relationships.indices where program.relationships[index].written {
+            let step = program.relationships[index]
+            let value = object.relationships[index].value
+            if let field = reference(value, step: step, entity: entity, zone: identity.zone, problems: &problems) {
+                fields.append(RecordFields.Field(name: step.fieldName, value: field))
             }
-            if let position = positions[name]?[objectKey(entity: object.entity, primaryKey: object.primaryKey)],
-                case .toOne(.some) = value
-            {
-                fields.append(RecordFields.Field(name: (entity.fields[name]?.rename ?? name) + "Order", value: .int64(position)))
+            if let positions = step.positions, case .toOne(.some) = value, let position = positions[ObjectKey.make(entity.table, object.primaryKey)] {
+                fields.append(RecordFields.Field(name: step.orderFieldName, value: .int64(position)))
             }
         }
         guard let recordFields = RecordFields(unsorted: fields, duplicate: { problems.append("two properties are both written as field \($0)") })
@@ -269,16 +281,54 @@ public final class StoreRecordMapper {
         return Mapped(change: .record(record), entity: object.entity, primaryKey: object.primaryKey, problems: problems)
     }
 
+    /// The program for objects of `entity` with these attributes and relationships (in this order).
+    private func makeProgram(_ entity: ResolvedPlan.Entity, attributes: [String], relationships: [String]) -> RecordProgram {
+        let attributeSteps = attributes.map { name in
+            let plan = entity.fields[name]
+            return RecordProgram.AttributeStep(
+                name: name, written: !entity.excluded.contains(name), attribute: entity.attributesByName[name], plan: plan,
+                fieldName: plan?.rename ?? name)
+        }
+        let relationshipSteps = relationships.map { name -> RecordProgram.RelationshipStep in
+            let plan = entity.fields[name]
+            let fieldName = plan?.rename ?? name
+            let relationship = entity.relationshipsByName[name]?.description
+            let crossingKey = "\(entity.schema.description.name).\(name)"
+            let crossing = crossingSlots[crossingKey] ?? crossed.count
+            if crossing == crossed.count {
+                crossingSlots[crossingKey] = crossing
+                crossed.append(false)
+            }
+            var holdsToOne = true
+            var holdsToMany = true
+            var action = Reference.Action.none
+            if let relationship {
+                let inverse = relationship.inverse.flatMap { resolved.relationship($0, of: relationship.destination) }
+                if let inverse, !inverse.isToMany, !(plan?.list ?? isOneToOneSide(relationship, inverse: inverse, entity: entity)) {
+                    holdsToOne = false
+                }
+                if let inverse, !inverse.isToMany || !(plan?.list ?? isListSide(relationship, inverse: inverse, entity: entity)) {
+                    holdsToMany = false
+                }
+                let defaultAction: Reference.Action = inverse?.deleteRule == .cascade ? .deleteSelf : .none
+                action = plan?.action.flatMap { Reference.Action(rawValue: $0) } ?? defaultAction
+            }
+            return RecordProgram.RelationshipStep(
+                name: name, written: !entity.excluded.contains(name) && relationship != nil, description: relationship, fieldName: fieldName,
+                orderFieldName: fieldName + "Order", positions: positions[name], crossing: crossing, holdsToOne: holdsToOne,
+                holdsToMany: holdsToMany, action: action)
+        }
+        return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps)
+    }
+
     /// A relationship as a field: to-one → REFERENCE; many-to-many (on its list side) and inverse-less to-many →
     /// REFERENCE_LIST; a to-many whose inverse is to-one is written on the other side (nil here).
     private func reference(
-        _ value: RelationshipValue, relationship: StoreSchema.Relationship, entity: ResolvedPlan.Entity, zone: ZoneID, problems: inout [String]
+        _ value: RelationshipValue, step: RecordProgram.RelationshipStep, entity: ResolvedPlan.Entity, zone: ZoneID, problems: inout [String]
     ) -> FieldValue? {
-        let description = relationship.description
-        let plan = entity.fields[description.name]
-        let inverse = description.inverse.flatMap { resolved.relationship($0, of: description.destination) }
+        guard let description = step.description else { return nil }
         // Once a relationship crossed zones, it holds names everywhere after, so the field keeps one type.
-        var crosses = reportedCrossings.contains("\(entity.schema.description.name).\(description.name)")
+        var crosses = crossed[step.crossing]
         func target(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
             guard let found = lookup(reference) else {
                 problems.append("\(description.name): \(reference.entity) p\(reference.primaryKey) is not in the copy (left out or missing)")
@@ -287,7 +337,8 @@ public final class StoreRecordMapper {
             if found.zone != zone {
                 crosses = true
                 // Reported once per relationship: every record of it crosses the same way.
-                if reportedCrossings.insert("\(entity.schema.description.name).\(description.name)").inserted {
+                if !crossed[step.crossing] {
+                    crossed[step.crossing] = true
                     problems.append(
                         "\(description.name): \(found.name) is in \(found.zone), this record in \(zone); a reference cannot cross zones, "
                             + "so \(entity.recordType).\(description.name) holds record names (STRING) wherever it does")
@@ -297,17 +348,11 @@ public final class StoreRecordMapper {
         }
         switch value {
         case .toOne(let reference):
-            // A one-to-one is written once, on the dependent side (whose inverse cascades), else on the side whose
-            // entity sorts first: a reference each way would make the two types each other's parents.
-            if let inverse, !inverse.isToMany, !(plan?.list ?? isOneToOneSide(description, inverse: inverse, entity: entity)) { return nil }
-            guard let reference, let found = target(reference) else { return nil }
+            guard step.holdsToOne, let reference, let found = target(reference) else { return nil }
             if crosses { return .string(found.name) }
-            let defaultAction: Reference.Action = inverse?.deleteRule == .cascade ? .deleteSelf : .none
-            let action = plan?.action.flatMap { Reference.Action(rawValue: $0) } ?? defaultAction
-            return .reference(Reference(recordName: found.name, zoneID: found.zone, action: action))
+            return .reference(Reference(recordName: found.name, zoneID: found.zone, action: step.action))
         case .toMany(let references):
-            if let inverse, !inverse.isToMany { return nil }  // stored on the child
-            if let inverse, !(plan?.list ?? isListSide(description, inverse: inverse, entity: entity)) { return nil }
+            guard step.holdsToMany else { return nil }
             let found = references.compactMap(target)
             guard !found.isEmpty else { return nil }
             if crosses { return FieldList(.string, found.map { FieldValue.string($0.name) }).map(FieldValue.list) }

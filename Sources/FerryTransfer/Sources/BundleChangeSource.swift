@@ -37,9 +37,10 @@ public final class BundleChangeSource: ChangeSource {
 
     public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
         var line = 0
+        let description = description
         try reader.forEachChange { change in
             line += 1
-            try body(SourceChange(change, origin: "\(description) change \(line)"))
+            try body(SourceChange(change, origin: description, separator: " change ", number: Int64(line)))
         }
     }
 }

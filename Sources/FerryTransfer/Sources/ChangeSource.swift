@@ -6,7 +6,15 @@ public struct SourceChange: Sendable {
     /// The record or deletion.
     public var change: RecordChange
     /// Where it came from, for messages and reject files (`Car p3`, a bundle file, a zone).
-    public var origin: String
+    public var origin: String {
+        switch place {
+        case .text(let text): text
+        case .numbered(let name, let separator, let number): "\(name)\(separator)\(number)"
+        }
+    }
+    /// The parts of ``origin``, put together only when a message needs them (most changes need no message, and
+    /// formatting a number into a string per change costs as much as a lookup).
+    private let place: Place
     /// What could not be carried over faithfully (written anyway, reported as warnings).
     public var problems: [String]
     /// The target's per-change work, done ahead on the reading thread (see ``PipelinedChangeSource/prepare``).
@@ -15,8 +23,20 @@ public struct SourceChange: Sendable {
     /// Creates a change.
     public init(_ change: RecordChange, origin: String, problems: [String] = []) {
         self.change = change
-        self.origin = origin
+        place = .text(origin)
         self.problems = problems
+    }
+
+    /// Creates a change that came from a numbered place: `<name><separator><number>` (`Car p3`, `b.tar.gz change 7`).
+    public init(_ change: RecordChange, origin name: String, separator: StaticString, number: Int64, problems: [String] = []) {
+        self.change = change
+        place = .numbered(name, separator: separator, number: number)
+        self.problems = problems
+    }
+
+    private enum Place: Sendable {
+        case text(String)
+        case numbered(String, separator: StaticString, number: Int64)
     }
 }
 

@@ -36,7 +36,7 @@ public final class CoreDataChangeSource: ChangeSource {
 
     public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
         try mapper.run { mapped in
-            try body(SourceChange(mapped.change, origin: "\(mapped.entity) p\(mapped.primaryKey)", problems: mapped.problems))
+            try body(SourceChange(mapped.change, origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
         }
     }
 }
