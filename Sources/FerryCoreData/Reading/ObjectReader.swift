@@ -81,8 +81,10 @@ struct ObjectReader {
         let entityName = entity.description.name
         var lastKey: Int64?
         do {
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: [entity.number])
-            while let row = try rows.next() {
+            let statement = try db.makeStatement(sql: sql)
+            let rows = try Row.fetchCursor(statement, arguments: [entity.number])
+            let row = CurrentRow(statement: statement)
+            while try rows.next() != nil {
                 guard let primaryKey = row.value(at: 0).integerValue else {
                     throw CoreDataError(
                         .corrupt,
@@ -107,7 +109,7 @@ struct ObjectReader {
     /// Loops by index over slots made once per scan: binding schema structs per row copied (retained) all of their
     /// strings for every property of every object.
     private func object(
-        _ row: Row, primaryKey: Int64, entityName: String, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
+        _ row: CurrentRow, primaryKey: Int64, entityName: String, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
         relationships slots: [RelationshipSlot], toMany: [LinkCursor]
     ) throws -> ManagedObject {
         var object = ManagedObject(
@@ -184,11 +186,14 @@ private struct RelationshipSlot {
 /// A cursor over (owner key, target key, target entity) rows ordered by owner key, read in step with the objects.
 final class LinkCursor {
     private let rows: RowCursor
+    private let row: CurrentRow
     private var pending: (owner: Int64, key: Int64, entity: Int?)?
     private var finished = false
 
     init(db: Database, sql: String) throws {
-        rows = try Row.fetchCursor(db, sql: sql)
+        let statement = try db.makeStatement(sql: sql)
+        rows = try Row.fetchCursor(statement)
+        row = CurrentRow(statement: statement)
     }
 
     /// The links of one owner; owners must be asked for in increasing order.
@@ -196,7 +201,7 @@ final class LinkCursor {
         var result: [(key: Int64, entity: Int?)] = []
         while true {
             if pending == nil, !finished {
-                if let row = try rows.next() {
+                if try rows.next() != nil {
                     // A link whose keys are not integers cannot name objects: skip it.
                     guard let owner = row.value(at: 0).integerValue, let key = row.value(at: 1).integerValue else { continue }
                     pending = (owner, key, row.value(at: 2).integerValue.flatMap { Int(exactly: $0) })
