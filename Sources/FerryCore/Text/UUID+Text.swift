@@ -39,27 +39,30 @@ extension UUID {
     /// `UUID(text: name)?.text == name` always holds; `nil` for anything else.
     public init?(text: String) {
         var text = text
-        let parsed: uuid_t? = text.withUTF8 { utf8 in
-            guard utf8.count == 36 else { return nil }
-            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let valid = withUnsafeMutableBytes(of: &bytes) { output -> Bool in
-                var position = 0
-                for index in 0..<16 {
-                    if index == 4 || index == 6 || index == 8 || index == 10 {
-                        guard utf8[position] == UInt8(ascii: "-") else { return false }
-                        position += 1
-                    }
-                    guard let high = Hex.value(utf8[position], lowercase: false), let low = Hex.value(utf8[position + 1], lowercase: false) else {
-                        return false
-                    }
-                    output[index] = high << 4 | low
-                    position += 2
+        guard let uuid = text.withUTF8({ UUID(utf8: $0) }) else { return nil }
+        self = uuid
+    }
+
+    /// Parses the UTF-8 bytes of exactly the form ``text`` writes; `nil` for anything else.
+    public init?(utf8: UnsafeBufferPointer<UInt8>) {
+        guard utf8.count == 36 else { return nil }
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &bytes) { output -> Bool in
+            var position = 0
+            for index in 0..<16 {
+                if index == 4 || index == 6 || index == 8 || index == 10 {
+                    guard utf8[position] == UInt8(ascii: "-") else { return false }
+                    position += 1
                 }
-                return true
+                guard let high = Hex.value(utf8[position], lowercase: false), let low = Hex.value(utf8[position + 1], lowercase: false) else {
+                    return false
+                }
+                output[index] = high << 4 | low
+                position += 2
             }
-            return valid ? bytes : nil
+            return true
         }
-        guard let parsed else { return nil }
-        self.init(uuid: parsed)
+        guard valid else { return nil }
+        self.init(uuid: bytes)
     }
 }

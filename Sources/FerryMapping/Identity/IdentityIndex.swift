@@ -22,6 +22,8 @@ final class IdentityIndex {
     private var texts: [String] = []
     private var prefixes: [String] = []
     private var prefixNumbers: [String: Int32] = [:]
+    /// The prefix of the last name compacted.
+    private var lastPrefix: Int32?
     private var zones: [ZoneID] = []
     private var zoneNumbers: [ZoneID: Int32] = [:]
     /// Names made lately, by row (direct-mapped): references to the same few targets (tags, a parent's children in a
@@ -90,21 +92,34 @@ final class IdentityIndex {
         return sparseRows[ObjectKey.make(table, primaryKey)].map(Int.init)
     }
 
+    /// A name as (prefix number, UUID), or as text.
+    ///
+    /// Read in place: the first pass compacts every object's name.
     private func compact(_ name: String) -> (Int32, UUID) {
-        let utf8 = name.utf8
-        if utf8.count >= 36 {
-            let split = utf8.index(utf8.endIndex, offsetBy: -36)
-            if let uuidText = String(utf8[split...]), let uuid = UUID(text: uuidText),
-                let prefix = String(utf8[..<split])
-            {
-                if let number = prefixNumbers[prefix] { return (number, uuid) }
-                let number = Int32(prefixes.count)
-                prefixes.append(prefix)
-                prefixNumbers[prefix] = number
-                return (number, uuid)
-            }
+        var utf8 = name
+        let split = utf8.withUTF8 { bytes -> (prefix: Int32?, text: String?, uuid: UUID)? in
+            guard bytes.count >= 36, let uuid = UUID(utf8: UnsafeBufferPointer(rebasing: bytes[(bytes.count - 36)...])) else { return nil }
+            let head = UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - 36)])
+            // Objects of one entity come together and share a prefix: compare with the last one before hashing.
+            if let last = lastPrefix, prefixes[Int(last)].utf8.elementsEqual(head) { return (last, nil, uuid) }
+            // The UUID is ASCII, so the split falls between characters and the head is valid UTF-8.
+            return (nil, String(decoding: head, as: UTF8.self), uuid)
         }
-        texts.append(name)
-        return (-Int32(texts.count), Self.noUUID)
+        guard let split else {
+            texts.append(name)
+            return (-Int32(texts.count), Self.noUUID)
+        }
+        if let number = split.prefix { return (number, split.uuid) }
+        let prefix = split.text ?? ""
+        let number: Int32
+        if let known = prefixNumbers[prefix] {
+            number = known
+        } else {
+            number = Int32(prefixes.count)
+            prefixes.append(prefix)
+            prefixNumbers[prefix] = number
+        }
+        lastPrefix = number
+        return (number, split.uuid)
     }
 }

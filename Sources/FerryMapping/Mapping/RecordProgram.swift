@@ -15,6 +15,8 @@ struct RecordProgram {
         let attribute: AttributeDescription?
         let plan: FieldPlan?
         let fieldName: String
+        /// The field's place in canonical (name) order among the program's fields.
+        var rank: Int32 = 0
     }
 
     /// One relationship, in the order the store reader gives the entity's relationships.
@@ -36,10 +38,50 @@ struct RecordProgram {
         let holdsToMany: Bool
         /// The action of references written for a to-one value.
         let action: Reference.Action
+        /// The places of the field and of its `Order` field in canonical (name) order among the program's fields.
+        var rank: Int32 = 0
+        var orderRank: Int32 = 0
     }
 
-    let attributes: [AttributeStep]
-    let relationships: [RelationshipStep]
+    private(set) var attributes: [AttributeStep]
+    private(set) var relationships: [RelationshipStep]
+
+    /// A program for these steps, with each field's rank in canonical order worked out.
+    init(attributes: [AttributeStep], relationships: [RelationshipStep]) {
+        self.attributes = attributes
+        self.relationships = relationships
+        var names: [(name: String, slot: Int)] = []
+        for (index, step) in attributes.enumerated() { names.append((step.fieldName, index)) }
+        for (index, step) in relationships.enumerated() {
+            names.append((step.fieldName, attributes.count + 2 * index))
+            names.append((step.orderFieldName, attributes.count + 2 * index + 1))
+        }
+        // Equal names (two properties written as one field) get equal ranks, so they keep the order they came in.
+        names.sort { RecordFields.precedes($0.name, $1.name) || ($0.name == $1.name && $0.slot < $1.slot) }
+        var rank: Int32 = 0
+        for (position, entry) in names.enumerated() {
+            if position > 0, entry.name != names[position - 1].name { rank += 1 }
+            if entry.slot < attributes.count {
+                self.attributes[entry.slot].rank = rank
+            } else if (entry.slot - attributes.count) % 2 == 0 {
+                self.relationships[(entry.slot - attributes.count) / 2].rank = rank
+            } else {
+                self.relationships[(entry.slot - attributes.count) / 2].orderRank = rank
+            }
+        }
+    }
+
+    /// Fields made in step order, put in canonical order by their ranks (an insertion sort on small integers: no
+    /// string comparisons; equal ranks keep their order).
+    static func canonicalOrder(_ fields: inout [(rank: Int32, field: RecordFields.Field)]) {
+        for index in fields.indices.dropFirst() {
+            var position = index
+            while position > 0, fields[position - 1].rank > fields[position].rank {
+                fields.swapAt(position - 1, position)
+                position -= 1
+            }
+        }
+    }
 
     /// Whether the program was made for objects with exactly these properties, in this order.
     func fits(_ object: ManagedObject) -> Bool {

@@ -244,13 +244,15 @@ public final class StoreRecordMapper {
                 entity, attributes: object.attributes.map(\.name), relationships: object.relationships.map(\.name))
         }
         guard let program else { preconditionFailure("a program was just made") }
-        var fields: [RecordFields.Field] = []
-        fields.reserveCapacity(object.attributes.count + object.relationships.count)
+        // Fields are made in property order (so problems are reported in that order) and put in canonical order by
+        // rank, which spares the record a sort by name.
+        var ranked: [(rank: Int32, field: RecordFields.Field)] = []
+        ranked.reserveCapacity(object.attributes.count + 2 * object.relationships.count)
         for index in object.attributes.indices where program.attributes[index].written {
             let step = program.attributes[index]
             do {
                 if let converted = try convert(object.attributes[index].value, attribute: step.attribute, plan: step.plan, problems: &problems) {
-                    fields.append(RecordFields.Field(name: step.fieldName, value: converted))
+                    ranked.append((step.rank, RecordFields.Field(name: step.fieldName, value: converted)))
                 }
             } catch {
                 problems.append("\(step.name): \(error)")
@@ -260,12 +262,14 @@ public final class StoreRecordMapper {
             let step = program.relationships[index]
             let value = object.relationships[index].value
             if let field = reference(value, step: step, entity: entity, zone: identity.zone, problems: &problems) {
-                fields.append(RecordFields.Field(name: step.fieldName, value: field))
+                ranked.append((step.rank, RecordFields.Field(name: step.fieldName, value: field)))
             }
             if let positions = step.positions, case .toOne(.some) = value, let position = positions[ObjectKey.make(entity.table, object.primaryKey)] {
-                fields.append(RecordFields.Field(name: step.orderFieldName, value: .int64(position)))
+                ranked.append((step.orderRank, RecordFields.Field(name: step.orderFieldName, value: .int64(position))))
             }
         }
+        RecordProgram.canonicalOrder(&ranked)
+        let fields = ranked.map(\.field)
         guard let recordFields = RecordFields(unsorted: fields, duplicate: { problems.append("two properties are both written as field \($0)") })
         else {
             var unique: [String: FieldValue] = [:]

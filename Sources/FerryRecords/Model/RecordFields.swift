@@ -88,16 +88,16 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
         return low
     }
 
-    /// Canonical name order: UTF-8 bytes.
-    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
-        var lhs = lhs
-        var rhs = rhs
-        return lhs.withUTF8 { left in
-            rhs.withUTF8 { right in
+    /// Canonical name order: UTF-8 bytes (what ``init(unsorted:duplicate:)`` sorts by).
+    public static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        // Field names are native strings: compare their bytes in place, without copying either string.
+        let inPlace = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
                 let common = Swift.min(left.count, right.count)
                 for index in 0..<common where left[index] != right[index] { return left[index] < right[index] }
                 return left.count < right.count
             }
         }
+        return (inPlace ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 }

@@ -38,7 +38,7 @@ struct CopyToLocalStore {
             for problem in item.problems { warnings.add("\(item.origin) → \(change.recordType) \(change.recordName): \(problem)") }
             if case .rejected(let code, let reason) = outcome {
                 try rejects.reject(source: sourcePath, origin: item.origin, change: change, code: code, reason: reason)
-            } else if outcome != .resumed {
+            } else if outcome != .resumed, console.json {
                 var message: JSONObject = [
                     "outcome": .string(outcome.name), "record_type": .string(change.recordType), "record_name": .string(change.recordName),
                     "zone": .string(change.zoneID.description), "origin": .string(item.origin),
