@@ -81,12 +81,11 @@ public final class StoreRecordMapper {
                 mirroredNames[ObjectKey.make(entity, primaryKey)] = name
             }
         }
-        for entity in resolved.entities where entity.tombstone == nil {
+        let indexed = indexedEntities()
+        for entity in resolved.entities where entity.tombstone == nil && indexed.contains(entity.schema.description.name) {
             let ordered = orderedOneToMany(entity)
             // The first pass reads only what identity, zones and order need.
-            let needed = Set(
-                [entity.name.archivedRecordID, entity.name.systemFields, entity.name.attribute].compactMap { $0 } + entity.zoneFrom
-                    + ordered.map(\.0))
+            let needed = identityProperties(of: entity).union(ordered.map(\.0))
             try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false, properties: needed) { object in
                 let identity = identify(object, entity: entity)
                 index.insert(table: entity.table, primaryKey: object.primaryKey, name: identity.name, zone: identity.zone)
@@ -102,9 +101,11 @@ public final class StoreRecordMapper {
             }
         }
         for entity in resolved.entities {
-            // The second pass leaves out what is not written (identity attributes come from the first pass).
+            // The second pass leaves out what is not written (identity attributes come from the first pass, if it ran).
             let all = entity.schema.attributes.map(\.description.name) + entity.schema.relationships.map(\.description.name)
-            let written = entity.tombstone == nil && entity.name.systemFields == nil ? Set(all).subtracting(entity.excluded) : nil
+            var written = entity.tombstone == nil && entity.name.systemFields == nil ? Set(all).subtracting(entity.excluded) : nil
+            // Objects the first pass did not index are named as they are read, from the same properties.
+            if entity.tombstone == nil, !indexed.contains(entity.schema.description.name) { written?.formUnion(identityProperties(of: entity)) }
             // The reader gives the written properties in schema order; the program checks that before it is used.
             var program: RecordProgram? = makeProgram(
                 entity, attributes: entity.schema.attributes.map(\.description.name).filter { written?.contains($0) ?? true },
@@ -119,6 +120,40 @@ public final class StoreRecordMapper {
                 }
             }
         }
+    }
+
+    /// The properties an object's identity is made from: its kept name, and its zone parents.
+    private func identityProperties(of entity: ResolvedPlan.Entity) -> Set<String> {
+        Set([entity.name.archivedRecordID, entity.name.systemFields, entity.name.attribute].compactMap { $0 } + entity.zoneFrom)
+    }
+
+    /// The entities whose objects the first pass indexes before any record is made: those that records reference
+    /// (a reference needs its target's name and zone), zone parents, and the parents of ordered relationships (whose
+    /// children's positions that pass collects).
+    ///
+    /// The others, often the most numerous (notes that no record points at), are named in the second pass as they
+    /// are read, which spares reading and indexing them twice. NSPersistentCloudKitContainer's layout links records
+    /// both ways, so it indexes every entity.
+    private func indexedEntities() -> Set<String> {
+        let mapped = resolved.entities.filter { $0.tombstone == nil }
+        if resolved.plan.isCoreDataMirror { return Set(mapped.map(\.schema.description.name)) }
+        var indexed: Set<String> = []
+        for entity in mapped {
+            if !orderedOneToMany(entity).isEmpty { indexed.insert(entity.schema.description.name) }
+            for relationship in entity.schema.relationships {
+                let description = relationship.description
+                if !entity.zoneFrom.contains(description.name) {
+                    if entity.excluded.contains(description.name) { continue }
+                    let held = holding(description, plan: entity.fields[description.name], entity: entity)
+                    // The store gives to-one relationships as one reference, to-many ones as a list.
+                    if !(description.isToMany ? held.toMany : held.toOne) { continue }
+                }
+                for number in relationship.destinationNumbers {
+                    if let name = store.schema.entityName(number: number) { indexed.insert(name) }
+                }
+            }
+        }
+        return indexed
     }
 
     // MARK: Identity
@@ -303,26 +338,28 @@ public final class StoreRecordMapper {
                 crossingSlots[crossingKey] = crossing
                 crossed.append(false)
             }
-            var holdsToOne = true
-            var holdsToMany = true
-            var action = Reference.Action.none
-            if let relationship {
-                let inverse = relationship.inverse.flatMap { resolved.relationship($0, of: relationship.destination) }
-                if let inverse, !inverse.isToMany, !(plan?.list ?? isOneToOneSide(relationship, inverse: inverse, entity: entity)) {
-                    holdsToOne = false
-                }
-                if let inverse, !inverse.isToMany || !(plan?.list ?? isListSide(relationship, inverse: inverse, entity: entity)) {
-                    holdsToMany = false
-                }
-                let defaultAction: Reference.Action = inverse?.deleteRule == .cascade ? .deleteSelf : .none
-                action = plan?.action.flatMap { Reference.Action(rawValue: $0) } ?? defaultAction
-            }
+            let held = relationship.map { holding($0, plan: plan, entity: entity) } ?? (toOne: true, toMany: true, action: .none)
             return RecordProgram.RelationshipStep(
                 name: name, written: !entity.excluded.contains(name) && relationship != nil, description: relationship, fieldName: fieldName,
-                orderFieldName: fieldName + "Order", positions: positions[name], crossing: crossing, holdsToOne: holdsToOne,
-                holdsToMany: holdsToMany, action: action)
+                orderFieldName: fieldName + "Order", positions: positions[name], crossing: crossing, holdsToOne: held.toOne,
+                holdsToMany: held.toMany, action: held.action)
         }
         return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps)
+    }
+
+    /// Whether this side of a relationship writes it, as a to-one value or as a to-many value, and with which action
+    /// (a one-to-one is written on one side; a to-many whose inverse is to-one lives on the child; a many-to-many on
+    /// its list side).
+    private func holding(
+        _ relationship: RelationshipDescription, plan: FieldPlan?, entity: ResolvedPlan.Entity
+    ) -> (toOne: Bool, toMany: Bool, action: Reference.Action) {
+        let inverse = relationship.inverse.flatMap { resolved.relationship($0, of: relationship.destination) }
+        var toOne = true
+        var toMany = true
+        if let inverse, !inverse.isToMany, !(plan?.list ?? isOneToOneSide(relationship, inverse: inverse, entity: entity)) { toOne = false }
+        if let inverse, !inverse.isToMany || !(plan?.list ?? isListSide(relationship, inverse: inverse, entity: entity)) { toMany = false }
+        let defaultAction: Reference.Action = inverse?.deleteRule == .cascade ? .deleteSelf : .none
+        return (toOne, toMany, plan?.action.flatMap { Reference.Action(rawValue: $0) } ?? defaultAction)
     }
 
     /// A relationship as a field: to-one → REFERENCE; many-to-many (on its list side) and inverse-less to-many →

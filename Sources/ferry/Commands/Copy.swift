@@ -47,6 +47,13 @@ struct Copy: AsyncParsableCommand {
     @Option(help: "Archive format: tar.gz, tar.zst or zip (default: from the target's extension, else tar.gz).")
     var format: ArchiveFormat?
 
+    @Option(
+        help: """
+            Zstandard compression threads for a .tar.zst bundle (default: 2). Any count from 2 up gives the same bytes; \
+            each thread adds about 15 MB of memory; 1 compresses on the writing thread.
+            """)
+    var threads: Int = 2
+
     @Option(help: ArgumentHelp("When the local store holds another version: client-wins, server-wins, newer:FIELD or fail.", valueName: "policy"))
     var onConflict = "client-wins"
 
@@ -73,6 +80,7 @@ struct Copy: AsyncParsableCommand {
             throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970")
         }
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }
         do {
             _ = try ConflictPolicy(parsing: onConflict)
         } catch {
@@ -96,7 +104,7 @@ struct Copy: AsyncParsableCommand {
             }
             return try CopyToBundle(
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
-                tempDir: tempDir, dryRun: dryRun
+                tempDir: tempDir, zstdThreads: threads > 1 ? threads : 0, dryRun: dryRun
             ).run(console: console, started: started)
         case .localStore:
             guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {
