@@ -19,7 +19,10 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     private let garbage = Mutex<[[SourceChange]]>([])
 
     /// Wraps `base`.
-    public init(_ base: any ChangeSource, batchSize: Int = 512, depth: Int = 4) {
+    ///
+    /// The default holds 12 288 changes in flight: more than a local store's transaction (10 000 changes), so the
+    /// reader goes on while the writer commits one instead of the two taking turns.
+    public init(_ base: any ChangeSource, batchSize: Int = 512, depth: Int = 24) {
         self.base = base
         self.batchSize = batchSize
         self.depth = depth
