@@ -16,15 +16,8 @@ extension LocalStoreBatch {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
-        var name = name
         var code = sqlite3_bind_int64(handle, 1, zone)
-        if code == SQLITE_OK {
-            code = name.withUTF8 { utf8 in
-                // An empty buffer may have no address, which SQLite would bind as NULL: bind "" explicitly.
-                guard let base = utf8.baseAddress, utf8.count > 0 else { return sqlite3_bind_text(handle, 2, "", 0, Self.transient) }
-                return sqlite3_bind_text(handle, 2, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(utf8.count), Self.transient)
-            }
-        }
+        if code == SQLITE_OK { code = Self.bind(handle, 2, text: name) }
         if code == SQLITE_OK { code = sqlite3_step(handle) }
         switch code {
         case SQLITE_DONE:
@@ -45,9 +38,6 @@ extension LocalStoreBatch {
                 sql: statement.sql)
         }
     }
-
-    /// SQLite copies bound text before the call returns.
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// A TEXT column as a string (its bytes, not up to a NUL).
     private static func text(_ handle: OpaquePointer, _ column: Int32) -> String {

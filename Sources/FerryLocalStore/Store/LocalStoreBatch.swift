@@ -16,6 +16,9 @@ public final class LocalStoreBatch {
     private var sequences: [Int64: Int64] = [:]
     /// The last record state read, until the next write.
     private var lastLookup: (zone: Int64, name: String, state: StoredRecord?)?
+    /// The statements every written record runs, found in GRDB's cache once per batch (``upsertRecord``).
+    var upsertStatement: Statement?
+    var referenceStatement: Statement?
 
     init(db: Database, store: LocalStore, now: Int64) {
         self.db = db
@@ -222,20 +225,14 @@ public final class LocalStoreBatch {
         let sequence = try nextSequence(zone)
         let tag = String(sequence, radix: 36)
         let created = previous?.created ?? now
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO records(zone, name, type, tag, seq, created, modified, deleted, digest, body) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)
-                ON CONFLICT(zone, name) DO UPDATE SET type = excluded.type, tag = excluded.tag, seq = excluded.seq, created = excluded.created,
-                    modified = excluded.modified, deleted = 0, digest = excluded.digest, body = excluded.body
-                """
-        ).execute(arguments: [zone, record.recordName, record.recordType, tag, sequence, created, now, Data(digest.bytes), Data(body)])
+        try upsertRecord(
+            zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: digest, body: body)
         if previous != nil {
             try db.cachedStatement(sql: "DELETE FROM refs WHERE zone = ? AND source = ?").execute(arguments: [zone, record.recordName])
         }
         for field in record.fields {
             for reference in field.value.references where reference.action == .deleteSelf {
-                try db.cachedStatement(sql: "INSERT OR IGNORE INTO refs(zone, target, source) VALUES (?, ?, ?)")
-                    .execute(arguments: [zone, reference.recordName, record.recordName])
+                try insertReference(zone: zone, target: reference.recordName, source: record.recordName)
             }
         }
         var saved = record
