@@ -23,4 +23,14 @@ import Testing
             #expect(UUID(text: bad) == nil, "\(bad)")
         }
     }
+
+    @Test func prefixedTextIsThePrefixAndTheText() {
+        let uuid = UUID()
+        #expect(uuid.text(prefixedBy: "Car.") == "Car." + uuid.uuidString)
+        #expect(uuid.text(prefixedBy: "SBGame|~|") == "SBGame|~|" + uuid.uuidString)
+        #expect(uuid.text(prefixedBy: "") == uuid.uuidString)
+        #expect(uuid.text(prefixedBy: "Véhicule·") == "Véhicule·" + uuid.uuidString, "a prefix beyond ASCII is copied as UTF-8")
+        let long = String(repeating: "Prefix", count: 50)
+        #expect(uuid.text(prefixedBy: long) == long + uuid.uuidString)
+    }
 }

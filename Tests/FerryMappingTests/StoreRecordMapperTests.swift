@@ -66,6 +66,38 @@ import Testing
         #expect(deletion.zoneID.zoneName == "ShelfZone")
     }
 
+    @Test func referencesFindTargetsWhateverTheirPrimaryKeys() throws {
+        // Z_PK values far apart (a store edited by hand, or by another tool) take the identity index's sparse path.
+        let scratch = try Scratch()
+        let builder = CoreDataStoreBuilder(entities: LibraryStore.entities, storeUUID: LibraryStore.storeUUID)
+        let keys: [Int64] = [7, 5_000_000_000, 3, 1 << 40]
+        let shelves = keys.map { key in
+            builder.insert("Shelf", ["label": .text("shelf \(key)")], primaryKey: key)
+        }
+        var books: [StoreObject] = []
+        for (index, shelf) in shelves.enumerated() {
+            let book = builder.insert("Book", ["title": .text("book \(index)")], primaryKey: Int64(index) * 1_000_003 + 1)
+            builder.relate(shelf, "books", [book])
+            books.append(book)
+        }
+        let path = try builder.write(to: scratch.file("sparse"), storeName: "Sparse.sqlite")
+        let store = try CoreDataStore(path: path)
+        let mapper = try StoreRecordMapper(
+            store: store, plan: try MappingPlan.preset("type-prefixed", for: store.schema), assets: try StoreAssets(temporaryDirectory: scratch.path))
+        var records: [Record] = []
+        try mapper.run { mapped in
+            #expect(mapped.problems.isEmpty, "\(mapped.entity) p\(mapped.primaryKey): \(mapped.problems)")
+            if case .record(let record) = mapped.change { records.append(record) }
+        }
+        let shelfRecords = Dictionary(uniqueKeysWithValues: records.filter { $0.recordType == "Shelf" }.map { ($0.fields["label"], $0) })
+        for index in shelves.indices {
+            let book = try #require(records.first { $0.fields["title"] == .string("book \(index)") })
+            let shelf = try #require(shelfRecords[.string("shelf \(shelves[index].primaryKey)")])
+            #expect(book.fields["shelf"] == .reference(Reference(recordName: shelf.recordName, zoneID: shelf.zoneID, action: .deleteSelf)))
+            #expect(book.zoneID == shelf.zoneID)
+        }
+    }
+
     @Test func attributesBecomeCloudKitFieldTypes() throws {
         let mapped = try map { try MappingPlan.preset("type-prefixed", for: $0) }
         let dune = try mapped.record("Book", "title", "Dune")

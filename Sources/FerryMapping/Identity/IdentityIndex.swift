@@ -20,12 +20,10 @@ final class IdentityIndex {
     private var uuids: [UUID] = []
     private var zoneRefs: [Int32] = []
     private var texts: [String] = []
-    private var prefixes: [String] = []
-    private var prefixNumbers: [String: Int32] = [:]
+    private var prefixes = Numbering<String>()
     /// The prefix of the last name compacted.
     private var lastPrefix: Int32?
-    private var zones: [ZoneID] = []
-    private var zoneNumbers: [ZoneID: Int32] = [:]
+    private var zones = Numbering<ZoneID>()
     /// Names made lately, by row (direct-mapped): references to the same few targets (tags, a parent's children in a
     /// row) share one string instead of formatting it again.
     private var recentRows = [Int32](repeating: -1, count: IdentityIndex.recentSlots)
@@ -35,14 +33,7 @@ final class IdentityIndex {
 
     /// Records an object's identity.
     func insert(table: Int, primaryKey: Int64, name: String, zone: ZoneID) {
-        let zoneNumber: Int32
-        if let known = zoneNumbers[zone] {
-            zoneNumber = known
-        } else {
-            zoneNumber = Int32(zones.count)
-            zones.append(zone)
-            zoneNumbers[zone] = zoneNumber
-        }
+        let zoneNumber = zones.number(of: zone)
         let (reference, uuid) = compact(name)
         if let row = row(table: table, primaryKey: primaryKey) {
             nameRefs[row] = reference
@@ -71,12 +62,12 @@ final class IdentityIndex {
     func lookup(table: Int, primaryKey: Int64) -> (name: String, zone: ZoneID)? {
         guard let row = row(table: table, primaryKey: primaryKey) else { return nil }
         let slot = row & (Self.recentSlots - 1)
-        if recentRows[slot] == Int32(row) { return (recentNames[slot], zones[Int(zoneRefs[row])]) }
+        if recentRows[slot] == Int32(row) { return (recentNames[slot], zones.values[Int(zoneRefs[row])]) }
         let reference = nameRefs[row]
-        let name = reference >= 0 ? uuids[row].text(prefixedBy: prefixes[Int(reference)]) : texts[Int(-reference - 1)]
+        let name = reference >= 0 ? uuids[row].text(prefixedBy: prefixes.values[Int(reference)]) : texts[Int(-reference - 1)]
         recentRows[slot] = Int32(row)
         recentNames[slot] = name
-        return (name, zones[Int(zoneRefs[row])])
+        return (name, zones.values[Int(zoneRefs[row])])
     }
 
     /// Keys below this go to the per-table arrays: dense keys always, and sparse ones while they cost at most a few
@@ -101,7 +92,7 @@ final class IdentityIndex {
             guard bytes.count >= 36, let uuid = UUID(utf8: UnsafeBufferPointer(rebasing: bytes[(bytes.count - 36)...])) else { return nil }
             let head = UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - 36)])
             // Objects of one entity come together and share a prefix: compare with the last one before hashing.
-            if let last = lastPrefix, prefixes[Int(last)].utf8.elementsEqual(head) { return (last, nil, uuid) }
+            if let last = lastPrefix, prefixes.values[Int(last)].utf8.elementsEqual(head) { return (last, nil, uuid) }
             // The UUID is ASCII, so the split falls between characters and the head is valid UTF-8.
             return (nil, String(decoding: head, as: UTF8.self), uuid)
         }
@@ -110,16 +101,23 @@ final class IdentityIndex {
             return (-Int32(texts.count), Self.noUUID)
         }
         if let number = split.prefix { return (number, split.uuid) }
-        let prefix = split.text ?? ""
-        let number: Int32
-        if let known = prefixNumbers[prefix] {
-            number = known
-        } else {
-            number = Int32(prefixes.count)
-            prefixes.append(prefix)
-            prefixNumbers[prefix] = number
-        }
+        let number = prefixes.number(of: split.text ?? "")
         lastPrefix = number
         return (number, split.uuid)
+    }
+}
+
+/// Distinct values numbered in the order they were first seen.
+private struct Numbering<Value: Hashable> {
+    private(set) var values: [Value] = []
+    private var numbers: [Value: Int32] = [:]
+
+    /// The number of `value`, numbering it if it is new.
+    mutating func number(of value: Value) -> Int32 {
+        if let known = numbers[value] { return known }
+        let number = Int32(values.count)
+        values.append(value)
+        numbers[value] = number
+        return number
     }
 }

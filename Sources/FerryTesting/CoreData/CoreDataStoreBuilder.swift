@@ -38,12 +38,13 @@ public final class CoreDataStoreBuilder {
 
     // MARK: Objects
 
-    /// Inserts an object; its primary key comes from its inheritance root's sequence (one key space per table).
+    /// Inserts an object; its primary key comes from its inheritance root's sequence (one key space per table), or is
+    /// `primaryKey` (the sequence goes on after it).
     @discardableResult
-    public func insert(_ entity: String, _ values: [String: StoreValue] = [:], version: Int64 = 1) -> StoreObject {
+    public func insert(_ entity: String, _ values: [String: StoreValue] = [:], version: Int64 = 1, primaryKey: Int64? = nil) -> StoreObject {
         let root = layout.root(of: entity)
-        let key = (nextKey[root] ?? 0) + 1
-        nextKey[root] = key
+        let key = primaryKey ?? (nextKey[root] ?? 0) + 1
+        nextKey[root] = max(nextKey[root] ?? 0, key)
         let object = StoreObject(entity: entity, primaryKey: key)
         rows[object] = values
         versions[object] = version
