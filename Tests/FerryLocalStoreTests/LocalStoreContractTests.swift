@@ -85,6 +85,41 @@ import Testing
         #expect(try store.modify([RecordOperation(.create, parent)]).first?.errorCode == nil)
     }
 
+    @Test func cascadesFollowTheReferencesRecordsHoldNow() throws {
+        let (_, store) = try store()
+        let (first, second, third) = (car("1"), car("2"), car("3"))
+        func note(_ name: String, pointingAt targets: [Record]) -> Record {
+            var fields: RecordFields = ["text": .string(name)]
+            for (index, target) in targets.enumerated() {
+                fields["car\(index)"] = .reference(Reference(recordName: target.recordName, zoneID: Self.zone, action: .deleteSelf))
+            }
+            return Record(recordType: "Note", recordName: "Note.\(name)", zoneID: Self.zone, fields: fields)
+        }
+        _ = try store.modify([first, second, third].map { RecordOperation(.create, $0) })
+        // A note moved from the first car to the second, one that lost its reference, one that was deleted and
+        // created again without it, and one that points at the third car twice.
+        _ = try store.modify([note("moved", pointingAt: [first]), note("freed", pointingAt: [first]), note("reborn", pointingAt: [first])].map {
+            RecordOperation(.create, $0)
+        })
+        _ = try store.modify([
+            RecordOperation(.forceReplace, note("moved", pointingAt: [second])), RecordOperation(.forceReplace, note("freed", pointingAt: [])),
+            RecordOperation(.forceDelete, note("reborn", pointingAt: [])), RecordOperation(.create, note("twice", pointingAt: [third, third])),
+        ])
+        _ = try store.modify([RecordOperation(.create, note("reborn", pointingAt: []))])
+        #expect(try store.modify([RecordOperation(.forceDelete, first)]).first == .deleted(first.id))
+        var states = try store.lookup(["moved", "freed", "reborn", "twice"].map { note($0, pointingAt: []).id })
+        #expect(states.values.allSatisfy { !$0.isDeleted }, "the first car's notes point elsewhere or nowhere now")
+        #expect(try store.modify([RecordOperation(.forceDelete, second)]).first == .deleted(second.id))
+        states = try store.lookup([note("moved", pointingAt: []).id])
+        #expect(states[note("moved", pointingAt: []).id]?.isDeleted == true, "the moved note follows its new parent")
+        // Replacing the twice-pointing note with one reference to the third car keeps that reference.
+        _ = try store.modify([RecordOperation(.forceReplace, note("twice", pointingAt: [third]))])
+        #expect(try store.modify([RecordOperation(.forceDelete, third)]).first == .deleted(third.id))
+        states = try store.lookup([note("twice", pointingAt: []).id, note("freed", pointingAt: []).id])
+        #expect(states[note("twice", pointingAt: []).id]?.isDeleted == true)
+        #expect(states[note("freed", pointingAt: []).id]?.isDeleted == false)
+    }
+
     @Test func atomicBatchesAreAllOrNothing() throws {
         let (_, store) = try store()
         _ = try store.modify([RecordOperation(.create, car("1"))])

@@ -1,4 +1,6 @@
 import FerryCore
+import FerryRecords
+import Foundation
 import GRDB
 import GRDBSQLite
 
@@ -48,6 +50,39 @@ extension LocalStoreBatch {
             if code == SQLITE_OK { code = Self.bind(handle, 3, text: source) }
             return code
         }
+    }
+
+    /// Removes the row saying that `source` points at `target` with DELETE_SELF.
+    func removeReference(zone: Int64, target: String, source: String) throws {
+        try db.cachedStatement(sql: "DELETE FROM refs WHERE zone = ? AND target = ? AND source = ?").execute(arguments: [zone, target, source])
+    }
+
+    /// The distinct targets of a record's DELETE_SELF references, in the order they first appear: its rows in `refs`.
+    static func deleteSelfTargets(of record: Record) -> [String] {
+        var targets: [String] = []
+        for field in record.fields {
+            for reference in field.value.references where reference.action == .deleteSelf && !targets.contains(reference.recordName) {
+                targets.append(reference.recordName)
+            }
+        }
+        return targets
+    }
+
+    /// The DELETE_SELF targets of the live record stored under a name (none for a tombstone or no record), read from
+    /// its stored body.
+    ///
+    /// `refs` has no index by source: a second random-order index on every reference a copy writes cost a fifth of a
+    /// large copy into a local store, while replacing and deleting records, which need a record's own rows, are rarer
+    /// and can read them from the body.
+    func storedDeleteSelfTargets(zone: Int64, name: String) throws -> [String] {
+        guard
+            let body = try Data.fetchOne(
+                db.cachedStatement(sql: "SELECT body FROM records WHERE zone = ? AND name = ?"), arguments: [zone, name])
+        else { return [] }
+        guard case .record(let record)? = try? CloudKitJSONDecoder().decode(bytes: Array(body)) else {
+            throw LocalStoreError(.damaged, "\(store.path): record \(name) does not decode; restore the store from a bundle")
+        }
+        return Self.deleteSelfTargets(of: record)
     }
 
     /// Binds with `bind`, steps once to completion, and resets the statement whatever happened.

@@ -221,19 +221,20 @@ public final class LocalStoreBatch {
             }
         }
         lastLookup = nil
+        // The rows in `refs` the record had, from its body before it is overwritten.
+        let oldTargets = previous == nil ? [] : try storedDeleteSelfTargets(zone: zone, name: record.recordName)
         let (body, digest) = encoded ?? Self.encode(record)
         let sequence = try nextSequence(zone)
         let tag = String(sequence, radix: 36)
         let created = previous?.created ?? now
         try upsertRecord(
             zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: digest, body: body)
-        if previous != nil {
-            try db.cachedStatement(sql: "DELETE FROM refs WHERE zone = ? AND source = ?").execute(arguments: [zone, record.recordName])
+        let newTargets = Self.deleteSelfTargets(of: record)
+        for target in oldTargets where !newTargets.contains(target) {
+            try removeReference(zone: zone, target: target, source: record.recordName)
         }
-        for field in record.fields {
-            for reference in field.value.references where reference.action == .deleteSelf {
-                try insertReference(zone: zone, target: reference.recordName, source: record.recordName)
-            }
+        for target in newTargets where !oldTargets.contains(target) {
+            try insertReference(zone: zone, target: target, source: record.recordName)
         }
         var saved = record
         saved.system = SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now))
@@ -247,6 +248,7 @@ public final class LocalStoreBatch {
         var visited: Set<String> = []
         while let (current, currentType) = pending.popLast() {
             guard visited.insert(current).inserted else { continue }
+            let targets = try storedDeleteSelfTargets(zone: zone, name: current)
             let sequence = try nextSequence(zone)
             try db.execute(
                 sql: """
@@ -255,7 +257,7 @@ public final class LocalStoreBatch {
                         digest = NULL, body = NULL
                     """,
                 arguments: [zone, current, currentType, String(sequence, radix: 36), sequence, now, now])
-            try db.cachedStatement(sql: "DELETE FROM refs WHERE zone = ? AND source = ?").execute(arguments: [zone, current])
+            for target in targets { try removeReference(zone: zone, target: target, source: current) }
             let dependents = try Row.fetchAll(
                 db,
                 sql: """

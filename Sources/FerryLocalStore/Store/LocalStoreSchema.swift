@@ -3,7 +3,8 @@
 /// Records are rows appended by row ID with a unique index on (zone, name) — random record names do not reshuffle
 /// the large rows. They keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256 (`digest`), so a copy
 /// can tell "unchanged" without decoding; tombstones keep only identity and change metadata. `refs` indexes
-/// DELETE_SELF references for cascading deletes. Assets are stored once by SHA-256, in 1 MiB chunks. A copy's
+/// DELETE_SELF references by target for cascading deletes; a record's own rows there are found from its body (stores
+/// written before this had a second index, `refs_source`, by source: it does no harm and is no longer needed). Assets are stored once by SHA-256, in 1 MiB chunks. A copy's
 /// checkpoint (`copy_journal`) and the records it wrote without a reference that closed a cycle, to patch at its end
 /// (`copy_deferred`), live beside the data they describe.
 enum LocalStoreSchema {
@@ -34,7 +35,6 @@ enum LocalStoreSchema {
             target TEXT NOT NULL,
             source TEXT NOT NULL,
             PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
-        CREATE INDEX refs_source ON refs(zone, source);
         CREATE TABLE assets(sha256 BLOB PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
         CREATE TABLE asset_chunks(sha256 BLOB NOT NULL, n INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY(sha256, n)) WITHOUT ROWID;
         CREATE TABLE copy_journal(run TEXT PRIMARY KEY, done INTEGER NOT NULL, finished INTEGER NOT NULL, source TEXT NOT NULL);
