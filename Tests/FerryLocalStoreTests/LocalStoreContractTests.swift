@@ -98,9 +98,10 @@ import Testing
         _ = try store.modify([first, second, third].map { RecordOperation(.create, $0) })
         // A note moved from the first car to the second, one that lost its reference, one that was deleted and
         // created again without it, and one that points at the third car twice.
-        _ = try store.modify([note("moved", pointingAt: [first]), note("freed", pointingAt: [first]), note("reborn", pointingAt: [first])].map {
-            RecordOperation(.create, $0)
-        })
+        _ = try store.modify(
+            [note("moved", pointingAt: [first]), note("freed", pointingAt: [first]), note("reborn", pointingAt: [first])].map {
+                RecordOperation(.create, $0)
+            })
         _ = try store.modify([
             RecordOperation(.forceReplace, note("moved", pointingAt: [second])), RecordOperation(.forceReplace, note("freed", pointingAt: [])),
             RecordOperation(.forceDelete, note("reborn", pointingAt: [])), RecordOperation(.create, note("twice", pointingAt: [third, third])),
