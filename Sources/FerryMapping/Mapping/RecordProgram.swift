@@ -50,23 +50,27 @@ struct RecordProgram {
     init(attributes: [AttributeStep], relationships: [RelationshipStep]) {
         self.attributes = attributes
         self.relationships = relationships
-        var names: [(name: String, slot: Int)] = []
-        for (index, step) in attributes.enumerated() { names.append((step.fieldName, index)) }
+        // Every field a step can write, by name; the slot says whose rank it is.
+        enum Slot {
+            case attribute(Int)
+            case relationship(Int)
+            case order(Int)
+        }
+        var names: [(name: String, slot: Slot)] = []
+        for (index, step) in attributes.enumerated() { names.append((step.fieldName, .attribute(index))) }
         for (index, step) in relationships.enumerated() {
-            names.append((step.fieldName, attributes.count + 2 * index))
-            names.append((step.orderFieldName, attributes.count + 2 * index + 1))
+            names.append((step.fieldName, .relationship(index)))
+            names.append((step.orderFieldName, .order(index)))
         }
         // Equal names (two properties written as one field) get equal ranks, so they keep the order they came in.
-        names.sort { RecordFields.precedes($0.name, $1.name) || ($0.name == $1.name && $0.slot < $1.slot) }
+        names.sort { RecordFields.precedes($0.name, $1.name) }
         var rank: Int32 = 0
         for (position, entry) in names.enumerated() {
             if position > 0, entry.name != names[position - 1].name { rank += 1 }
-            if entry.slot < attributes.count {
-                self.attributes[entry.slot].rank = rank
-            } else if (entry.slot - attributes.count) % 2 == 0 {
-                self.relationships[(entry.slot - attributes.count) / 2].rank = rank
-            } else {
-                self.relationships[(entry.slot - attributes.count) / 2].orderRank = rank
+            switch entry.slot {
+            case .attribute(let index): self.attributes[index].rank = rank
+            case .relationship(let index): self.relationships[index].rank = rank
+            case .order(let index): self.relationships[index].orderRank = rank
             }
         }
     }

@@ -271,14 +271,16 @@ public final class StoreRecordMapper {
 
     // MARK: Records
 
-    private func record(_ object: ManagedObject, entity: ResolvedPlan.Entity, program: inout RecordProgram?) throws -> Mapped {
+    private func record(_ object: ManagedObject, entity: ResolvedPlan.Entity, program cached: inout RecordProgram?) throws -> Mapped {
         let identity = knownIdentity(object, entity: entity)
         var problems = identity.problems + object.problems
-        if program?.fits(object) != true {
-            program = makeProgram(
-                entity, attributes: object.attributes.map(\.name), relationships: object.relationships.map(\.name))
+        let program: RecordProgram
+        if let cached, cached.fits(object) {
+            program = cached
+        } else {
+            program = makeProgram(entity, attributes: object.attributes.map(\.name), relationships: object.relationships.map(\.name))
+            cached = program
         }
-        guard let program else { preconditionFailure("a program was just made") }
         // Fields are made in property order (so problems are reported in that order) and put in canonical order by
         // rank, which spares the record a sort by name.
         var ranked: [(rank: Int32, field: RecordFields.Field)] = []
