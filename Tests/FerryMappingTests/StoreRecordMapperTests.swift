@@ -98,6 +98,25 @@ import Testing
         }
     }
 
+    @Test func twoPropertiesWrittenAsOneFieldKeepTheFirstAndAreReported() throws {
+        // `price` and `published` (which comes after it, in the model and by name) renamed onto `added`, a name that
+        // sorts before both; `shelf` (a relationship) renamed onto `color`: the first property written under a name
+        // wins (attributes before relationships), whatever the names' canonical order.
+        let mapped = try map { schema in
+            var plan = try MappingPlan.preset("plain", for: schema)
+            plan.entities["Book"] = EntityPlan(fields: [
+                "price": FieldPlan(rename: "added"), "published": FieldPlan(rename: "added"), "shelf": FieldPlan(rename: "color"),
+            ])
+            return plan
+        }
+        let dune = try #require(mapped.records("Book").first { $0.fields["title"] == .string("Dune") })
+        #expect(dune.fields["added"] == .double(9.99))
+        #expect(dune.fields["color"] == .string("0.1, 0.2, 0.3, 1"), "the attribute comes before the relationship")
+        #expect(dune.fields.names == dune.fields.names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        let problems = mapped.changes.first { $0.change.recordName == dune.recordName }?.problems ?? []
+        #expect(problems.contains { $0.contains("two properties are both written as field added") })
+    }
+
     @Test func attributesBecomeCloudKitFieldTypes() throws {
         let mapped = try map { try MappingPlan.preset("type-prefixed", for: $0) }
         let dune = try mapped.record("Book", "title", "Dune")
