@@ -32,6 +32,8 @@ let package = Package(
         ),
         // glibc's malloc_trim, which Swift's Glibc module leaves out: the bundle writer returns phase one's memory.
         .systemLibrary(name: "CMalloc"),
+        // SQLite's process-wide configuration (sqlite3_config is variadic, which Swift cannot call).
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // zlib, through a system-library shim: raw DEFLATE for Core Data's model cache.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
@@ -60,8 +62,8 @@ let package = Package(
         .target(
             name: "FerryLocalStore",
             dependencies: [
-                "FerryCore", "FerryRecords", .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API for the one lookup GRDB's row decoding made expensive (LocalStoreBatch+StateQuery).
+                "FerryCore", "FerryRecords", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API for the statements every copied record runs (LocalStoreBatch+StateQuery, +RecordWrite).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import FerryLocalStore
 import Foundation
 import Logging
 
@@ -13,6 +14,8 @@ enum CommandRunner {
     nonisolated(unsafe) private static var signalSources: [DispatchSourceSignal] = []
     private static let setUp: Void = {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        // Before any command opens a database.
+        SQLiteProcessSettings.apply()
         for (signalNumber, code) in [(SIGINT, ExitCodes.interrupted), (SIGTERM, ExitCodes.terminated)] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
