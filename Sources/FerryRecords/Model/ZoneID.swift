@@ -13,9 +13,13 @@ public struct ZoneID: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var ownerName: String
 
     /// Creates a zone ID.
+    ///
+    /// The default owner's name is always the one constant string, whatever string it was read from: a string read
+    /// from a file is counted, and one shared by the millions of records and references of a copy made both of its
+    /// threads update the same reference count (the constant is never counted).
     public init(zoneName: String, ownerName: String = ZoneID.defaultOwnerName) {
         self.zoneName = zoneName
-        self.ownerName = ownerName
+        self.ownerName = ownerName == Self.defaultOwnerName ? Self.defaultOwnerName : ownerName
     }
 
     /// Whether the owner is the current user.
