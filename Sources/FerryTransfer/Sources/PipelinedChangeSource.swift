@@ -53,9 +53,8 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
             batch.reserveCapacity(batchSize)
             do {
                 try base.forEachChange { change in
-                    var change = change
-                    prepare?(&change)
                     batch.append(change)
+                    if let prepare { prepare(&batch[batch.count - 1]) }
                     if batch.count == batchSize {
                         try queue.push(batch)
                         batch.removeAll(keepingCapacity: true)
@@ -77,7 +76,8 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
         reader.start()
         do {
             while let batch = try queue.pop() {
-                for change in batch { try body(change) }
+                // By index: a `for … in` loop copies (retains and releases) every change it hands out.
+                for index in batch.indices { try body(batch[index]) }
             }
         } catch {
             queue.cancel()
