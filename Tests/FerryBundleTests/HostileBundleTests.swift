@@ -185,6 +185,34 @@ import Testing
         #expect(report.issues.allSatisfy { $0.code == .invalidRecord })
     }
 
+    @Test func namesTheFileAndLineOfEachBadRecord() throws {
+        // Line 2 given line 1's record name (a duplicate) and line 3 made a bus, sizes kept, checksums recomputed:
+        // only the record checks can tell.
+        let scratch = try validBag()
+        let path = "bag/data/records/CarZone/Car.ndjson"
+        var lines = String(decoding: try scratch.read(path), as: UTF8.self).split(separator: "\n").map(String.init)
+        try #require(lines.count >= 3)
+        /// The record's own name: the last `recordName` of its line (references inside fields come before it).
+        func name(_ line: String) throws -> Range<String.Index> {
+            let key = try #require(line.range(of: #""recordName":""#, options: .backwards))
+            let end = try #require(line[key.upperBound...].firstIndex(of: "\""))
+            return key.upperBound..<end
+        }
+        let first = String(lines[0][try name(lines[0])])
+        try #require(first.utf8.count == lines[1][try name(lines[1])].utf8.count)
+        lines[1].replaceSubrange(try name(lines[1]), with: first)
+        lines[2] = lines[2].replacingOccurrences(of: #""recordType":"Car""#, with: #""recordType":"Bus""#)
+        try scratch.write(path, lines.joined(separator: "\n") + "\n")
+        try rewriteManifests(scratch)
+        try tar(of: scratch).write(to: scratch.file("edited.tar.gz"))
+        let report = try BundleReader(path: scratch.file("edited.tar.gz")).verify()
+        let messages = report.issues.map(\.message)
+        let file = "data/records/CarZone/Car.ndjson"
+        #expect(messages.contains { $0.hasSuffix("\(file) line 2: record CarZone/\(first) appears more than once") }, "\(messages)")
+        #expect(messages.contains { $0.contains("\(file) line 3: record type Bus does not belong in this file (Car)") }, "\(messages)")
+        #expect(messages.allSatisfy { $0.contains("\(file) line 2: ") || $0.contains("\(file) line 3: ") }, "\(messages)")
+    }
+
     @Test func readsBagsRepackedInAnotherOrder() throws {
         // Plain `tar` of an extracted bag puts data/ before the tag files: the reader takes one extra pass.
         let scratch = try validBag()

@@ -58,7 +58,7 @@ final class BundleVerifier: BundleVisitor {
     private var splitter = LineSplitter()
     private var current: BundleManifest.RecordFile?
     private var batch: LineBatch?
-    private var pipeline: OrderedPipeline<LineBatch, [LineOutcome]>?
+    private var pipeline: OrderedPipeline<LineBatch, CheckedBatch>?
     private let checksumsOnly: Bool
 
     init(reader: BundleReader, checksumsOnly: Bool) {
@@ -81,7 +81,10 @@ final class BundleVerifier: BundleVisitor {
             let checker = LineChecker(schema: reader.schema, archive: reader.path)
             pipeline = OrderedPipeline(
                 workers: OrderedParallelMap.defaultWorkers, transform: { checker.check($0) },
-                consume: { [unowned self] outcomes in for outcome in outcomes { apply(outcome) } })
+                consume: { [unowned self] checked in
+                    // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
+                    for index in checked.outcomes.indices { apply(checked.outcomes[index], file: checked.file) }
+                })
         }
     }
 
@@ -153,18 +156,25 @@ final class BundleVerifier: BundleVisitor {
     }
 
     /// Applies the checks that need the lines before: duplicates, the DELETE_SELF tally, referenced assets.
-    private func apply(_ outcome: LineOutcome) {
+    private func apply(_ outcome: LineOutcome, file: BundleManifest.RecordFile) {
         for message in outcome.failures { add(BundleError(.invalidRecord, message)) }
         guard let id = outcome.id, let key = outcome.key else { return }
         if outcome.isDeletion {
             report.deletionsChecked += 1
         } else {
             report.recordsChecked += 1
-            for problem in outcome.deleteSelf.compactMap({ tally.count($0) }) { report.warnings.append(problem.description) }
+            for index in outcome.deleteSelf.indices {
+                if let problem = tally.count(outcome.deleteSelf[index]) { report.warnings.append(problem.description) }
+            }
             for asset in outcome.assets { referencedAssets[asset.sha256] = asset.size }
         }
-        if !graph.register(key, type: outcome.recordType) {
-            add(BundleError(.invalidRecord, "\(outcome.location): record \(id.zoneID)/\(id.recordName) appears more than once"))
+        // The type only labels the key here, so a record line is registered under its file's type (a line of another
+        // type is reported by its own checks).
+        if !graph.register(key, type: outcome.deletionType ?? file.recordType ?? "") {
+            add(
+                BundleError(
+                    .invalidRecord, "\(reader.path): \(file.path) line \(outcome.number): record \(id.zoneID)/\(id.recordName) appears more than once"
+                ))
         }
     }
 }
@@ -190,27 +200,29 @@ private struct LineBatch: Sendable {
     }
 }
 
+/// The outcomes of one batch of lines, all from one file.
+private struct CheckedBatch: Sendable {
+    let file: BundleManifest.RecordFile
+    let outcomes: [LineOutcome]
+}
+
 /// What the checks of one line found, and what the checks across lines need of it (the record itself stays on the
-/// worker thread that decoded it).
+/// worker thread that decoded it; the archive and file are the batch's).
 private struct LineOutcome: Sendable {
     /// The identity and its key, when the line decoded.
     var id: RecordID?
     var key: RecordKey?
-    var recordType = ""
     var isDeletion = false
+    /// A deletion's record type (a record's is its file's).
+    var deletionType: String?
     /// The DELETE_SELF references.
     var deleteSelf: [DeleteSelfReference] = []
     /// The assets referenced.
     var assets: [Asset] = []
-    /// The archive, file and line, for messages about the line.
-    let archive: String
-    let file: String
+    /// The line number in its file.
     let number: Int
-    /// What is wrong with the line on its own.
+    /// What is wrong with the line on its own, as messages naming the archive, file and line.
     var failures: [String] = []
-
-    /// `bundle: file line N`, made only when a message needs it.
-    var location: String { "\(archive): \(file) line \(number)" }
 }
 
 /// The per-line checks, which need no other line: decoding, canonical form, file placement, schema, CloudKit rules.
@@ -220,33 +232,36 @@ private struct LineChecker: Sendable {
     let decoder = CloudKitJSONDecoder()
     let validator = RecordValidator()
 
-    func check(_ batch: LineBatch) -> [LineOutcome] {
+    func check(_ batch: LineBatch) -> CheckedBatch {
         var json = JSONWriter(capacity: 4096)
         var checked: CheckedFields?
-        return batch.bytes.withUnsafeBytes { buffer in
+        let outcomes = batch.bytes.withUnsafeBytes { buffer in
             batch.lines.map { line in
                 check(
                     UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json,
                     checkedFields: &checked)
             }
         }
+        return CheckedBatch(file: batch.file, outcomes: outcomes)
     }
 
     private func check(
         _ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter, checkedFields: inout CheckedFields?
     ) -> LineOutcome {
-        var outcome = LineOutcome(archive: archive, file: file.path, number: number)
+        var outcome = LineOutcome(number: number)
+        /// Records a failure of this line, located in the archive.
+        func fail(_ message: String) { outcome.failures.append("\(archive): \(file.path) line \(number): \(message)") }
         let change: RecordChange
         do {
             change = try decoder.decode(line: line)
         } catch {
-            Self.fail(&outcome, error.message)
+            fail(error.message)
             return outcome
         }
         outcome.id = change.id
         outcome.key = RecordKey(change.id)
-        outcome.recordType = change.recordType
         outcome.isDeletion = change.isDeletion
+        if change.isDeletion { outcome.deletionType = change.recordType }
         if case .record(let record) = change {
             outcome.deleteSelf = ReferenceTally.deleteSelfReferences(in: record)
             for field in record.fields { outcome.assets += field.value.assets }
@@ -254,13 +269,13 @@ private struct LineChecker: Sendable {
         json.reset()
         change.writeCloudKitJSON(to: &json)
         if !json.bytes.withUnsafeBytes({ $0.hasSameBytes(as: line) }) {
-            Self.fail(&outcome, "not in canonical form (keys sorted, no spaces); it was changed after packing")
+            fail("not in canonical form (keys sorted, no spaces); it was changed after packing")
         }
-        if change.zoneID != file.zoneID { Self.fail(&outcome, "zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
+        if change.zoneID != file.zoneID { fail("zone \(change.zoneID) does not belong in this file (zone \(file.zoneID))") }
         switch (change, file.kind) {
         case (.record(let record), .records):
             if record.recordType != file.recordType {
-                Self.fail(&outcome, "record type \(record.recordType) does not belong in this file (\(file.recordType ?? ""))")
+                fail("record type \(record.recordType) does not belong in this file (\(file.recordType ?? ""))")
             }
             // Records of a file mostly share one set of fields: a set already found in the schema is not looked up again.
             if checkedFields?.matches(record) != true {
@@ -268,24 +283,20 @@ private struct LineChecker: Sendable {
                     var fits = true
                     for field in record.fields where !(fields[field.name]?.accepts(field.value.type) ?? false) {
                         fits = false
-                        Self.fail(&outcome, "field \(field.name) (\(field.value.type.tag)) is not in data/schema.json as that type")
+                        fail("field \(field.name) (\(field.value.type.tag)) is not in data/schema.json as that type")
                     }
                     if fits { checkedFields = CheckedFields(record) }
                 } else {
-                    Self.fail(&outcome, "record type \(record.recordType) is not in data/schema.json")
+                    fail("record type \(record.recordType) is not in data/schema.json")
                 }
             }
-            for problem in validator.problems(in: record) where problem.severity == .error { Self.fail(&outcome, problem.description) }
+            for problem in validator.problems(in: record) where problem.severity == .error { fail(problem.description) }
         case (.deletion(let deletion), .deletions):
-            for problem in validator.problems(in: deletion) where problem.severity == .error { Self.fail(&outcome, problem.description) }
+            for problem in validator.problems(in: deletion) where problem.severity == .error { fail(problem.description) }
         default:
-            Self.fail(&outcome, "a \(change.isDeletion ? "deletion" : "record") in a \(file.kind.rawValue) file")
+            fail("a \(change.isDeletion ? "deletion" : "record") in a \(file.kind.rawValue) file")
         }
         return outcome
-    }
-
-    private static func fail(_ outcome: inout LineOutcome, _ message: String) {
-        outcome.failures.append("\(outcome.location): \(message)")
     }
 
     /// A record type with its field names and types, as last found in the schema (compared field by field; the
