@@ -22,16 +22,16 @@ struct ObjectReader {
         // Columns: Z_PK, attributes, then for each to-one relationship its key and (when needed) the target's entity.
         var select = ["t.Z_PK"]
         var joins: [String] = []
-        var attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)] = []
+        var attributeSlots: [AttributeSlot] = []
         for attribute in attributes {
             if let column = attribute.column {
-                attributeSlots.append((attribute, select.count))
+                attributeSlots.append(AttributeSlot(description: attribute.description, column: select.count))
                 select.append("t.\(column.quotedDatabaseIdentifier)")
             } else {
-                attributeSlots.append((attribute, nil))
+                attributeSlots.append(AttributeSlot(description: attribute.description, column: nil))
             }
         }
-        var slots: [RelationshipSlot] = []
+        var relationshipSlots: [RelationshipSlot] = []
         var toMany: [LinkCursor] = []
         for (position, relationship) in relationships.enumerated() {
             switch relationship.storage {
@@ -50,7 +50,7 @@ struct ObjectReader {
                         "LEFT JOIN \(destination.quotedDatabaseIdentifier) AS j\(position) ON j\(position).Z_PK = t.\(column.quotedDatabaseIdentifier)"
                     )
                 }
-                slots.append(RelationshipSlot(relationship, kind: .toOne(key: keyIndex, entity: entityIndex), schema: store.schema))
+                relationshipSlots.append(RelationshipSlot(relationship, kind: .toOne(key: keyIndex, entity: entityIndex), schema: store.schema))
             case .inverseForeignKey(let column, let orderColumn):
                 guard let destination = relationship.destinationTable else { continue }
                 let numbers = relationship.destinationNumbers.map(String.init).joined(separator: ",")
@@ -60,7 +60,7 @@ struct ObjectReader {
                     WHERE \(column.quotedDatabaseIdentifier) IS NOT NULL AND Z_ENT IN (\(numbers))
                     ORDER BY \(column.quotedDatabaseIdentifier), \(order)Z_PK
                     """
-                slots.append(RelationshipSlot(relationship, kind: .toMany(cursor: toMany.count), schema: store.schema))
+                relationshipSlots.append(RelationshipSlot(relationship, kind: .toMany(cursor: toMany.count), schema: store.schema))
                 toMany.append(try LinkCursor(db: db, sql: sql))
             case .joinTable(let join, let source, let destinationColumn, let orderColumn):
                 guard let destination = relationship.destinationTable else { continue }
@@ -71,7 +71,7 @@ struct ObjectReader {
                     ON d.Z_PK = j.\(destinationColumn.quotedDatabaseIdentifier)
                     ORDER BY j.\(source.quotedDatabaseIdentifier), \(order)j.\(destinationColumn.quotedDatabaseIdentifier)
                     """
-                slots.append(RelationshipSlot(relationship, kind: .toMany(cursor: toMany.count), schema: store.schema))
+                relationshipSlots.append(RelationshipSlot(relationship, kind: .toMany(cursor: toMany.count), schema: store.schema))
                 toMany.append(try LinkCursor(db: db, sql: sql))
             case .missing:
                 continue
@@ -94,7 +94,8 @@ struct ObjectReader {
                 lastKey = primaryKey
                 try body(
                     try object(
-                        row, primaryKey: primaryKey, entityName: entityName, attributes: attributeSlots, relationships: slots, toMany: toMany))
+                        row, primaryKey: primaryKey, entityName: entityName, attributes: attributeSlots, relationships: relationshipSlots,
+                        toMany: toMany))
             }
         } catch let error as DatabaseError {
             throw CoreDataError(
@@ -109,43 +110,43 @@ struct ObjectReader {
     /// Loops by index over slots made once per scan: binding schema structs per row copied (retained) all of their
     /// strings for every property of every object.
     private func object(
-        _ row: CurrentRow, primaryKey: Int64, entityName: String, attributes attributeSlots: [(attribute: StoreSchema.Attribute, index: Int?)],
-        relationships slots: [RelationshipSlot], toMany: [LinkCursor]
+        _ row: CurrentRow, primaryKey: Int64, entityName: String, attributes: [AttributeSlot], relationships: [RelationshipSlot],
+        toMany: [LinkCursor]
     ) throws -> ManagedObject {
         var object = ManagedObject(
             entity: entityName, primaryKey: primaryKey, storeUUID: store.metadata.uuid, attributes: [],
             relationships: [])
-        object.attributes.reserveCapacity(attributeSlots.count)
-        for slot in attributeSlots.indices {
-            let value = attributeSlots[slot].index.map { decoder.decode(row.value(at: $0), as: attributeSlots[slot].attribute.description) } ?? .null
+        object.attributes.reserveCapacity(attributes.count)
+        for slot in attributes.indices {
+            let description = attributes[slot].description
+            let value = attributes[slot].column.map { decoder.decode(row.value(at: $0), as: description) } ?? .null
             switch value {
             case .unexpected(let raw):
-                let description = attributeSlots[slot].attribute.description
                 object.problems.append("\(description.name): stored as \(raw.typeName), not as a \(description.type.xmlName)")
             case .externalData(let external) where external.size == nil:
-                object.problems.append("\(attributeSlots[slot].attribute.description.name): external data file \(external.uuid) is missing")
+                object.problems.append("\(description.name): external data file \(external.uuid) is missing")
             default: break
             }
-            object.attributes.append((attributeSlots[slot].attribute.description.name, value))
+            object.attributes.append((description.name, value))
         }
-        object.relationships.reserveCapacity(slots.count)
-        for slot in slots.indices {
-            switch slots[slot].kind {
+        object.relationships.reserveCapacity(relationships.count)
+        for slot in relationships.indices {
+            switch relationships[slot].kind {
             case .toOne(let keyIndex, let entityIndex):
                 let stored = row.value(at: keyIndex)
                 let key = stored.integerValue
                 if key == nil, !stored.isNull {
-                    object.problems.append("\(slots[slot].name): the stored key \(stored) is not a primary key")
+                    object.problems.append("\(relationships[slot].name): the stored key \(stored) is not a primary key")
                 }
                 let target = key.map { key -> ObjectReference in
                     let number = entityIndex.flatMap { row.value(at: $0).integerValue }.flatMap { Int(exactly: $0) }
-                    return reference(to: key, number: number, slot: slots[slot])
+                    return reference(to: key, number: number, slot: relationships[slot])
                 }
-                object.relationships.append((slots[slot].name, .toOne(target)))
+                object.relationships.append((relationships[slot].name, .toOne(target)))
             case .toMany(let cursor):
                 let links = try toMany[cursor].links(for: primaryKey)
                 object.relationships.append(
-                    (slots[slot].name, .toMany(links.map { reference(to: $0.key, number: $0.entity, slot: slots[slot]) })))
+                    (relationships[slot].name, .toMany(links.map { reference(to: $0.key, number: $0.entity, slot: relationships[slot]) })))
             }
         }
         return object
@@ -156,6 +157,13 @@ struct ObjectReader {
         let name = number.map { store.schema.entityName(number: $0) ?? slot.destination } ?? slot.defaultDestination
         return ObjectReference(entity: name, primaryKey: key, storeUUID: store.metadata.uuid)
     }
+}
+
+/// What the reader needs of one attribute per row, worked out once per scan.
+private struct AttributeSlot {
+    let description: AttributeDescription
+    /// The attribute's result column; `nil` when the table has none for it.
+    let column: Int?
 }
 
 /// What the reader needs of one relationship per row, worked out once per scan.

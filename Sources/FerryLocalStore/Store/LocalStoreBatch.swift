@@ -16,9 +16,8 @@ public final class LocalStoreBatch {
     private var sequences: [Int64: Int64] = [:]
     /// The last record state read, until the next write.
     private var lastLookup: (zone: Int64, name: String, state: StoredRecord?)?
-    /// The statements every written record runs, found in GRDB's cache once per batch (``upsertRecord``).
-    var upsertStatement: Statement?
-    var referenceStatement: Statement?
+    /// The statements every copied record runs (see ``BatchStatements``).
+    var statements = BatchStatements()
 
     init(db: Database, store: LocalStore, now: Int64) {
         self.db = db
@@ -229,13 +228,7 @@ public final class LocalStoreBatch {
         let created = previous?.created ?? now
         try upsertRecord(
             zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: digest, body: body)
-        let newTargets = Self.deleteSelfTargets(of: record)
-        for target in oldTargets where !newTargets.contains(target) {
-            try removeReference(zone: zone, target: target, source: record.recordName)
-        }
-        for target in newTargets where !oldTargets.contains(target) {
-            try insertReference(zone: zone, target: target, source: record.recordName)
-        }
+        try replaceReferences(zone: zone, source: record.recordName, old: oldTargets, new: Self.deleteSelfTargets(of: record))
         var saved = record
         saved.system = SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now))
         return .saved(saved)
@@ -257,7 +250,7 @@ public final class LocalStoreBatch {
                         digest = NULL, body = NULL
                     """,
                 arguments: [zone, current, currentType, String(sequence, radix: 36), sequence, now, now])
-            for target in targets { try removeReference(zone: zone, target: target, source: current) }
+            try replaceReferences(zone: zone, source: current, old: targets, new: [])
             let dependents = try Row.fetchAll(
                 db,
                 sql: """

@@ -32,11 +32,7 @@ public struct ReferenceTally: Sendable {
     /// A record's DELETE_SELF references (single or in lists), with their targets' keys, in field order.
     public static func deleteSelfReferences(in record: Record) -> [DeleteSelfReference] {
         var found: [DeleteSelfReference] = []
-        for field in record.fields {
-            for reference in field.value.references where reference.action == .deleteSelf {
-                found.append(DeleteSelfReference(field: field.name, target: reference.target))
-            }
-        }
+        record.forEachDeleteSelfReference { field, reference in found.append(DeleteSelfReference(field: field, target: reference.target)) }
         return found
     }
 }

@@ -29,13 +29,11 @@ struct CopyToBundle {
         var warnings = WarningLog(console: console)
         try source.forEachChange { item in
             let change = item.change
-            // Put into words only for a warning: most changes have none.
-            func shown() -> String { "\(item.origin) → \(change.recordType) \(change.recordName)" }
-            for problem in item.problems { warnings.add("\(shown()): \(problem)") }
+            for problem in item.problems { warnings.add("\(item.shown): \(problem)") }
             switch try writer.add(change) {
             case .accepted(let found):
                 tally.count(change, rejected: false)
-                for warning in found { warnings.add("\(shown()): \(warning)") }
+                for warning in found { warnings.add("\(item.shown): \(warning)") }
             case .rejected(let problems):
                 tally.count(change, rejected: true)
                 try rejects.reject(source: sourcePath, origin: item.origin, change: change, problems: problems)

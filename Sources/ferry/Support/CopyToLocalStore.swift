@@ -35,7 +35,7 @@ struct CopyToLocalStore {
         let tally = try importer.run { item, outcome in
             seen += 1
             let change = item.change
-            for problem in item.problems { warnings.add("\(item.origin) → \(change.recordType) \(change.recordName): \(problem)") }
+            for problem in item.problems { warnings.add("\(item.shown): \(problem)") }
             if case .rejected(let code, let reason) = outcome {
                 try rejects.reject(source: sourcePath, origin: item.origin, change: change, code: code, reason: reason)
             } else if outcome != .resumed, console.json {
