@@ -124,6 +124,7 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
     for (name, dependencies) in [
         ("FuzzJSON", ["FerryCore"]),
         ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
+        ("FuzzCanonicalScanner", ["FerryCore", "FerryRecords", "FerryTesting"]),
         ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
         ("FuzzPlist", ["FerryPlist", "FerryTesting"]),
         ("FuzzKeyedArchive", ["FerryPlist"]),

@@ -156,6 +156,27 @@ import Testing
         writer.discard()
     }
 
+    @Test func verifyWarnsOnceATargetHasMoreThanSevenHundredFiftyDeleteSelfReferences() throws {
+        let scratch = try Scratch()
+        let zone = ZoneID(zoneName: "CarZone")
+        let car = Record(recordType: "Car", recordName: "Car.1", zoneID: zone, fields: ["name": .string("Car 1")])
+        let parent = Reference(recordName: car.recordName, zoneID: zone, action: .deleteSelf)
+        var changes: [RecordChange] = [.record(car)]
+        for index in 0..<760 {
+            // The warning comes with the 751st reference, which is in a list.
+            let value: FieldValue = index == 750 ? FieldList(.reference, [.reference(parent)]).map(FieldValue.list) ?? .int64(0) : .reference(parent)
+            changes.append(
+                .record(Record(recordType: "Note", recordName: "Note.\(index)", zoneID: zone, fields: [index == 750 ? "cars" : "car": value])))
+        }
+        try TestBundles.write(changes, to: scratch.file("b.tar.gz"))
+        let report = try BundleReader(path: scratch.file("b.tar.gz")).verify()
+        #expect(report.isValid)
+        #expect(report.recordsChecked == 761)
+        #expect(report.warnings.count == 1)
+        #expect(report.warnings.first?.contains("fields.cars") == true, "\(report.warnings)")
+        #expect(report.warnings.first?.contains("CarZone/Car.1") == true, "\(report.warnings)")
+    }
+
     @Test func dryRunWritesNothingAndCountsTheSame() throws {
         let scratch = try Scratch()
         let changes = try Self.changes(assets: scratch.file("assets"))

@@ -145,6 +145,27 @@ import Testing
         #expect(failure(scratch.file("missing.tar.gz")) == .missingEntry)
     }
 
+    @Test func refusesABagWithoutAnAssetItsRecordsReference() throws {
+        // The asset removed from the payload, its manifest line, data/manifest.json's asset count and Payload-Oxum: a
+        // BagIt validator accepts the bag, the record checks (on the fast path for canonical lines) still find the need.
+        let scratch = try validBag()
+        let manifest = String(decoding: try scratch.read("bag/manifest-sha256.txt"), as: UTF8.self).split(separator: "\n")
+        let assetLine = try #require(manifest.first { $0.contains("data/assets/sha256/") })
+        let assetPath = String(assetLine.split(separator: " ", maxSplits: 1)[1]).trimmingCharacters(in: .whitespaces)
+        try FileManager.default.removeItem(atPath: scratch.file("bag/\(assetPath)"))
+        try scratch.write("bag/manifest-sha256.txt", manifest.filter { $0 != assetLine }.joined(separator: "\n") + "\n")
+        var payload = try #require(JSONSerialization.jsonObject(with: try scratch.read("bag/data/manifest.json")) as? [String: Any])
+        payload["assets"] = ["bytes": 0, "count": 0]
+        try scratch.write("bag/data/manifest.json", try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))
+        try rewriteManifests(scratch)
+        try rewritePayloadOxum(scratch)
+        try tar(of: scratch).write(to: scratch.file("lacking.tar.gz"))
+        let report = try BundleReader(path: scratch.file("lacking.tar.gz")).verify()
+        let digest = try #require(assetPath.split(separator: "/").last)
+        #expect(report.issues.map(\.code) == [.missingAsset])
+        #expect(report.issues.first?.message.contains("records reference asset \(digest)") == true, "\(report.issues)")
+    }
+
     @Test func refusesAWrongPayloadOxum() throws {
         let scratch = try validBag()
         let info = String(decoding: try scratch.read("bag/bag-info.txt"), as: UTF8.self)
@@ -234,6 +255,23 @@ import Testing
             lines.append("\(digest.hex)  \(path)")
         }
         try scratch.write("bag/manifest-sha256.txt", lines.joined(separator: "\n") + "\n")
+        try rewriteTagManifest(scratch)
+    }
+
+    /// Recomputes Payload-Oxum from the files under `data/`, then the tag manifest.
+    private func rewritePayloadOxum(_ scratch: Scratch) throws {
+        var bytes = 0
+        var files = 0
+        let data = scratch.file("bag/data")
+        for path in try FileManager.default.subpathsOfDirectory(atPath: data) {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: "\(data)/\(path)", isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            bytes += try scratch.read("bag/data/\(path)").count
+            files += 1
+        }
+        let info = String(decoding: try scratch.read("bag/bag-info.txt"), as: UTF8.self)
+        let lines = info.split(separator: "\n").map { $0.hasPrefix("Payload-Oxum: ") ? "Payload-Oxum: \(bytes).\(files)" : String($0) }
+        try scratch.write("bag/bag-info.txt", lines.joined(separator: "\n") + "\n")
         try rewriteTagManifest(scratch)
     }
 

@@ -51,7 +51,8 @@ extension BundleReader {
 final class BundleVerifier: BundleVisitor {
     private(set) var report = VerificationReport()
     private let reader: BundleReader
-    private var graph = RecordTypeGraph()
+    /// Every record and deletion identity seen, to find duplicates.
+    private var seen: Set<RecordKey> = []
     private var tally = ReferenceTally()
     private var referencedAssets: [SHA256Digest: Int64] = [:]
     private var presentAssets: Set<SHA256Digest> = []
@@ -64,7 +65,8 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
-        if !checksumsOnly { graph = RecordTypeGraph(expectedRecords: reader.manifest.recordCount + reader.manifest.deletionCount) }
+        // Room for the identities the manifest announces (capped: it is not trusted yet).
+        if !checksumsOnly { seen.reserveCapacity(min(max(0, reader.manifest.recordCount + reader.manifest.deletionCount), 1 << 21)) }
     }
 
     func wants(_ entry: BundleEntry) -> Bool {
@@ -81,10 +83,7 @@ final class BundleVerifier: BundleVisitor {
             let checker = LineChecker(schema: reader.schema, archive: reader.path)
             pipeline = OrderedPipeline(
                 workers: OrderedParallelMap.defaultWorkers, transform: { checker.check($0) },
-                consume: { [unowned self] checked in
-                    // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
-                    for index in checked.outcomes.indices { apply(checked.outcomes[index], file: checked.file) }
-                })
+                consume: { [unowned self] checked in apply(checked) })
         }
     }
 
@@ -156,26 +155,31 @@ final class BundleVerifier: BundleVisitor {
     }
 
     /// Applies the checks that need the lines before: duplicates, the DELETE_SELF tally, referenced assets.
-    private func apply(_ outcome: LineOutcome, file: BundleManifest.RecordFile) {
-        for message in outcome.failures { add(BundleError(.invalidRecord, message)) }
-        guard let id = outcome.id, let key = outcome.key else { return }
-        if outcome.isDeletion {
-            report.deletionsChecked += 1
-        } else {
-            report.recordsChecked += 1
-            for index in outcome.deleteSelf.indices {
-                if let problem = tally.count(outcome.deleteSelf[index]) { report.warnings.append(problem.description) }
+    private func apply(_ checked: CheckedBatch) {
+        let file = checked.file
+        // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
+        for index in checked.outcomes.indices {
+            for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
+            guard let key = checked.outcomes[index].key else { continue }
+            if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
+            if !seen.insert(key).inserted {
+                let id = checked.change(atLine: index).map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
+                let number = checked.batch.lines[index].number
+                add(BundleError(.invalidRecord, "\(reader.path): \(file.path) line \(number): record \(id) appears more than once"))
             }
-            for asset in outcome.assets { referencedAssets[asset.sha256] = asset.size }
         }
-        // The type only labels the key here, so a record line is registered under its file's type (a line of another
-        // type is reported by its own checks).
-        if !graph.register(key, type: outcome.deletionType ?? file.recordType ?? "") {
-            add(
-                BundleError(
-                    .invalidRecord, "\(reader.path): \(file.path) line \(outcome.number): record \(id.zoneID)/\(id.recordName) appears more than once"
-                ))
+        for (line, target) in checked.facts.deleteSelf where tally.countPassesLimit(target) {
+            // Rare: the line is decoded again to name the field and the target.
+            var field = "?"
+            var id = RecordID(recordName: "?", zoneID: file.zoneID)
+            if case .record(let record)? = checked.change(atLine: line) {
+                record.forEachDeleteSelfReference { name, reference in
+                    if RecordKey(reference.target) == target { (field, id) = (name, reference.target) }
+                }
+            }
+            report.warnings.append(tally.warning(field: field, target: id).description)
         }
+        for (digest, size) in checked.facts.assets { referencedAssets[digest] = size }
     }
 }
 
@@ -200,32 +204,38 @@ private struct LineBatch: Sendable {
     }
 }
 
-/// The outcomes of one batch of lines, all from one file.
+/// The outcomes of one batch of lines, with the lines themselves (to name a record in the rare message that needs it).
 private struct CheckedBatch: Sendable {
-    let file: BundleManifest.RecordFile
-    let outcomes: [LineOutcome]
+    let batch: LineBatch
+    /// One per line.
+    var outcomes: [LineOutcome] = []
+    /// The batch's DELETE_SELF targets and referenced assets, in line order.
+    var facts = CanonicalRecordScanner.Facts()
+
+    var file: BundleManifest.RecordFile { batch.file }
+
+    /// The change on a line, decoded again for a message (the line decoded the first time).
+    func change(atLine index: Int) -> RecordChange? {
+        batch.bytes.withUnsafeBytes { try? CloudKitJSONDecoder().decode(line: UnsafeRawBufferPointer(rebasing: $0[batch.lines[index].range])) }
+    }
 }
 
-/// What the checks of one line found, and what the checks across lines need of it (the record itself stays on the
-/// worker thread that decoded it; the archive and file are the batch's).
+/// What the checks of one line found, and what the checks across lines need of it (the archive and file are the
+/// batch's).
 private struct LineOutcome: Sendable {
-    /// The identity and its key, when the line decoded.
-    var id: RecordID?
+    /// The identity's key, when the line decoded.
     var key: RecordKey?
     var isDeletion = false
     /// A deletion's record type (a record's is its file's).
     var deletionType: String?
-    /// The DELETE_SELF references.
-    var deleteSelf: [DeleteSelfReference] = []
-    /// The assets referenced.
-    var assets: [Asset] = []
-    /// The line number in its file.
-    let number: Int
     /// What is wrong with the line on its own, as messages naming the archive, file and line.
     var failures: [String] = []
 }
 
 /// The per-line checks, which need no other line: decoding, canonical form, file placement, schema, CloudKit rules.
+///
+/// Lines that are canonical records of the file's type and zone, as good bundles hold, are checked in place by a
+/// ``CanonicalRecordScanner``; the others are decoded and re-encoded, which names what is wrong with them.
 private struct LineChecker: Sendable {
     let schema: RecordSchema
     let archive: String
@@ -233,22 +243,35 @@ private struct LineChecker: Sendable {
     let validator = RecordValidator()
 
     func check(_ batch: LineBatch) -> CheckedBatch {
+        var checked = CheckedBatch(batch: batch)
+        checked.outcomes.reserveCapacity(batch.lines.count)
         var json = JSONWriter(capacity: 4096)
-        var checked: CheckedFields?
-        let outcomes = batch.bytes.withUnsafeBytes { buffer in
-            batch.lines.map { line in
-                check(
-                    UnsafeRawBufferPointer(rebasing: buffer[line.range]), number: line.number, file: batch.file, json: &json,
-                    checkedFields: &checked)
+        var checkedFields: CheckedFields?
+        let file = batch.file
+        var scanner =
+            file.kind == .records
+            ? file.recordType.flatMap { CanonicalRecordScanner(recordType: $0, zoneID: file.zoneID, fieldTypes: schema.recordTypes[$0]) } : nil
+        batch.bytes.withUnsafeBytes { buffer in
+            for index in batch.lines.indices {
+                let line = UnsafeRawBufferPointer(rebasing: buffer[batch.lines[index].range])
+                if let key = scanner?.accept(line, index: index, into: &checked.facts) {
+                    checked.outcomes.append(LineOutcome(key: key))
+                } else {
+                    checked.outcomes.append(
+                        check(
+                            line, index: index, number: batch.lines[index].number, file: file, json: &json, checkedFields: &checkedFields,
+                            facts: &checked.facts))
+                }
             }
         }
-        return CheckedBatch(file: batch.file, outcomes: outcomes)
+        return checked
     }
 
     private func check(
-        _ line: UnsafeRawBufferPointer, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter, checkedFields: inout CheckedFields?
+        _ line: UnsafeRawBufferPointer, index: Int, number: Int, file: BundleManifest.RecordFile, json: inout JSONWriter,
+        checkedFields: inout CheckedFields?, facts: inout CanonicalRecordScanner.Facts
     ) -> LineOutcome {
-        var outcome = LineOutcome(number: number)
+        var outcome = LineOutcome()
         /// Records a failure of this line, located in the archive.
         func fail(_ message: String) { outcome.failures.append("\(archive): \(file.path) line \(number): \(message)") }
         let change: RecordChange
@@ -258,13 +281,14 @@ private struct LineChecker: Sendable {
             fail(error.message)
             return outcome
         }
-        outcome.id = change.id
         outcome.key = RecordKey(change.id)
         outcome.isDeletion = change.isDeletion
         if change.isDeletion { outcome.deletionType = change.recordType }
         if case .record(let record) = change {
-            outcome.deleteSelf = ReferenceTally.deleteSelfReferences(in: record)
-            for field in record.fields { outcome.assets += field.value.assets }
+            record.forEachDeleteSelfReference { _, reference in facts.deleteSelf.append((index, RecordKey(reference.target))) }
+            for field in record.fields {
+                for asset in field.value.assets { facts.assets.append((asset.sha256, asset.size)) }
+            }
         }
         json.reset()
         change.writeCloudKitJSON(to: &json)

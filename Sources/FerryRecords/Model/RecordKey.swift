@@ -1,7 +1,8 @@
 /// A compact, fixed-size key for a record identity, for sets and maps over millions of records.
 ///
 /// Two independent 64-bit hashes of the zone and name (128 bits) stand in for the strings: a collision among a
-/// billion records has a probability near 10⁻²¹. Keys are only meaningful within one process.
+/// billion records has a probability near 10⁻²¹. The hashes are over the names' UTF-8 bytes, so a key is the same
+/// whether made from strings or from the bytes of a JSON line. Keys are only meaningful within one process.
 public struct RecordKey: Sendable, Hashable {
     private let high: UInt64
     private let low: UInt64
@@ -13,17 +14,46 @@ public struct RecordKey: Sendable, Hashable {
 
     /// Creates the key of a record identity from its parts.
     public init(zoneName: String, ownerName: String, recordName: String) {
-        var first = Hasher()
-        var second = Hasher()
-        first.combine(0x5A17_0001 as UInt32)
-        second.combine(0x5A17_0002 as UInt32)
-        first.combine(zoneName)
-        first.combine(ownerName)
-        first.combine(recordName)
-        second.combine(zoneName)
-        second.combine(ownerName)
-        second.combine(recordName)
-        high = UInt64(bitPattern: Int64(first.finalize()))
-        low = UInt64(bitPattern: Int64(second.finalize()))
+        var name = recordName
+        self = name.withUTF8 { Seed(zoneName: zoneName, ownerName: ownerName).key(recordName: UnsafeRawBufferPointer($0)) }
+    }
+
+    fileprivate init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The hashing state after a zone, from which the keys of that zone's records are made by hashing only their names.
+    public struct Seed: Sendable {
+        private var first = Hasher()
+        private var second = Hasher()
+
+        /// The seed of a zone, given by its name and owner.
+        public init(zoneName: String, ownerName: String) {
+            first.combine(0x5A17_0001 as UInt32)
+            second.combine(0x5A17_0002 as UInt32)
+            var zone = zoneName
+            var owner = ownerName
+            zone.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+            owner.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+        }
+
+        /// The seed of a zone.
+        public init(_ zone: ZoneID) { self.init(zoneName: zone.zoneName, ownerName: zone.ownerName) }
+
+        /// The key of the record of this zone with this name (its UTF-8 bytes).
+        public func key(recordName: UnsafeRawBufferPointer) -> RecordKey {
+            var seed = self
+            seed.add(recordName)
+            return RecordKey(high: UInt64(bitPattern: Int64(seed.first.finalize())), low: UInt64(bitPattern: Int64(seed.second.finalize())))
+        }
+
+        /// Adds one name, its length first so that no two sequences of names hash alike by construction.
+        private mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            first.combine(bytes.count)
+            second.combine(bytes.count)
+            first.combine(bytes: bytes)
+            second.combine(bytes: bytes)
+        }
     }
 }

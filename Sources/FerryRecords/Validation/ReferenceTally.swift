@@ -18,15 +18,25 @@ public struct ReferenceTally: Sendable {
     /// Counts one DELETE_SELF reference.
     /// - Returns: a warning if its target's count just went over the limit.
     public mutating func count(_ reference: DeleteSelfReference) -> RecordProblem? {
+        countPassesLimit(reference.key) ? warning(field: reference.field, target: reference.target) : nil
+    }
+
+    /// Counts one DELETE_SELF reference by its target's key.
+    /// - Returns: whether the target's count just went over the limit: `true` once per target, when to warn.
+    public mutating func countPassesLimit(_ target: RecordKey) -> Bool {
         // One table access: the count is bumped and read through the same `inout`.
         func bump(_ count: inout Int32) -> Int32 {
             count += 1
             return count
         }
-        guard bump(&counts[reference.key, default: 0]) == Int32(limit + 1) else { return nil }
-        return RecordProblem(
-            .warning, .deleteSelfLimit, at: "fields.\(reference.field)",
-            "record \(reference.target) is now the target of more than \(limit) DELETE_SELF references; CloudKit refuses more")
+        return bump(&counts[target, default: 0]) == Int32(limit + 1)
+    }
+
+    /// The warning for a target that just went over the limit, naming the field of the reference that did it.
+    public func warning(field: String, target: RecordID) -> RecordProblem {
+        RecordProblem(
+            .warning, .deleteSelfLimit, at: "fields.\(field)",
+            "record \(target) is now the target of more than \(limit) DELETE_SELF references; CloudKit refuses more")
     }
 
     /// A record's DELETE_SELF references (single or in lists), with their targets' keys, in field order.

@@ -1,0 +1,387 @@
+import FerryCore
+
+/// Recognizes record lines that are already in canonical form and pass every check a line can pass on its own,
+/// without decoding them into ``Record`` values: the fast path of `ferry verify`, whose bundles hold nothing else.
+///
+/// It recognizes, it does not parse: it accepts only the exact bytes ``Record/writeCloudKitJSON(to:includeSystemFields:)``
+/// writes for a valid record of one file's type and zone, and only the common forms (strings that need no escapes;
+/// every scalar type but LOCATION, and non-empty lists of them; no system fields). Any other line, valid or not, is
+/// declined, and the caller decodes it the full way, which names any problem. Acceptance promises what the full way
+/// would find: the line decodes, re-encodes to the same bytes, fits the schema and CloudKit's rules, and has these
+/// keys, DELETE_SELF targets and assets (held to that by tests and the `canonical` fuzz target).
+///
+/// ```swift
+/// var scanner = CanonicalRecordScanner(recordType: "Car", zoneID: zone, fieldTypes: schema.recordTypes["Car"])
+/// var facts = CanonicalRecordScanner.Facts()
+/// guard let key = scanner?.accept(line, index: number, into: &facts) else { /* decode the line the full way */ }
+/// ```
+public struct CanonicalRecordScanner {
+    /// What the checks across lines need of accepted lines, appended line after line.
+    public struct Facts: Sendable {
+        /// The targets of DELETE_SELF references, each with the index the caller gave the line holding it.
+        public var deleteSelf: [(line: Int, target: RecordKey)] = []
+        /// The assets referenced.
+        public var assets: [(sha256: SHA256Digest, size: Int64)] = []
+
+        /// No facts yet.
+        public init() {}
+    }
+
+    private let fieldTypes: [String: FieldType]
+    private let validator: RecordValidator
+    private let seed: RecordKey.Seed
+    /// `"recordType":…,"zoneID":{…}}` after the record name: the bytes every record of the file ends with.
+    private let tail: [UInt8]
+    /// `,"zoneID":{…}}` after a reference's name: references may not leave the record's zone.
+    private let referenceTail: [UInt8]
+    /// The zone's two names' UTF-8 length, which a reference counts toward the record size.
+    private let zoneBytes: Int
+    /// Field names and type tags of the last record accepted, and of the one being scanned.
+    private var acceptedLayout: [UInt8] = []
+    private var layout: [UInt8] = []
+
+    /// A scanner for the lines of one record file; `nil` when the file's type or zone is itself invalid or its type is
+    /// not in the schema (every line is then for the full checks to report).
+    /// - Parameters:
+    ///   - fieldTypes: the schema's fields of the record type.
+    public init?(recordType: String, zoneID: ZoneID, fieldTypes: [String: FieldType]?, validator: RecordValidator = RecordValidator()) {
+        guard let fieldTypes, validator.identifierProblem(recordType, what: "record type") == nil,
+            validator.zoneNameProblem(zoneID.zoneName) == nil, validator.ownerNameProblem(zoneID.ownerName) == nil
+        else { return nil }
+        self.fieldTypes = fieldTypes
+        self.validator = validator
+        seed = RecordKey.Seed(zoneID)
+        var json = JSONWriter()
+        json.raw(",\"recordType\":")
+        json.string(recordType)
+        json.raw(",\"zoneID\":")
+        zoneID.writeCloudKitJSON(to: &json)
+        json.byte(UInt8(ascii: "}"))
+        tail = json.bytes
+        json.reset()
+        json.raw(",\"zoneID\":")
+        zoneID.writeCloudKitJSON(to: &json)
+        json.byte(UInt8(ascii: "}"))
+        referenceTail = json.bytes
+        zoneBytes = zoneID.zoneName.utf8.count + zoneID.ownerName.utf8.count
+    }
+
+    /// Accepts a line (without its newline) that is a canonical, valid record of this file, appending its facts.
+    /// - Parameter index: the line's index, recorded with its DELETE_SELF targets.
+    /// - Returns: the record's key, or `nil` if the line is declined (and `facts` is left as it was).
+    public mutating func accept(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> RecordKey? {
+        let deleteSelfCount = facts.deleteSelf.count
+        let assetCount = facts.assets.count
+        var cursor = Cursor(line)
+        if let key = scan(&cursor, line: index, into: &facts) { return key }
+        facts.deleteSelf.removeSubrange(deleteSelfCount...)
+        facts.assets.removeSubrange(assetCount...)
+        return nil
+    }
+
+    /// Scans a whole record line; the record's key, or `nil` to decline it.
+    private mutating func scan(_ cursor: inout Cursor, line: Int, into facts: inout Facts) -> RecordKey? {
+        guard cursor.skip("{\"fields\":{") else { return nil }
+        layout.removeAll(keepingCapacity: true)
+        var size = 0
+        var previousName: UnsafeRawBufferPointer?
+        if !cursor.skip("}") {
+            repeat {
+                guard let name = cursor.quotedIdentifier(), previousName.map({ Self.precedes($0, name) }) ?? true,
+                    cursor.skip(":{\"type\":\""), let tag = cursor.until(UInt8(ascii: "\"")), let type = FieldType(tag: tag),
+                    cursor.skip(",\"value\":"), let valueSize = value(type, &cursor, line: line, into: &facts), cursor.skip("}")
+                else { return nil }
+                previousName = name
+                size += name.count + valueSize
+                layout.append(contentsOf: name)
+                layout.append(0)
+                layout.append(contentsOf: tag)
+                layout.append(0)
+            } while cursor.skip(",")
+            guard cursor.skip("}") else { return nil }
+        }
+        guard cursor.skip(",\"recordName\":"), let name = cursor.recordName(), cursor.skip(tail), cursor.isAtEnd,
+            size <= validator.limits.maxRecordBytes, layoutIsValid()
+        else { return nil }
+        return seed.key(recordName: name)
+    }
+
+    /// Whether the fields just scanned are valid names of the schema's types: checked once per distinct layout.
+    private mutating func layoutIsValid() -> Bool {
+        if layout == acceptedLayout { return true }
+        let parts = layout.split(separator: 0, omittingEmptySubsequences: false)
+        var index = 0
+        while index + 1 < parts.count {
+            let name = String(decoding: parts[index], as: UTF8.self)
+            guard validator.identifierProblem(name, what: "field name") == nil, !RecordValidator.isReserved(name),
+                let type = FieldType(tag: String(decoding: parts[index + 1], as: UTF8.self)), fieldTypes[name]?.accepts(type) == true
+            else { return false }
+            index += 2
+        }
+        acceptedLayout = layout
+        return true
+    }
+
+    /// Scans a field's value; the bytes it counts toward the record size, or `nil` to decline.
+    private func value(_ type: FieldType, _ cursor: inout Cursor, line: Int, into facts: inout Facts) -> Int? {
+        switch type {
+        case .scalar(let scalar):
+            return self.scalar(scalar, &cursor, line: line, into: &facts)
+        case .list(let element?) where element != .location:
+            // An empty list is declined: its element type is the decoder's to settle.
+            guard cursor.skip("["), !cursor.skip("]") else { return nil }
+            var size = 0
+            repeat {
+                guard let elementSize = scalar(element, &cursor, line: line, into: &facts) else { return nil }
+                size += elementSize
+            } while cursor.skip(",")
+            return cursor.skip("]") ? size : nil
+        case .list:
+            return nil
+        }
+    }
+
+    private func scalar(_ type: ScalarType, _ cursor: inout Cursor, line: Int, into facts: inout Facts) -> Int? {
+        switch type {
+        case .string:
+            return cursor.plainString()?.count
+        case .int64, .timestamp:
+            return cursor.integer() == nil ? nil : 8
+        case .double:
+            return cursor.double() ? 8 : nil
+        case .bytes:
+            return cursor.base64()
+        case .reference:
+            guard cursor.skip("{\"action\":\"") else { return nil }
+            let deleteSelf: Bool
+            if cursor.skip("NONE\"") || cursor.skip("VALIDATE\"") {
+                deleteSelf = false
+            } else if cursor.skip("DELETE_SELF\"") {
+                deleteSelf = true
+            } else {
+                return nil
+            }
+            guard cursor.skip(",\"recordName\":"), let name = cursor.recordName(), cursor.skip(referenceTail) else { return nil }
+            if deleteSelf { facts.deleteSelf.append((line, seed.key(recordName: name))) }
+            return name.count + zoneBytes + 8
+        case .asset:
+            guard cursor.skip("{") else { return nil }
+            if cursor.skip("\"fileName\":") {
+                guard cursor.plainString() != nil, cursor.skip(",") else { return nil }
+            }
+            guard cursor.skip("\"sha256\":\""), let digest = cursor.lowercaseDigest(), cursor.skip("\",\"size\":"),
+                let size = cursor.integer(), size >= 0, cursor.skip("}")
+            else { return nil }
+            facts.assets.append((digest, size))
+            return 0
+        case .location:
+            return nil
+        }
+    }
+
+    /// Whether `lhs` sorts strictly before `rhs` by bytes, the order of canonical keys.
+    private static func precedes(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+        lhs.lexicographicallyPrecedes(rhs)
+    }
+}
+
+/// A position in a line, with the small recognizers the scanner is made of; each consumes only what it accepts.
+private struct Cursor {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    /// Skips an exact literal.
+    mutating func skip(_ literal: StaticString) -> Bool {
+        skip(UnsafeRawBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Skips exact bytes.
+    mutating func skip(_ literal: [UInt8]) -> Bool {
+        literal.withUnsafeBytes { skip($0) }
+    }
+
+    private mutating func skip(_ literal: UnsafeRawBufferPointer) -> Bool {
+        guard literal.count <= bytes.count - offset else { return false }
+        for index in 0..<literal.count where bytes[offset + index] != literal[index] { return false }
+        offset += literal.count
+        return true
+    }
+
+    /// The bytes up to (not including) `terminator`, which is skipped too.
+    mutating func until(_ terminator: UInt8) -> UnsafeRawBufferPointer? {
+        let start = offset
+        while offset < bytes.count {
+            if bytes[offset] == terminator {
+                defer { offset += 1 }
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+            }
+            offset += 1
+        }
+        return nil
+    }
+
+    /// A quoted name of ASCII letters, digits and `_` (which needs no escapes), without its quotes.
+    mutating func quotedIdentifier() -> UnsafeRawBufferPointer? {
+        guard skip("\"") else { return nil }
+        let start = offset
+        while offset < bytes.count {
+            switch bytes[offset] {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "_"):
+                offset += 1
+            case UInt8(ascii: "\""):
+                defer { offset += 1 }
+                return offset > start ? UnsafeRawBufferPointer(rebasing: bytes[start..<offset]) : nil
+            default:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// A quoted string that needs no escapes (no `"`, `\` or control bytes, which the canonical form escapes), without
+    /// its quotes: well-formed UTF-8 (Unicode Table 3-7), since the decoder would replace any other bytes.
+    mutating func plainString() -> UnsafeRawBufferPointer? {
+        guard skip("\"") else { return nil }
+        let start = offset
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                offset += 1
+                return UnsafeRawBufferPointer(rebasing: bytes[start..<(offset - 1)])
+            }
+            if byte < 0x80 {
+                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+                offset += 1
+            } else {
+                guard let length = wellFormedSequence() else { return nil }
+                offset += length
+            }
+        }
+        return nil
+    }
+
+    /// The length of the well-formed multi-byte UTF-8 sequence at the offset, or `nil`.
+    private func wellFormedSequence() -> Int? {
+        let lead = bytes[offset]
+        let length: Int
+        var second: ClosedRange<UInt8> = 0x80...0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: (length, second) = (3, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: (length, second) = (3, 0x80...0x9F)
+        case 0xF0: (length, second) = (4, 0x90...0xBF)
+        case 0xF1...0xF3: length = 4
+        case 0xF4: (length, second) = (4, 0x80...0x8F)
+        default: return nil
+        }
+        guard bytes.count - offset >= length, second.contains(bytes[offset + 1]) else { return nil }
+        for position in (offset + 2)..<(offset + length) where bytes[position] & 0xC0 != 0x80 { return nil }
+        return length
+    }
+
+    /// A quoted record name as CloudKit allows it: 1–255 printable ASCII characters, not starting with `_`.
+    mutating func recordName() -> UnsafeRawBufferPointer? {
+        let start = offset
+        guard let name = plainString(), !name.isEmpty, name.count <= RecordValidator.Limits().maxNameLength, name[0] != UInt8(ascii: "_"),
+            !name.contains(where: { $0 >= 0x7F })
+        else {
+            offset = start
+            return nil
+        }
+        return name
+    }
+
+    /// An integer as the canonical form writes it (no `-0`, no leading zeros, no fraction or exponent) in Int64 range.
+    mutating func integer() -> Int64? {
+        let start = offset
+        let negative = skip("-")
+        guard offset < bytes.count, Self.isDigit(bytes[offset]) else { return nil }
+        if bytes[offset] == UInt8(ascii: "0") {
+            offset += 1
+            guard !negative else { return nil }
+            return offset < bytes.count && Self.isDigit(bytes[offset]) ? nil : 0
+        }
+        var value: Int64 = 0
+        while offset < bytes.count, Self.isDigit(bytes[offset]) {
+            let digit = Int64(bytes[offset] &- UInt8(ascii: "0"))
+            let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflow2) = negative ? shifted.subtractingReportingOverflow(digit) : shifted.addingReportingOverflow(digit)
+            if overflow1 || overflow2 {
+                offset = start
+                return nil
+            }
+            value = next
+            offset += 1
+        }
+        return value
+    }
+
+    /// A finite double as the canonical form writes it: Swift's shortest round-trip text, checked by writing it back.
+    mutating func double() -> Bool {
+        let start = offset
+        // Swift writes at most 24 characters; a longer run cannot be canonical.
+        while offset < bytes.count, offset - start <= 24, Self.isNumberByte(bytes[offset]) { offset += 1 }
+        let token = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+        // A token the decoder reads as a double has a fraction or an exponent; Swift always writes one or the other.
+        guard let first = token.first, first == UInt8(ascii: "-") || Self.isDigit(first),
+            let value = Double(String(decoding: token, as: UTF8.self)), value.isFinite
+        else { return false }
+        var text = value.description
+        return text.withUTF8 { $0.elementsEqual(token) }
+    }
+
+    /// A quoted base64 string in the canonical form (standard alphabet, padded, unused bits zero); its decoded length.
+    mutating func base64() -> Int? {
+        guard let text = plainString(), text.count % 4 == 0 else { return nil }
+        var padding = 0
+        for (index, byte) in text.enumerated() {
+            if byte == UInt8(ascii: "=") {
+                // Padding only in the last two places, and nothing but padding after it.
+                guard index >= text.count - 2 else { return nil }
+                padding += 1
+            } else {
+                guard padding == 0, Self.base64Value(byte) != nil else { return nil }
+            }
+        }
+        if padding > 0 {
+            // The last character before the padding may not carry bits the decoded bytes leave unused.
+            guard let last = Self.base64Value(text[text.count - padding - 1]) else { return nil }
+            let unused: UInt8 = padding == 1 ? 0b11 : 0b1111
+            guard last & unused == 0 else { return nil }
+        }
+        return text.count / 4 * 3 - padding
+    }
+
+    /// 64 lowercase hex digits (what the canonical form writes), as a digest.
+    mutating func lowercaseDigest() -> SHA256Digest? {
+        guard bytes.count - offset >= 64 else { return nil }
+        let hex = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 64)])
+        for byte in hex where !(Self.isDigit(byte) || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "f"))) { return nil }
+        guard let digest = SHA256Digest(hex: hex) else { return nil }
+        offset += 64
+        return digest
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private static func isNumberByte(_ byte: UInt8) -> Bool {
+        isDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "e") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+")
+    }
+
+    private static func base64Value(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+"): 62
+        case UInt8(ascii: "/"): 63
+        default: nil
+        }
+    }
+}
