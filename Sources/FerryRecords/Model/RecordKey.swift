@@ -48,12 +48,14 @@ public struct RecordKey: Sendable, Hashable {
             return RecordKey(high: UInt64(bitPattern: Int64(seed.first.finalize())), low: UInt64(bitPattern: Int64(seed.second.finalize())))
         }
 
-        /// Adds one name, its length first so that no two sequences of names hash alike by construction.
+        /// Adds one name and a terminator (0xFF never occurs in UTF-8), so that no two sequences of names hash alike
+        /// by construction.
+        @inline(__always)
         private mutating func add(_ bytes: UnsafeRawBufferPointer) {
-            first.combine(bytes.count)
-            second.combine(bytes.count)
             first.combine(bytes: bytes)
             second.combine(bytes: bytes)
+            first.combine(0xFF as UInt8)
+            second.combine(0xFF as UInt8)
         }
     }
 }
