@@ -26,8 +26,12 @@ public final class LocalStore: @unchecked Sendable {
     /// Milliseconds since 1970 for created/modified times (replaceable for tests).
     public var clock: @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
+    /// The bulk load under way, if any (see ``beginBulkLoad()``); touched only inside write transactions.
+    var bulkLoad: BulkLoad?
+
     static let format = "ferry-local-store"
-    static let version = 1
+    /// The format version new stores get; 1 (indexes inside their tables) is read and written too.
+    static let version = 2
 
     /// Opens a store, creating it (atomically: a complete empty store or nothing) when `create` is set; `readOnly`
     /// for a store that is only a source.
@@ -44,6 +48,7 @@ public final class LocalStore: @unchecked Sendable {
         let immutable = readOnly && !FileManager.default.fileExists(atPath: path + "-wal")
         database = try Self.open(immutable ? SQLiteURI.immutable(path) : path, readOnly: readOnly)
         storeID = try Self.checkFormat(database, path: path)
+        if !readOnly { try finishInterruptedBulkLoad() }
     }
 
     private static func configuration(readOnly: Bool = false) -> Configuration {
@@ -148,6 +153,9 @@ public final class LocalStore: @unchecked Sendable {
     }
 
     /// Runs `body` in one write transaction: everything it does is committed together, or not at all.
+    ///
+    /// A transaction that fails during a bulk load ends the load (its set of written names would no longer match the
+    /// store).
     public func write<Result>(_ body: (LocalStoreBatch) throws -> Result) throws -> Result {
         do {
             return try database.write { db in
@@ -156,8 +164,13 @@ public final class LocalStore: @unchecked Sendable {
                 try batch.flush()
                 return result
             }
-        } catch let error as DatabaseError {
-            throw Self.translate(error, path: path)
+        } catch {
+            if bulkLoad != nil {
+                bulkLoad = nil
+                try? endBulkLoad()
+            }
+            if let error = error as? DatabaseError { throw Self.translate(error, path: path) }
+            throw error
         }
     }
 

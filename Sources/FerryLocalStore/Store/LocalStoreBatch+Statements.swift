@@ -7,6 +7,8 @@ import GRDBSQLite
 struct BatchStatements {
     var state: Statement?
     var upsert: Statement?
+    /// The plain insert of a bulk load.
+    var bulkInsert: Statement?
     var reference: Statement?
 }
 

@@ -55,6 +55,7 @@ public final class LocalStoreBatch {
     /// Deletes a zone with its records; `false` when there was none.
     public func deleteZone(_ zone: ZoneID) throws -> Bool {
         guard zone != .default, let number = try zoneNumber(zone) else { return false }
+        try endBulkLoad()
         lastLookup = nil
         try db.execute(sql: "DELETE FROM records WHERE zone = ?", arguments: [number])
         try db.execute(sql: "DELETE FROM refs WHERE zone = ?", arguments: [number])
@@ -84,6 +85,12 @@ public final class LocalStoreBatch {
     }
 
     private func lookup(zone: Int64, name: String) throws -> StoredRecord? {
+        if let bulk = store.bulkLoad {
+            // During a bulk load a name the load did not write is not in the store; one it may have written needs the
+            // index back.
+            guard bulk.mayContain(zone: zone, name: name) else { return nil }
+            try endBulkLoad()
+        }
         // A copy looks a record up, then applies an operation that looks it up again: the second is free.
         if let last = lastLookup, last.zone == zone, last.name == name { return last.state }
         let state = try fetchState(zone: zone, name: name)
@@ -234,8 +241,12 @@ public final class LocalStoreBatch {
         return .saved(saved)
     }
 
+    /// Forgets what the batch remembers of the store's rows (after the indexes change).
+    func resetCachedState() { lastLookup = nil }
+
     /// Leaves a tombstone, then deletes the records that point here with DELETE_SELF (as CloudKit does).
     private func delete(zone: Int64, name: String, type: String) throws {
+        try endBulkLoad()
         lastLookup = nil
         var pending = [(name, type)]
         var visited: Set<String> = []

@@ -1,12 +1,16 @@
-/// The tables of a local store (format version 1).
+/// The tables of a local store (format version 2).
 ///
-/// Records are rows appended by row ID with a unique index on (zone, name) — random record names do not reshuffle
-/// the large rows. They keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256 (`digest`), so a copy
-/// can tell "unchanged" without decoding; tombstones keep only identity and change metadata. `refs` indexes
-/// DELETE_SELF references by target for cascading deletes; a record's own rows there are found from its body (stores
-/// written before this had a second index, `refs_source`, by source: it does no harm and is no longer needed). Assets are stored once by SHA-256, in 1 MiB chunks. A copy's
-/// checkpoint (`copy_journal`) and the records it wrote without a reference that closed a cycle, to patch at its end
-/// (`copy_deferred`), live beside the data they describe.
+/// Records are rows appended by row ID with a unique index on (zone, name), `records_name`: random record names do
+/// not reshuffle the large rows. They keep their canonical CloudKit JSON without system fields (`body`) and its SHA-256
+/// (`digest`), so a copy can tell "unchanged" without decoding; tombstones keep only identity and change metadata.
+/// `refs` holds DELETE_SELF references, indexed by target (`refs_target`) for cascading deletes; a record's own rows
+/// there are found from its body. Both random-order indexes are separate from their tables so that the first copy into
+/// an empty store can drop them and build them once at its end (see ``LocalStore/beginBulkLoad()``). Assets are stored
+/// once by SHA-256, in 1 MiB chunks. A copy's checkpoint (`copy_journal`) and the records it wrote without a reference
+/// that closed a cycle, to patch at its end (`copy_deferred`), live beside the data they describe.
+///
+/// Version 1 stores declared the two indexes inside their tables (`UNIQUE(zone, name)`, a `WITHOUT ROWID` primary key)
+/// and may have a second `refs_source` index: every statement works on both, only bulk loading needs version 2.
 enum LocalStoreSchema {
     static let sql = """
         CREATE TABLE ferry_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -27,17 +31,23 @@ enum LocalStoreSchema {
             modified INTEGER NOT NULL,
             deleted INTEGER NOT NULL DEFAULT 0,
             digest BLOB,
-            body BLOB,
-            UNIQUE(zone, name));
+            body BLOB);
+        CREATE UNIQUE INDEX records_name ON records(zone, name);
         CREATE INDEX records_feed ON records(zone, seq);
-        CREATE TABLE refs(
-            zone INTEGER NOT NULL,
-            target TEXT NOT NULL,
-            source TEXT NOT NULL,
-            PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
+        CREATE TABLE refs(zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL);
+        CREATE UNIQUE INDEX refs_target ON refs(zone, target, source);
         CREATE TABLE assets(sha256 BLOB PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
         CREATE TABLE asset_chunks(sha256 BLOB NOT NULL, n INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY(sha256, n)) WITHOUT ROWID;
         CREATE TABLE copy_journal(run TEXT PRIMARY KEY, done INTEGER NOT NULL, finished INTEGER NOT NULL, source TEXT NOT NULL);
         CREATE TABLE copy_deferred(run TEXT NOT NULL, seq INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(run, seq)) WITHOUT ROWID;
         """
+
+    /// The indexes a bulk load drops, and builds again at its end.
+    static let bulkIndexes = [
+        (name: "records_name", sql: "CREATE UNIQUE INDEX IF NOT EXISTS records_name ON records(zone, name)"),
+        (name: "refs_target", sql: "CREATE UNIQUE INDEX IF NOT EXISTS refs_target ON refs(zone, target, source)"),
+    ]
+
+    /// The `ferry_meta` key present while a bulk load has the indexes dropped.
+    static let bulkLoadKey = "bulk_load"
 }

@@ -82,6 +82,8 @@ public final class LocalStoreImporter {
         let prepared = try source.prepare(for: store)
         tally.assets += prepared.assets
         tally.assetBytes += prepared.bytes
+        // The first copy into an empty store builds the name and reference indexes once, at its end.
+        if skip == 0 { try store.beginBulkLoad() }
         var pending: [SourceChange] = []
         var pendingBytes = 0
         var position: Int64 = 0
@@ -117,6 +119,7 @@ public final class LocalStoreImporter {
             if pending.count >= options.batchSize || pendingBytes >= options.batchBytes { try commit() }
         }
         try commit()
+        try store.endBulkLoad()
         tally.patched = try patchDeferred()
         try store.write { batch in
             try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: position, finished: true))
