@@ -39,7 +39,7 @@ let package = Package(
         // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
         .target(
             name: "FerryCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CMalloc", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The neutral record model: records, field values, CloudKit JSON, canonical form, validation, schema.
         .target(name: "FerryRecords", dependencies: ["FerryCore"]),
@@ -75,7 +75,7 @@ let package = Package(
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryRecords", "CArchive", "CMalloc", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(

@@ -1,4 +1,3 @@
-import CMalloc
 import FerryCore
 import FerryRecords
 import Foundation
@@ -168,9 +167,7 @@ public final class BundleWriter {
     private func releaseAdmissionState() {
         graph = RecordTypeGraph()
         tally = ReferenceTally()
-        #if canImport(Glibc)
-            _ = malloc_trim(0)
-        #endif
+        ProcessMemory.returnFreedMemory()
     }
 
     /// Everything known about the bundle before its archive is written.

@@ -80,15 +80,18 @@ extension LocalStore {
 
 extension LocalStoreBatch {
     /// Ends the store's bulk load inside this transaction, if one is under way: builds the indexes (with a smaller
-    /// page cache, so that SQLite's sorter stays within Ferry's memory budget) and removes the marker.
+    /// page cache, so that SQLite's sorters stay within Ferry's memory budget) and removes the marker.
     func endBulkLoad() throws {
         store.bulkLoad = nil
         guard try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_meta WHERE key = ?", arguments: [LocalStoreSchema.bulkLoadKey]) ?? false else {
             return
         }
         let cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -65536
-        try db.execute(sql: "PRAGMA cache_size = -16384")
-        defer { try? db.execute(sql: "PRAGMA cache_size = \(cacheSize)") }
+        // Two sorter threads halve the time of the sort (the table scan stays on this thread); each sorts runs of up to
+        // the cache size, which is lowered for that, and the memory the copy freed goes back to the system first.
+        try db.execute(sql: "PRAGMA cache_size = -8192; PRAGMA threads = 2")
+        ProcessMemory.returnFreedMemory()
+        defer { try? db.execute(sql: "PRAGMA cache_size = \(cacheSize); PRAGMA threads = 0") }
         for index in LocalStoreSchema.bulkIndexes { try db.execute(sql: index.sql) }
         try db.execute(sql: "DELETE FROM ferry_meta WHERE key = ?", arguments: [LocalStoreSchema.bulkLoadKey])
         resetCachedState()
