@@ -104,6 +104,12 @@ public final class StoreRecordMapper {
             // The second pass leaves out what is not written (identity attributes come from the first pass, if it ran).
             let all = entity.schema.attributes.map(\.description.name) + entity.schema.relationships.map(\.description.name)
             var written = entity.tombstone == nil && entity.name.systemFields == nil ? Set(all).subtracting(entity.excluded) : nil
+            // Nor the side of a relationship the other side writes (a parent's to-many of children that point back):
+            // reading it would walk the children's table in another order for nothing. (The Core Data mirror layout
+            // writes relationships its own way.)
+            if !resolved.plan.isCoreDataMirror {
+                written?.subtract(entity.schema.relationships.map(\.description).filter { !writes($0, entity: entity) }.map(\.name))
+            }
             // Objects the first pass did not index are named as they are read, from the same properties.
             if entity.tombstone == nil, !indexed.contains(entity.schema.description.name) { written?.formUnion(identityProperties(of: entity)) }
             // The reader gives the written properties in schema order; the program checks that before it is used.
@@ -347,6 +353,12 @@ public final class StoreRecordMapper {
                 holdsToMany: held.toMany, action: held.action)
         }
         return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps)
+    }
+
+    /// Whether this side of a relationship writes it at all (as a to-one value or a to-many value).
+    private func writes(_ relationship: RelationshipDescription, entity: ResolvedPlan.Entity) -> Bool {
+        let held = holding(relationship, plan: entity.fields[relationship.name], entity: entity)
+        return relationship.isToMany ? held.toMany : held.toOne
     }
 
     /// Whether this side of a relationship writes it, as a to-one value or as a to-many value, and with which action
