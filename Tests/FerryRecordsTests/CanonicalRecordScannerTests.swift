@@ -33,7 +33,14 @@ struct CanonicalRecordScannerTests {
                 "stamps": list(.timestamp, [.timestamp(0)]),
             ])
         let fieldless = Record(recordType: "Car", recordName: "Car.nothing", zoneID: zone, fields: [:])
-        return [car, TestRecords.note(1, parent: car), everything, fieldless]
+        var stamped = TestRecords.vehicle(index: 4)
+        stamped.system = SystemFields(
+            changeTag: "3k", created: RecordStamp(timestamp: 1_700_000_000_000, userRecordName: "_abc", deviceID: "D1"),
+            modified: RecordStamp(timestamp: 1_700_000_000_001))
+        var tagged = fieldless
+        tagged.recordName = "Car.tagged"
+        tagged.system = SystemFields(changeTag: "", modified: RecordStamp(timestamp: -5, userRecordName: "ü"))
+        return [car, TestRecords.note(1, parent: car), everything, fieldless, stamped, tagged]
     }()
 
     static let schema: RecordSchema = {
@@ -102,8 +109,10 @@ struct CanonicalRecordScannerTests {
             #"{"fields":{"bare":{"type":"ASSET","value":{"sha256":"0000000000000000000000000000000000000000000000000000000000000000","size":-1}}},"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
             #"{"fields":{},"recordName":"Car.1","recordType":"Note","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
             #"{"fields":{},"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"BusZone"}}"#,
-            // Valid and canonical, but of forms left to the full checks: system fields, a deletion.
-            #"{"created":{"timestamp":1},"fields":{},"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
+            // Valid and canonical, but of forms left to the full checks: a deletion, a location. Not canonical: a
+            // stamp's keys out of order.
+            #"{"fields":{"where":{"type":"LOCATION","value":{"latitude":1.0,"longitude":2.0}}},"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
+            #"{"created":{"timestamp":1,"deviceID":"D"},"fields":{},"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
             #"{"deleted":true,"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
         ])
     func declines(_ line: String) {

@@ -5,7 +5,7 @@ import FerryCore
 ///
 /// It recognizes, it does not parse: it accepts only the exact bytes ``Record/writeCloudKitJSON(to:includeSystemFields:)``
 /// writes for a valid record of one file's type and zone, and only the common forms (strings that need no escapes;
-/// every scalar type but LOCATION, and non-empty lists of them; no system fields). Any other line, valid or not, is
+/// every scalar type but LOCATION, and non-empty lists of them; system fields). Any other line, valid or not, is
 /// declined, and the caller decodes it the full way, which names any problem. Acceptance promises what the full way
 /// would find: the line decodes, re-encodes to the same bytes, fits the schema and CloudKit's rules, and has these
 /// keys, DELETE_SELF targets and assets (held to that by tests and the `canonical` fuzz target).
@@ -81,7 +81,11 @@ public struct CanonicalRecordScanner {
 
     /// Scans a whole record line; the record's key, or `nil` to decline it.
     private mutating func scan(_ cursor: inout Cursor, line: Int, into facts: inout Facts) -> RecordKey? {
-        guard cursor.skip("{\"fields\":{") else { return nil }
+        guard cursor.skip("{") else { return nil }
+        if cursor.skip("\"created\":") {
+            guard cursor.stamp(), cursor.skip(",") else { return nil }
+        }
+        guard cursor.skip("\"fields\":{") else { return nil }
         layout.removeAll(keepingCapacity: true)
         var size = 0
         var previousName: UnsafeRawBufferPointer?
@@ -99,6 +103,12 @@ public struct CanonicalRecordScanner {
                 layout.append(0)
             } while cursor.skip(",")
             guard cursor.skip("}") else { return nil }
+        }
+        if cursor.skip(",\"modified\":") {
+            guard cursor.stamp() else { return nil }
+        }
+        if cursor.skip(",\"recordChangeTag\":") {
+            guard cursor.plainString() != nil else { return nil }
         }
         guard cursor.skip(",\"recordName\":"), let name = cursor.recordName(), cursor.skip(tail), cursor.isAtEnd,
             size <= validator.limits.maxRecordBytes, layoutIsValid()
@@ -283,6 +293,19 @@ private struct Cursor {
         guard bytes.count - offset >= length, second.contains(bytes[offset + 1]) else { return nil }
         for position in (offset + 2)..<(offset + length) where bytes[position] & 0xC0 != 0x80 { return nil }
         return length
+    }
+
+    /// A record stamp as the canonical form writes it: `{["deviceID":…,]"timestamp":…[,"userRecordName":…]}`.
+    mutating func stamp() -> Bool {
+        guard skip("{") else { return false }
+        if skip("\"deviceID\":") {
+            guard plainString() != nil, skip(",") else { return false }
+        }
+        guard skip("\"timestamp\":"), integer() != nil else { return false }
+        if skip(",\"userRecordName\":") {
+            guard plainString() != nil else { return false }
+        }
+        return skip("}")
     }
 
     /// A quoted record name as CloudKit allows it: 1–255 printable ASCII characters, not starting with `_`.
