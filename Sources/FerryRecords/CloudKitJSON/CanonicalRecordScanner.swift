@@ -36,9 +36,11 @@ public struct CanonicalRecordScanner {
     private let referenceTail: [UInt8]
     /// The zone's two names' UTF-8 length, which a reference counts toward the record size.
     private let zoneBytes: Int
-    /// Field names and type tags of the last record accepted, and of the one being scanned.
-    private var acceptedLayout: [UInt8] = []
+    /// Field names and type tags of the records accepted (the few layouts a file's records have, most recent first),
+    /// and of the one being scanned.
+    private var acceptedLayouts: [[UInt8]] = []
     private var layout: [UInt8] = []
+    private static let maxAcceptedLayouts = 16
 
     /// A scanner for the lines of one record file; `nil` when the file's type or zone is itself invalid or its type is
     /// not in the schema (every line is then for the full checks to report).
@@ -118,7 +120,10 @@ public struct CanonicalRecordScanner {
 
     /// Whether the fields just scanned are valid names of the schema's types: checked once per distinct layout.
     private mutating func layoutIsValid() -> Bool {
-        if layout == acceptedLayout { return true }
+        if let index = acceptedLayouts.firstIndex(of: layout) {
+            if index > 0 { acceptedLayouts.swapAt(index, index - 1) }
+            return true
+        }
         let parts = layout.split(separator: 0, omittingEmptySubsequences: false)
         var index = 0
         while index + 1 < parts.count {
@@ -128,7 +133,8 @@ public struct CanonicalRecordScanner {
             else { return false }
             index += 2
         }
-        acceptedLayout = layout
+        if acceptedLayouts.count == Self.maxAcceptedLayouts { acceptedLayouts.removeLast() }
+        acceptedLayouts.insert(layout, at: 0)
         return true
     }
 
