@@ -42,7 +42,7 @@ extension BundleReader {
     public func verify(checksumsOnly: Bool = false, progress: ((Int64) -> Void)? = nil) throws -> VerificationReport {
         let verifier = BundleVerifier(reader: self, checksumsOnly: checksumsOnly)
         try scan(verifier, complete: true, progress: progress)
-        verifier.finish()
+        try verifier.finish()
         return verifier.report
     }
 }
@@ -51,8 +51,10 @@ extension BundleReader {
 final class BundleVerifier: BundleVisitor {
     private(set) var report = VerificationReport()
     private let reader: BundleReader
-    /// Every record and deletion identity seen, to find duplicates.
-    private var seen: Set<RecordKey> = []
+    /// Every record and deletion identity, by position (``position(file:line:)``), to find duplicates at the end.
+    private let identities: DuplicateKeyFinder
+    /// The record files in the order scanned; a position's high bits are an index here.
+    private var recordFiles: [BundleManifest.RecordFile] = []
     private var tally = ReferenceTally()
     private var referencedAssets: [SHA256Digest: Int64] = [:]
     private var presentAssets: Set<SHA256Digest> = []
@@ -65,8 +67,7 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
-        // Room for the identities the manifest announces (capped: it is not trusted yet).
-        if !checksumsOnly { seen.reserveCapacity(min(max(0, reader.manifest.recordCount + reader.manifest.deletionCount), 1 << 21)) }
+        identities = DuplicateKeyFinder(temporaryDirectory: nil)
     }
 
     func wants(_ entry: BundleEntry) -> Bool {
@@ -77,13 +78,14 @@ final class BundleVerifier: BundleVisitor {
     func begin(_ entry: BundleEntry) throws {
         guard case .records(let file) = entry.kind else { return }
         current = file
+        recordFiles.append(file)
         splitter = LineSplitter()
         batch = LineBatch(file: file)
         if pipeline == nil {
             let checker = LineChecker(schema: reader.schema, archive: reader.path)
             pipeline = OrderedPipeline(
                 workers: OrderedParallelMap.defaultWorkers, transform: { checker.check($0) },
-                consume: { [unowned self] checked in apply(checked) })
+                consume: { [unowned self] checked in try apply(checked) })
         }
     }
 
@@ -131,8 +133,9 @@ final class BundleVerifier: BundleVisitor {
 
     func issue(_ error: BundleError) throws { add(error) }
 
-    func finish() {
+    func finish() throws {
         pipeline?.cancel()
+        if !checksumsOnly { try reportDuplicates() }
         // Assets are only read when the scan is complete; record which ones exist from the manifest.
         for path in reader.metadata.payloadDigests.keys {
             if let digest = BundleLayout.assetDigest(inPath: path) { presentAssets.insert(digest) }
@@ -148,25 +151,46 @@ final class BundleVerifier: BundleVisitor {
         report.bytesChecked = reader.payloadBytes
     }
 
+    /// A line's place in the scan, in one number that orders like the scan: the file's index, then the line number.
+    private func position(file: Int, line: Int) -> Int64 { Int64(file) << 40 | Int64(line) }
+
+    /// Reports each identity that occurs again, at the later line; the records are named from a second pass over
+    /// only the files that hold repeats (the first kept no lines).
+    private func reportDuplicates() throws {
+        let repeats: [(first: Int64, again: Int64)]
+        do {
+            repeats = try identities.duplicates()
+        } catch {
+            add(BundleError(.invalidRecord, "\(reader.path): could not check records for duplicates: \(error)"))
+            return
+        }
+        guard !repeats.isEmpty else { return }
+        let places = repeats.map { (file: recordFiles[Int($0.again >> 40)], line: Int($0.again & (1 << 40 - 1))) }
+        let picker = LinePicker(wanted: Dictionary(grouping: places, by: \.file.path).mapValues { Set($0.map(\.line)) })
+        try? reader.scan(picker, complete: false)
+        for place in places {
+            let id = picker.found[place.file.path]?[place.line].map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
+            add(BundleError(.invalidRecord, "\(reader.path): \(place.file.path) line \(place.line): record \(id) appears more than once"))
+        }
+    }
+
     private func add(_ error: BundleError) { report.add(error) }
 
     private func issue(_ error: BundleError, file: BundleManifest.RecordFile) {
         add(BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause))
     }
 
-    /// Applies the checks that need the lines before: duplicates, the DELETE_SELF tally, referenced assets.
-    private func apply(_ checked: CheckedBatch) {
+    /// Applies the checks that need the lines before: the DELETE_SELF tally and referenced assets; identities are
+    /// noted for the duplicate check at the end.
+    private func apply(_ checked: CheckedBatch) throws {
         let file = checked.file
+        let fileIndex = recordFiles.count - 1
         // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
         for index in checked.outcomes.indices {
             for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
             guard let key = checked.outcomes[index].key else { continue }
             if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
-            if !seen.insert(key).inserted {
-                let id = checked.change(atLine: index).map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
-                let number = checked.batch.lines[index].number
-                add(BundleError(.invalidRecord, "\(reader.path): \(file.path) line \(number): record \(id) appears more than once"))
-            }
+            try identities.insert(key, at: position(file: fileIndex, line: checked.batch.lines[index].number))
         }
         for (line, target) in checked.facts.deleteSelf where tally.countPassesLimit(target) {
             // Rare: the line is decoded again to name the field and the target.
@@ -181,6 +205,40 @@ final class BundleVerifier: BundleVisitor {
         }
         for (digest, size) in checked.facts.assets { referencedAssets[digest] = size }
     }
+}
+
+/// Picks given lines out of record files, in a second pass, to name the records of a message.
+private final class LinePicker: BundleVisitor {
+    /// Line numbers wanted, by file path.
+    let wanted: [String: Set<Int>]
+    /// The identities on those lines.
+    private(set) var found: [String: [Int: RecordID]] = [:]
+    private var current: String?
+    private var splitter = LineSplitter()
+    private let decoder = CloudKitJSONDecoder()
+
+    init(wanted: [String: Set<Int>]) { self.wanted = wanted }
+
+    func wants(_ entry: BundleEntry) -> Bool {
+        if case .records(let file) = entry.kind { return wanted[file.path] != nil }
+        return false
+    }
+
+    func begin(_ entry: BundleEntry) throws {
+        if case .records(let file) = entry.kind { current = file.path } else { current = nil }
+        splitter = LineSplitter()
+    }
+
+    func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let path = current, let lines = wanted[path] else { return }
+        try splitter.feed(bytes) { line, number in
+            if lines.contains(number), let change = try? decoder.decode(line: line) { found[path, default: [:]][number] = change.id }
+        }
+    }
+
+    func end(_ entry: BundleEntry, intact: Bool) throws { current = nil }
+
+    func issue(_ error: BundleError) throws {}
 }
 
 /// Lines of one record file, copied out of the archive stream for a worker.

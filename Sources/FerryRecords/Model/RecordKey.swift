@@ -18,10 +18,14 @@ public struct RecordKey: Sendable, Hashable {
         self = name.withUTF8 { Seed(zoneName: zoneName, ownerName: ownerName).key(recordName: UnsafeRawBufferPointer($0)) }
     }
 
-    fileprivate init(high: UInt64, low: UInt64) {
+    /// A key from its two words, as ``words`` gives them (to read one back from a scratch file).
+    public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
     }
+
+    /// The key's two words, in the order keys sort by.
+    public var words: (high: UInt64, low: UInt64) { (high, low) }
 
     /// The hashing state after a zone, from which the keys of that zone's records are made by hashing only their names.
     public struct Seed: Sendable {
