@@ -37,10 +37,14 @@ extension BundleReader {
     /// - Parameters:
     ///   - checksumsOnly: check entries, sizes and checksums (what a BagIt validator checks) but do not decode
     ///     the records.
+    ///   - temporaryDirectory: where record identities go when there are too many to check for repeats in memory
+    ///     (default `$TMPDIR`).
     ///   - progress: called with payload bytes read so far.
     /// - Returns: the report; structural damage (an unsafe or unreadable archive) throws instead.
-    public func verify(checksumsOnly: Bool = false, progress: ((Int64) -> Void)? = nil) throws -> VerificationReport {
-        let verifier = BundleVerifier(reader: self, checksumsOnly: checksumsOnly)
+    public func verify(
+        checksumsOnly: Bool = false, temporaryDirectory: String? = nil, progress: ((Int64) -> Void)? = nil
+    ) throws -> VerificationReport {
+        let verifier = BundleVerifier(reader: self, checksumsOnly: checksumsOnly, temporaryDirectory: temporaryDirectory)
         try scan(verifier, complete: true, progress: progress)
         try verifier.finish()
         return verifier.report
@@ -64,10 +68,10 @@ final class BundleVerifier: BundleVisitor {
     private var pipeline: OrderedPipeline<LineBatch, CheckedBatch>?
     private let checksumsOnly: Bool
 
-    init(reader: BundleReader, checksumsOnly: Bool) {
+    init(reader: BundleReader, checksumsOnly: Bool, temporaryDirectory: String?) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
-        identities = DuplicateKeyFinder(temporaryDirectory: nil)
+        identities = DuplicateKeyFinder(temporaryDirectory: temporaryDirectory)
     }
 
     func wants(_ entry: BundleEntry) -> Bool {

@@ -16,11 +16,14 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Check entries, sizes and checksums only (what a BagIt validator checks); do not decode the records.")
     var checksumsOnly = false
 
+    @Option(help: "Directory for scratch files: record identities of bundles too large to check for repeats in memory (default: $TMPDIR).")
+    var tempDir: String?
+
     func run() async throws {
         try CommandRunner.run(global, label: "verify") { console in
             let reader = try BundleReader(path: bundle)
             let total = reader.payloadBytes
-            let report = try reader.verify(checksumsOnly: checksumsOnly) { done in
+            let report = try reader.verify(checksumsOnly: checksumsOnly, temporaryDirectory: tempDir) { done in
                 console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
             }
             console.clearProgress()
