@@ -234,6 +234,44 @@ import Testing
         #expect(messages.allSatisfy { $0.contains("\(file) line 2: ") || $0.contains("\(file) line 3: ") }, "\(messages)")
     }
 
+    @Test func namesARecordRepeatedInAnotherFileOfItsZone() throws {
+        // A note given a car's name (same zone, another file): the repeat is found at the end, in the later file.
+        let scratch = try validBag()
+        let cars = "bag/data/records/CarZone/Car.ndjson"
+        let notes = "bag/data/records/CarZone/Note.ndjson"
+        /// The record's own name: the last `recordName` of its line (references inside fields come before it).
+        func name(_ line: String) throws -> Range<String.Index> {
+            let key = try #require(line.range(of: #""recordName":""#, options: .backwards))
+            let end = try #require(line[key.upperBound...].firstIndex(of: "\""))
+            return key.upperBound..<end
+        }
+        let carLine = try #require(String(decoding: try scratch.read(cars), as: UTF8.self).split(separator: "\n").first.map(String.init))
+        let carName = String(carLine[try name(carLine)])
+        var noteLines = String(decoding: try scratch.read(notes), as: UTF8.self).split(separator: "\n").map(String.init)
+        try #require(noteLines.count >= 2)
+        noteLines[1].replaceSubrange(try name(noteLines[1]), with: carName)
+        let edited = noteLines.joined(separator: "\n") + "\n"
+        try scratch.write(notes, edited)
+        // The file's size in data/manifest.json follows the edit.
+        var payload = try #require(JSONSerialization.jsonObject(with: try scratch.read("bag/data/manifest.json")) as? [String: Any])
+        var files = try #require(payload["files"] as? [[String: Any]])
+        for index in files.indices where files[index]["path"] as? String == "data/records/CarZone/Note.ndjson" {
+            files[index]["bytes"] = edited.utf8.count
+        }
+        payload["files"] = files
+        try scratch.write("bag/data/manifest.json", try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))
+        try rewriteManifests(scratch)
+        try rewritePayloadOxum(scratch)
+        try tar(of: scratch).write(to: scratch.file("repeated.tar.gz"))
+        let report = try BundleReader(path: scratch.file("repeated.tar.gz")).verify()
+        let messages = report.issues.map(\.message)
+        #expect(
+            messages == [
+                "\(scratch.file("repeated.tar.gz")): data/records/CarZone/Note.ndjson line 2: record CarZone/\(carName) appears more than once"
+            ],
+            "\(messages)")
+    }
+
     @Test func readsBagsRepackedInAnotherOrder() throws {
         // Plain `tar` of an extracted bag puts data/ before the tag files: the reader takes one extra pass.
         let scratch = try validBag()
