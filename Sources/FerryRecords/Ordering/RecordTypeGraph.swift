@@ -17,7 +17,7 @@ public struct RecordTypeGraph: Sendable {
     private var typeIndex: [String: Int32] = [:]
     private var typeNames: [String] = []
     private var lastType: (name: String, index: Int32)?
-    private var owners: [RecordKey: Int32] = [:]
+    private var owners = RecordKeyMap<Int32>()
     private var edges: Set<Edge> = []
     private var pending: [Int32: Set<RecordKey>] = [:]
 
@@ -32,7 +32,7 @@ public struct RecordTypeGraph: Sendable {
     /// Creates an empty graph with room for about `expectedRecords` identities (capped, as the number may come from
     /// an untrusted manifest), so that registering them does not keep resizing the table.
     public init(expectedRecords: Int) {
-        owners.reserveCapacity(min(max(0, expectedRecords), 1 << 21))
+        owners = RecordKeyMap(expectedCount: min(max(0, expectedRecords), 1 << 21))
     }
 
     /// Whether a record identity has been registered.

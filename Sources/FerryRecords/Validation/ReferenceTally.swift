@@ -3,7 +3,7 @@
 ///
 /// Memory grows with the number of distinct targets, which is bounded by the number of parent records.
 public struct ReferenceTally: Sendable {
-    private var counts: [RecordKey: Int32] = [:]
+    private var counts = RecordKeyMap<Int32>()
     private let limit: Int
 
     /// Creates a tally with CloudKit's limit, or another.
