@@ -9,13 +9,20 @@ import GRDB
 /// load's writes since). A hash it holds may, very rarely, be another name's: the store then ends the load and asks its
 /// index, so the answer is always exact. About 12 bytes per record.
 final class BulkLoad {
-    private var written: Set<Int> = []
+    /// In 256 shards, which grow one at a time (one set would hold its old and new storage while it doubles).
+    private var written = [Set<Int>](repeating: [], count: 256)
 
     /// Whether the load may have written a record with this name in this zone (`false`: it certainly did not).
-    func mayContain(zone: Int64, name: String) -> Bool { written.contains(Self.hash(zone: zone, name: name)) }
+    func mayContain(zone: Int64, name: String) -> Bool {
+        let hash = Self.hash(zone: zone, name: name)
+        return written[hash & 0xFF].contains(hash)
+    }
 
     /// Notes a record written.
-    func insert(zone: Int64, name: String) { written.insert(Self.hash(zone: zone, name: name)) }
+    func insert(zone: Int64, name: String) {
+        let hash = Self.hash(zone: zone, name: name)
+        written[hash & 0xFF].insert(hash)
+    }
 
     private static func hash(zone: Int64, name: String) -> Int {
         var hasher = Hasher()
