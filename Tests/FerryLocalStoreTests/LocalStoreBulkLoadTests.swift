@@ -132,6 +132,46 @@ import Testing
         #expect(try reopened.modify([RecordOperation(.create, car("3"))]).first?.errorCode == .exists)
     }
 
+    /// A store as Ferry wrote them before format version 2 (indexes inside their tables, and a `refs_source` index).
+    static let versionOneSchema = """
+        PRAGMA journal_mode = WAL;
+        CREATE TABLE ferry_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE zones(id INTEGER PRIMARY KEY, zone_name TEXT NOT NULL, owner_name TEXT NOT NULL,
+            last_seq INTEGER NOT NULL DEFAULT 0, UNIQUE(zone_name, owner_name));
+        CREATE TABLE records(id INTEGER PRIMARY KEY, zone INTEGER NOT NULL REFERENCES zones(id) ON DELETE CASCADE,
+            name TEXT NOT NULL, type TEXT NOT NULL, tag TEXT NOT NULL, seq INTEGER NOT NULL, created INTEGER NOT NULL,
+            modified INTEGER NOT NULL, deleted INTEGER NOT NULL DEFAULT 0, digest BLOB, body BLOB, UNIQUE(zone, name));
+        CREATE INDEX records_feed ON records(zone, seq);
+        CREATE TABLE refs(zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL,
+            PRIMARY KEY(zone, target, source)) WITHOUT ROWID;
+        CREATE INDEX refs_source ON refs(zone, source);
+        CREATE TABLE assets(sha256 BLOB PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
+        CREATE TABLE asset_chunks(sha256 BLOB NOT NULL, n INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY(sha256, n)) WITHOUT ROWID;
+        CREATE TABLE copy_journal(run TEXT PRIMARY KEY, done INTEGER NOT NULL, finished INTEGER NOT NULL, source TEXT NOT NULL);
+        CREATE TABLE copy_deferred(run TEXT NOT NULL, seq INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(run, seq)) WITHOUT ROWID;
+        INSERT INTO ferry_meta VALUES ('format', 'ferry-local-store'), ('version', '1'), ('store_id', 'V1-STORE');
+        INSERT INTO zones(id, zone_name, owner_name, last_seq) VALUES (1, '_defaultZone', '__defaultOwner__', 0);
+        """
+
+    @Test func aVersionOneStoreIsWrittenAsBeforeWithoutABulkLoad() throws {
+        try #require(SQLiteShell.isAvailable, "the sqlite3 shell is needed (Scripts/test installs it)")
+        let scratch = try Scratch()
+        let path = scratch.file("v1.ferry")
+        try SQLiteShell.execute(path, Self.versionOneSchema)
+        let store = try LocalStore(path: path)
+        #expect(store.storeID == "V1-STORE")
+        try store.createZone(Self.zone)
+        #expect(try !store.beginBulkLoad(), "version 1 keeps its indexes inside its tables")
+        let written = try store.modify([RecordOperation(.create, car("1")), RecordOperation(.create, note("1", parent: "1"))])
+        #expect(written.map(\.errorCode) == [nil, nil])
+        #expect(try store.modify([RecordOperation(.create, car("1"))]).first?.errorCode == .exists)
+        #expect(try store.modify([RecordOperation(.forceDelete, car("1"))]).first?.errorCode == nil)
+        let left = try store.lookup([car("1").id, note("1", parent: "1").id])
+        #expect(left.values.allSatisfy(\.isDeleted) && left.count == 2, "the DELETE_SELF note went with its car: \(left)")
+        try store.close()
+        #expect(try SQLiteShell.rows(path, "SELECT value FROM ferry_meta WHERE key = 'version'").first?["value"] == "1")
+    }
+
     @Test func aFailedTransactionEndsTheLoad() throws {
         let scratch = try Scratch()
         let store = try store(scratch)
