@@ -3,7 +3,7 @@ import Testing
 
 @Suite struct RecordKeyMapTests {
     @Test func behavesLikeADictionary() {
-        var map = RecordKeyMap<Int32>(expectedCount: 1000)
+        var map = RecordKeyMap<Int32>()
         var reference: [RecordKey: Int32] = [:]
         for index in 0..<5000 {
             let key = RecordKey(zoneName: "Z\(index % 3)", ownerName: "o", recordName: "r\(index % 4000)")

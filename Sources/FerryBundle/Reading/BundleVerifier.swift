@@ -158,6 +158,11 @@ final class BundleVerifier: BundleVisitor {
     /// A line's place in the scan, in one number that orders like the scan: the file's index, then the line number.
     private func position(file: Int, line: Int) -> Int64 { Int64(file) << 40 | Int64(line) }
 
+    /// The record file and line number of a ``position(file:line:)``.
+    private func place(of position: Int64) -> (file: BundleManifest.RecordFile, line: Int) {
+        (recordFiles[Int(position >> 40)], Int(position & (1 << 40 - 1)))
+    }
+
     /// Reports each identity that occurs again, at the later line; the records are named from a second pass over
     /// only the files that hold repeats (the first kept no lines).
     private func reportDuplicates() throws {
@@ -169,7 +174,7 @@ final class BundleVerifier: BundleVisitor {
             return
         }
         guard !repeats.isEmpty else { return }
-        let places = repeats.map { (file: recordFiles[Int($0.again >> 40)], line: Int($0.again & (1 << 40 - 1))) }
+        let places = repeats.map { place(of: $0.again) }
         let picker = LinePicker(wanted: Dictionary(grouping: places, by: \.file.path).mapValues { Set($0.map(\.line)) })
         try? reader.scan(picker, complete: false)
         for place in places {
@@ -288,8 +293,6 @@ private struct LineOutcome: Sendable {
     /// The identity's key, when the line decoded.
     var key: RecordKey?
     var isDeletion = false
-    /// A deletion's record type (a record's is its file's).
-    var deletionType: String?
     /// What is wrong with the line on its own, as messages naming the archive, file and line.
     var failures: [String] = []
 }
@@ -345,7 +348,6 @@ private struct LineChecker: Sendable {
         }
         outcome.key = RecordKey(change.id)
         outcome.isDeletion = change.isDeletion
-        if change.isDeletion { outcome.deletionType = change.recordType }
         if case .record(let record) = change {
             record.forEachDeleteSelfReference { _, reference in facts.deleteSelf.append((index, RecordKey(reference.target))) }
             for field in record.fields {

@@ -78,10 +78,7 @@ extension LocalStore {
 
     /// Builds the indexes of a store whose bulk load was interrupted (called when it is opened for writing).
     func finishInterruptedBulkLoad() throws {
-        let interrupted = try read { db in
-            try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_meta WHERE key = ?", arguments: [LocalStoreSchema.bulkLoadKey]) ?? false
-        }
-        if interrupted { try endBulkLoad() }
+        if try read(LocalStoreSchema.hasBulkLoadMarker) { try endBulkLoad() }
     }
 }
 
@@ -90,9 +87,7 @@ extension LocalStoreBatch {
     /// page cache, so that SQLite's sorters stay within Ferry's memory budget) and removes the marker.
     func endBulkLoad() throws {
         store.bulkLoad = nil
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_meta WHERE key = ?", arguments: [LocalStoreSchema.bulkLoadKey]) ?? false else {
-            return
-        }
+        guard try LocalStoreSchema.hasBulkLoadMarker(db) else { return }
         let cacheSize = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? -65536
         // Two sorter threads halve the time of the sort (the table scan stays on this thread); each sorts runs of up to
         // the cache size, which is lowered for that, and the memory the copy freed goes back to the system first.

@@ -1,3 +1,5 @@
+import GRDB
+
 /// The tables of a local store (format version 2).
 ///
 /// Records are rows appended by row ID with a unique index on (zone, name), `records_name`: random record names do
@@ -50,4 +52,9 @@ enum LocalStoreSchema {
 
     /// The `ferry_meta` key present while a bulk load has the indexes dropped.
     static let bulkLoadKey = "bulk_load"
+
+    /// Whether a bulk load has the indexes dropped (its marker is in `ferry_meta`).
+    static func hasBulkLoadMarker(_ db: Database) throws -> Bool {
+        try Bool.fetchOne(db, sql: "SELECT 1 FROM ferry_meta WHERE key = ?", arguments: [bulkLoadKey]) ?? false
+    }
 }

@@ -149,10 +149,7 @@ public final class StoreRecordMapper {
             for relationship in entity.schema.relationships {
                 let description = relationship.description
                 if !entity.zoneFrom.contains(description.name) {
-                    if entity.excluded.contains(description.name) { continue }
-                    let held = holding(description, plan: entity.fields[description.name], entity: entity)
-                    // The store gives to-one relationships as one reference, to-many ones as a list.
-                    if !(description.isToMany ? held.toMany : held.toOne) { continue }
+                    if entity.excluded.contains(description.name) || !writes(description, entity: entity) { continue }
                 }
                 for number in relationship.destinationNumbers {
                     if let name = store.schema.entityName(number: number) { indexed.insert(name) }
@@ -355,7 +352,8 @@ public final class StoreRecordMapper {
         return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps)
     }
 
-    /// Whether this side of a relationship writes it at all (as a to-one value or a to-many value).
+    /// Whether this side of a relationship writes it at all (the store gives a to-one relationship as one reference, a
+    /// to-many one as a list).
     private func writes(_ relationship: RelationshipDescription, entity: ResolvedPlan.Entity) -> Bool {
         let held = holding(relationship, plan: entity.fields[relationship.name], entity: entity)
         return relationship.isToMany ? held.toMany : held.toOne

@@ -34,7 +34,7 @@ public struct CanonicalRecordScanner {
     private let tail: [UInt8]
     /// `,"zoneID":{…}}` after a reference's name: references may not leave the record's zone.
     private let referenceTail: [UInt8]
-    /// The zone's two names' UTF-8 length, which a reference counts toward the record size.
+    /// The zone's two names' UTF-8 length, which a reference counts toward the record size (``FieldValue/referenceSize(nameBytes:zoneBytes:)``).
     private let zoneBytes: Int
     /// Field names and type tags of the records accepted (the few layouts a file's records have, most recent first),
     /// and of the one being scanned.
@@ -112,7 +112,7 @@ public struct CanonicalRecordScanner {
         if cursor.skip(",\"recordChangeTag\":") {
             guard cursor.plainString() != nil else { return nil }
         }
-        guard cursor.skip(",\"recordName\":"), let name = cursor.recordName(), cursor.skip(tail), cursor.isAtEnd,
+        guard cursor.skip(",\"recordName\":"), let name = recordName(&cursor), cursor.skip(tail), cursor.isAtEnd,
             size <= validator.limits.maxRecordBytes, layoutIsValid()
         else { return nil }
         return seed.key(recordName: name)
@@ -162,9 +162,9 @@ public struct CanonicalRecordScanner {
         case .string:
             return cursor.plainString()?.count
         case .int64, .timestamp:
-            return cursor.integer() == nil ? nil : 8
+            return cursor.integer() == nil ? nil : FieldValue.numberSize
         case .double:
-            return cursor.double() ? 8 : nil
+            return cursor.double() ? FieldValue.numberSize : nil
         case .bytes:
             return cursor.base64()
         case .reference:
@@ -177,9 +177,9 @@ public struct CanonicalRecordScanner {
             } else {
                 return nil
             }
-            guard cursor.skip(",\"recordName\":"), let name = cursor.recordName(), cursor.skip(referenceTail) else { return nil }
+            guard cursor.skip(",\"recordName\":"), let name = recordName(&cursor), cursor.skip(referenceTail) else { return nil }
             if deleteSelf { facts.deleteSelf.append((line, seed.key(recordName: name))) }
-            return name.count + zoneBytes + 8
+            return FieldValue.referenceSize(nameBytes: name.count, zoneBytes: zoneBytes)
         case .asset:
             guard cursor.skip("{") else { return nil }
             if cursor.skip("\"fileName\":") {
@@ -193,6 +193,12 @@ public struct CanonicalRecordScanner {
         case .location:
             return nil
         }
+    }
+
+    /// A quoted record name that needs no escapes and that CloudKit allows (the validator's rule, on the bytes).
+    private func recordName(_ cursor: inout Cursor) -> UnsafeRawBufferPointer? {
+        guard let name = cursor.plainString(), validator.recordNameProblem(utf8: name) == nil else { return nil }
+        return name
     }
 
     /// Whether `lhs` sorts strictly before `rhs` by bytes, the order of canonical keys.
@@ -312,18 +318,6 @@ private struct Cursor {
             guard plainString() != nil else { return false }
         }
         return skip("}")
-    }
-
-    /// A quoted record name as CloudKit allows it: 1–255 printable ASCII characters, not starting with `_`.
-    mutating func recordName() -> UnsafeRawBufferPointer? {
-        let start = offset
-        guard let name = plainString(), !name.isEmpty, name.count <= RecordValidator.Limits().maxNameLength, name[0] != UInt8(ascii: "_"),
-            !name.contains(where: { $0 >= 0x7F })
-        else {
-            offset = start
-            return nil
-        }
-        return name
     }
 
     /// An integer as the canonical form writes it (no `-0`, no leading zeros, no fraction or exponent) in Int64 range.

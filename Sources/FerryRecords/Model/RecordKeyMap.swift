@@ -9,12 +9,6 @@ public struct RecordKeyMap<Value: Sendable>: Sendable {
     /// An empty map.
     public init() {}
 
-    /// An empty map with room for about `count` keys (capped by the caller when the count is not trusted).
-    public init(expectedCount count: Int) {
-        let perShard = max(0, count) / 256
-        if perShard > 0 { for index in shards.indices { shards[index].reserveCapacity(perShard) } }
-    }
-
     @inline(__always)
     private static func shard(_ key: RecordKey) -> Int { Int(truncatingIfNeeded: key.words.low & 0xFF) }
 

@@ -29,12 +29,6 @@ public struct RecordTypeGraph: Sendable {
     /// Creates an empty graph.
     public init() {}
 
-    /// Creates an empty graph with room for about `expectedRecords` identities (capped, as the number may come from
-    /// an untrusted manifest), so that registering them does not keep resizing the table.
-    public init(expectedRecords: Int) {
-        owners = RecordKeyMap(expectedCount: min(max(0, expectedRecords), 1 << 21))
-    }
-
     /// Whether a record identity has been registered.
     public func contains(_ id: RecordID) -> Bool { contains(RecordKey(id)) }
 

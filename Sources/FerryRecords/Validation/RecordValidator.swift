@@ -101,14 +101,21 @@ public struct RecordValidator: Sendable {
 
     /// Why a record name is invalid, or `nil` if it is valid.
     public func recordNameProblem(_ name: String) -> String? {
+        var name = name
+        return name.withUTF8 { recordNameProblem(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Why a record name, given as UTF-8 bytes (such as a JSON string in place), is invalid, or `nil` if it is valid;
+    /// a valid name costs no allocation.
+    public func recordNameProblem(utf8 name: UnsafeRawBufferPointer) -> String? {
         if name.isEmpty { return "record names cannot be empty" }
-        if name.utf8.count > limits.maxNameLength {
-            return "record names have at most \(limits.maxNameLength) characters, this one has \(name.utf8.count)"
+        if name.count > limits.maxNameLength {
+            return "record names have at most \(limits.maxNameLength) characters, this one has \(name.count)"
         }
-        if !Self.allBytes(of: name, satisfy: { $0 >= 0x20 && $0 <= 0x7E }) {
-            return "record names must be printable ASCII; \(Self.quoted(name)) is not"
+        if !name.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) {
+            return "record names must be printable ASCII; \(Self.quoted(String(decoding: name, as: UTF8.self))) is not"
         }
-        if name.hasPrefix("_") { return "record names cannot start with \"_\" (reserved by CloudKit)" }
+        if name[0] == UInt8(ascii: "_") { return "record names cannot start with \"_\" (reserved by CloudKit)" }
         return nil
     }
 
@@ -227,13 +234,20 @@ extension FieldValue {
     public var estimatedSize: Int {
         switch self {
         case .string(let text): text.utf8.count
-        case .int64, .double, .timestamp: 8
+        case .int64, .double, .timestamp: Self.numberSize
         case .bytes(let data): data.count
         case .reference(let reference):
-            reference.recordName.utf8.count + reference.zoneID.zoneName.utf8.count + reference.zoneID.ownerName.utf8.count + 8
+            Self.referenceSize(
+                nameBytes: reference.recordName.utf8.count, zoneBytes: reference.zoneID.zoneName.utf8.count + reference.zoneID.ownerName.utf8.count)
         case .asset: 0
         case .location: 64
         case .list(let list): list.elements.reduce(0) { $0 + $1.estimatedSize }
         }
     }
+
+    /// What an INT64, DOUBLE or TIMESTAMP counts toward a record's size.
+    public static let numberSize = 8
+
+    /// What a reference counts toward a record's size: its target's name and zone (UTF-8 bytes), and 8 more.
+    public static func referenceSize(nameBytes: Int, zoneBytes: Int) -> Int { nameBytes + zoneBytes + 8 }
 }

@@ -9,12 +9,6 @@ public struct ReferenceTally: Sendable {
     /// Creates a tally with CloudKit's limit, or another.
     public init(limit: Int = RecordValidator.Limits().maxDeleteSelfReferencesPerTarget) { self.limit = limit }
 
-    /// Counts a record's DELETE_SELF references.
-    /// - Returns: a warning for each target whose count just went over the limit.
-    public mutating func count(_ record: Record) -> [RecordProblem] {
-        Self.deleteSelfReferences(in: record).compactMap { count($0) }
-    }
-
     /// Counts one DELETE_SELF reference.
     /// - Returns: a warning if its target's count just went over the limit.
     public mutating func count(_ reference: DeleteSelfReference) -> RecordProblem? {
