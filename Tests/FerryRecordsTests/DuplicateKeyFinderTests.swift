@@ -29,15 +29,15 @@ import Testing
         let keys = keys(count: 20_000, repeating: 97)
         var finder: DuplicateKeyFinder? = DuplicateKeyFinder(memoryLimit: memoryLimit, temporaryDirectory: scratch.path)
         for (position, key) in keys.enumerated() { try finder?.insert(key, at: Int64(position)) }
+        // Runs go to scratch files only when the keys do not fit, and go away once the duplicates are known.
+        #expect(scratch.listing().isEmpty == (memoryLimit >= 1 << 20))
         let found = try finder?.duplicates() ?? []
         let expected = reference(keys)
         #expect(!expected.isEmpty)
         #expect(found.map(\.first) == expected.map(\.first))
         #expect(found.map(\.again) == expected.map(\.again))
-        // Runs go to scratch files only when the keys do not fit, and go away with the finder.
-        #expect(scratch.listing().isEmpty == (memoryLimit >= 1 << 20))
-        finder = nil
         #expect(scratch.listing().isEmpty)
+        finder = nil
     }
 
     @Test func noRepeatsNoFindings() throws {

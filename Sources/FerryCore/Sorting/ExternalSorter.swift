@@ -1,0 +1,145 @@
+/// Sorts a stream of fixed-size values of any length in bounded memory.
+///
+/// Values are buffered; a full buffer is sorted and written to a scratch file as a run, and ``forEachSorted(_:)``
+/// merges the runs. A stream that fits in the buffer never touches the disk. Values are written as their raw bytes,
+/// so they must be plain data (no references), and runs are only meaningful to the process that wrote them.
+///
+/// ```swift
+/// let sorter = ExternalSorter<Entry>(memoryLimit: 8 << 20, prefix: "ferry-keys", temporaryDirectory: nil)
+/// for entry in entries { try sorter.append(entry) }
+/// try sorter.forEachSorted { entry in visit(entry) }
+/// ```
+public final class ExternalSorter<Element: BitwiseCopyable & Comparable> {
+    @usableFromInline var buffer: [Element] = []
+    @usableFromInline let capacity: Int
+    @usableFromInline let prefix: String
+    @usableFromInline let parent: String?
+    @usableFromInline var directory: TemporaryDirectory?
+    @usableFromInline var runs: [String] = []
+    @usableFromInline var isSorted = true
+
+    /// A sorter that keeps at most `memoryLimit` bytes of values in memory.
+    /// - Parameters:
+    ///   - prefix: the name of the scratch directory, which says what the runs hold.
+    ///   - temporaryDirectory: where runs go when the values do not fit (default `$TMPDIR`).
+    @inlinable
+    public init(memoryLimit: Int = 8 << 20, prefix: String, temporaryDirectory: String?) {
+        capacity = max(1024, memoryLimit / MemoryLayout<Element>.stride)
+        self.prefix = prefix
+        parent = temporaryDirectory
+    }
+
+    /// Whether some values went to scratch files.
+    @inlinable
+    public var spilled: Bool { !runs.isEmpty }
+
+    /// Adds a value.
+    /// - Throws: ``CoreError`` when a run cannot be written.
+    @inlinable
+    public func append(_ element: Element) throws {
+        if buffer.count == capacity { try spill() }
+        // The whole buffer at once (pages are only committed as they fill): growing by doubling would hold the old
+        // and the new copy at the same time.
+        if buffer.capacity == 0 { buffer.reserveCapacity(capacity) }
+        buffer.append(element)
+        isSorted = false
+    }
+
+    /// Visits every value in ascending order (equal values in no particular order); may be called again, and values
+    /// may be appended between calls.
+    /// - Throws: ``CoreError`` when a run cannot be written or read back, or what `visit` throws.
+    @inlinable
+    public func forEachSorted(_ visit: (Element) throws -> Void) throws {
+        if runs.isEmpty {
+            if !isSorted { buffer.sort() }
+            isSorted = true
+            for element in buffer { try visit(element) }
+        } else {
+            try spill()
+            try merge(visit)
+        }
+    }
+
+    /// Forgets every value and removes the runs.
+    @inlinable
+    public func reset() {
+        buffer = []
+        isSorted = true
+        runs = []
+        directory = nil
+    }
+
+    /// Sorts the buffer and writes it as a run.
+    @inlinable
+    func spill() throws {
+        guard !buffer.isEmpty else { return }
+        buffer.sort()
+        let scratch = try directory ?? TemporaryDirectory(prefix: prefix, parent: parent)
+        directory = scratch
+        let path = scratch.file("run-\(runs.count)")
+        let file = try OutputFile(path: path, exclusive: true, bufferSize: 1 << 20)
+        try buffer.withUnsafeBytes { try file.write($0) }
+        try file.close()
+        runs.append(path)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Visits the values of every run in order (a k-way merge; each run is read through a small buffer).
+    @inlinable
+    func merge(_ visit: (Element) throws -> Void) throws {
+        let readers = try runs.map { try RunReader(path: $0) }
+        var heads: [(element: Element, run: Int)] = []
+        for index in readers.indices {
+            if let element = try readers[index].next() { heads.append((element, index)) }
+        }
+        // Few runs (one per buffer of values): a linear search for the smallest head is enough.
+        while let smallest = heads.indices.min(by: { heads[$0].element < heads[$1].element }) {
+            let (element, run) = heads[smallest]
+            try visit(element)
+            if let next = try readers[run].next() {
+                heads[smallest] = (next, run)
+            } else {
+                heads.remove(at: smallest)
+            }
+        }
+    }
+
+    /// Reads one run's values back, a block at a time.
+    @usableFromInline
+    final class RunReader {
+        @usableFromInline let file: InputFile
+        @usableFromInline let block: UnsafeMutableBufferPointer<Element>
+        @usableFromInline var count = 0
+        @usableFromInline var index = 0
+
+        @inlinable
+        init(path: String) throws {
+            file = try InputFile(path: path)
+            block = .allocate(capacity: max(1, (64 << 10) / MemoryLayout<Element>.stride))
+        }
+
+        deinit { block.deallocate() }
+
+        @inlinable
+        func next() throws -> Element? {
+            if index == count {
+                let stride = MemoryLayout<Element>.stride
+                let buffer = UnsafeMutableRawBufferPointer(block)
+                var filled = 0
+                while filled < buffer.count {
+                    let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                    if read == 0 { break }
+                    filled += read
+                }
+                guard filled % stride == 0 else {
+                    throw CoreError(.readFailed, "\(file.path): a scratch run of sorted values ends in the middle of a value")
+                }
+                count = filled / stride
+                index = 0
+                if count == 0 { return nil }
+            }
+            defer { index += 1 }
+            return block[index]
+        }
+    }
+}
