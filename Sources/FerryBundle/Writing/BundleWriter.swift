@@ -14,8 +14,11 @@ import Foundation
 /// let summary = try writer.finish(createdAt: snapshotTime)
 /// ```
 ///
-/// Memory stays bounded: records are spooled to scratch files, and only compact per-record keys (for duplicate
-/// detection and dependency order) are kept in memory.
+/// Memory stays bounded whatever the number of records: records are spooled to scratch files, and what finishing
+/// needs of each (its identity and references, for duplicates and dependency order) goes to sorted runs on disk (an
+/// ``AdmissionLedger``). Because of that, a record name used twice in a zone and a target with too many DELETE_SELF
+/// references are found by ``finish(createdAt:progress:)``, which reports them in its summary; every other problem is
+/// reported by `add`.
 public final class BundleWriter {
     /// How a bundle is written.
     public struct Options: Sendable {
@@ -27,6 +30,9 @@ public final class BundleWriter {
         public var temporaryDirectory: String?
         /// The record rules.
         public var validator = RecordValidator()
+        /// Bytes of record identities and references kept in memory before they are sorted into a scratch file (40
+        /// bytes each; sorting a full buffer takes half as much again).
+        public var admissionMemoryLimit = 8 << 20
         /// Zstandard worker threads (default 0: compress on the writing thread, the smallest peak memory).
         ///
         /// Each worker adds about 15 MB of buffers.
@@ -36,7 +42,7 @@ public final class BundleWriter {
         public var zstdThreads = 0
         /// The program name written into the bag.
         public var softwareAgent = "ferry"
-        /// Admit and count everything, but write nothing (no scratch files, no bundle).
+        /// Admit and count everything, but write no bundle (scratch files are written and removed as in a real run).
         public var dryRun = false
 
         /// Creates options.
@@ -65,10 +71,11 @@ public final class BundleWriter {
     private let format: ArchiveFormat
     private let assets: (any AssetProvider)?
     private var spool: RecordSpool
-    private var graph = RecordTypeGraph()
+    private let ledger: AdmissionLedger
     private var schema = RecordSchema()
-    private var tally = ReferenceTally()
     private var assetSizes: [SHA256Digest: Int64] = [:]
+    private var types = RecordTypeIndex()
+    private var lastSequence: Int64 = 0
     private var finished = false
 
     /// Starts a bundle at `path`; nothing appears there until ``finish(progress:)`` succeeds.
@@ -81,55 +88,64 @@ public final class BundleWriter {
         self.options = options
         format = options.format ?? ArchiveFormat(fileName: path) ?? .tarGzip
         self.assets = assets
-        spool = try RecordSpool(parent: options.temporaryDirectory, countOnly: options.dryRun)
+        spool = try RecordSpool(parent: options.temporaryDirectory)
+        ledger = AdmissionLedger(
+            memoryLimit: options.admissionMemoryLimit, deleteSelfLimit: options.validator.limits.maxDeleteSelfReferencesPerTarget,
+            temporaryDirectory: options.temporaryDirectory)
     }
 
     /// What prepares changes for this writer, on any thread.
     public var preparer: ChangePreparer { ChangePreparer(validator: options.validator) }
 
     /// Validates a record or deletion and, if it passes, adds it.
+    /// - Parameter origin: where the change came from, as a number that grows from call to call (a line number, say);
+    ///   ``finish(createdAt:progress:)`` names the changes it rejects or warns about by it. Default: the change's
+    ///   1-based number among the changes added.
     /// - Returns: whether it was accepted, with the problems found.
     /// - Throws: only I/O errors on the scratch files; invalid records are returned as ``Admission/rejected(_:)``.
     @discardableResult
-    public func add(_ change: RecordChange) throws -> Admission {
-        try add(preparer.prepare(change))
+    public func add(_ change: RecordChange, origin: Int64? = nil) throws -> Admission {
+        try add(preparer.prepare(change), origin: origin)
     }
 
-    /// Adds a prepared change after the checks that depend on the changes added before: a name used twice in a zone,
-    /// a field that changes type, an asset that is missing or has another size.
+    /// Adds a prepared change after the checks that depend on the changes added before: a field that changes type,
+    /// an asset that is missing or has another size. (A name used twice in a zone is found when finishing.)
+    /// - Parameter origin: as for ``add(_:origin:)-(RecordChange,_)``.
     /// - Returns: whether it was accepted, with all problems found.
     /// - Throws: only I/O errors on the scratch files.
     @discardableResult
-    public func add(_ prepared: PreparedChange) throws -> Admission {
+    public func add(_ prepared: PreparedChange, origin: Int64? = nil) throws -> Admission {
         precondition(!finished, "BundleWriter.add after finish")
+        let sequence = max(origin ?? 0, lastSequence + 1)
+        lastSequence = sequence
         let change = prepared.change
         var problems = prepared.problems
         if case .record(let record) = change {
             problems += schema.conflicts(in: record, layout: prepared.layout)
             problems += assetProblems(prepared.assets)
         }
-        if graph.contains(prepared.key) {
-            problems.append(
-                RecordProblem(
-                    .error, .duplicate, at: "recordName",
-                    "record \(change.zoneID)/\(change.recordName) appears more than once; each record name is unique within its zone"))
-        }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
+        guard sequence <= AdmissionLedger.maxSequence else {
+            throw BundleError(.writeFailed, "change origin \(sequence) is beyond the largest this writer can track")
+        }
 
-        _ = graph.register(prepared.key, type: change.recordType)
         let key: RecordSpool.Key
         switch change {
         case .record(let record):
-            problems += prepared.deleteSelf.compactMap { tally.count($0) }
             schema.add(record, layout: prepared.layout)
-            if !prepared.targets.isEmpty { graph.addReferences(from: record.recordType, to: prepared.targets) }
             for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
             key = RecordSpool.Key(kind: .records, recordType: record.recordType, zoneID: record.zoneID)
         case .deletion(let deletion):
             schema.add(deletion)
             key = RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: deletion.zoneID)
         }
-        try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: key) }
+        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: key) }
+        let type = types.index(of: change.recordType)
+        try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
+        for (index, reference) in prepared.references.enumerated() {
+            try ledger.noteReference(
+                to: reference.target, from: type, index: index, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
+        }
         return .accepted(warnings: problems)
     }
 
@@ -138,19 +154,40 @@ public final class BundleWriter {
     ///   - createdAt: when the content was taken: `manifest.json`'s `createdAt` and every entry's mtime (whole
     ///     seconds). Give a time derived from the input, not the clock, to keep bundles reproducible.
     ///   - progress: called as payload bytes are written.
+    ///   - found: called with each problem found only now (each change rejected as a later occurrence of a name, each
+    ///     DELETE_SELF warning), before the archive is written; the summary counts them.
     /// - Returns: what was (or would be) written.
-    /// - Throws: ``BundleError`` on I/O failure or when an asset changed during the run; nothing is left behind.
+    /// - Throws: ``BundleError`` on I/O failure or when an asset changed during the run, or what `found` throws;
+    ///   nothing is left behind.
     @discardableResult
-    public func finish(createdAt: Date, progress: ((Progress) -> Void)? = nil) throws -> BundleSummary {
+    public func finish(
+        createdAt: Date, progress: ((Progress) -> Void)? = nil, found: ((DeferredProblem) throws -> Void)? = nil
+    ) throws -> BundleSummary {
         precondition(!finished, "BundleWriter.finish called twice")
         finished = true
+        defer { spool.remove() }
         let createdAt = Date(timeIntervalSince1970: createdAt.timeIntervalSince1970.rounded(.down))
-        let plan = try makePlan(createdAt: createdAt)
+        var segments = try spool.finish()
+        let resolution = try ledger.resolve()
+        ledger.reset()
+        // Warnings first: they point at lines of the spool as it was written, before duplicates are taken out.
+        let warnings = try overflowWarnings(resolution.overflows, in: segments)
+        for warning in warnings { try found?(warning) }
+        var ordering = RecordTypeGraph.ordering(
+            of: types.names, edges: resolution.edges, danglingReferences: resolution.danglingReferences)
+        if !resolution.duplicates.isEmpty {
+            let present = try removeDuplicates(resolution.duplicates, from: &segments) { try found?($0) }
+            ordering.order.removeAll { !present.contains($0) }
+            ordering.cycles = ordering.cycles.map { $0.filter(present.contains) }.filter { $0.count > 1 }
+        }
+        let plan = try makePlan(createdAt: createdAt, segments: segments, ordering: ordering)
         let summary = BundleSummary(
             path: path, format: format, manifest: plan.manifest, payloadBytes: plan.payloadBytes,
-            danglingReferences: plan.danglingReferences, dryRun: options.dryRun)
+            danglingReferences: plan.danglingReferences, dryRun: options.dryRun,
+            rejectedAtFinish: resolution.duplicates.count, warningsAtFinish: warnings.count)
         if options.dryRun { return summary }
-        releaseAdmissionState()
+        // What admission needed is gone; hand the memory back before compression threads allocate theirs.
+        ProcessMemory.returnFreedMemory()
         let output = try AtomicOutputFile(path: path)
         do {
             try write(plan, to: output.file, progress: progress)
@@ -162,12 +199,79 @@ public final class BundleWriter {
         return summary
     }
 
-    /// Frees what admission needed (the per-record keys, the reference tally) and hands the memory back to the system
-    /// before compression threads allocate theirs, so the two phases' peaks do not add up.
-    private func releaseAdmissionState() {
-        graph = RecordTypeGraph()
-        tally = ReferenceTally()
-        ProcessMemory.returnFreedMemory()
+    /// Takes the later occurrences of repeated identities out of their spool files, handing each to `reject`, and
+    /// rebuilds what they added to the schema and the asset list from the records kept (rare: only when there are
+    /// duplicates).
+    /// - Returns: the record types that still have records or deletions.
+    private func removeDuplicates(
+        _ duplicates: [AdmissionLedger.Duplicate], from segments: inout [RecordSpool.Key: RecordSpool.Segment],
+        reject: (DeferredProblem) throws -> Void
+    ) throws -> Set<String> {
+        var lines: [Int: [Int: Int64]] = [:]
+        for duplicate in duplicates { lines[duplicate.location.segment, default: [:]][duplicate.location.line] = duplicate.sequence }
+        for (key, segment) in segments.sorted(by: { $0.value.index < $1.value.index }) {
+            guard let dropped = lines[segment.index] else { continue }
+            segments[key] = try spool.removing(lines: Set(dropped.keys), from: segment) { line, bytes in
+                let change = try Self.decodeSpooled(bytes)
+                try reject(
+                    DeferredProblem(
+                        origin: dropped[line] ?? 0, change: change,
+                        problem: RecordProblem(
+                            .error, .duplicate, at: "recordName",
+                            "record \(change.zoneID)/\(change.recordName) appears more than once; each record name is unique within its zone")))
+            }
+        }
+        schema = RecordSchema()
+        assetSizes = [:]
+        var types: Set<String> = []
+        for segment in segments.values.sorted(by: { $0.index < $1.index }) {
+            try RecordSpool.forEachLine(of: segment) { _, line in
+                let prepared = preparer.prepare(try Self.decodeSpooled(line))
+                switch prepared.change {
+                case .record(let record):
+                    schema.add(record, layout: prepared.layout)
+                    for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
+                case .deletion(let deletion): schema.add(deletion)
+                }
+                types.insert(prepared.change.recordType)
+            }
+        }
+        return types
+    }
+
+    /// The warnings for targets with more DELETE_SELF references than the limit, naming the field and target of the
+    /// reference that went over it (its record is read back from the spool).
+    private func overflowWarnings(
+        _ overflows: [AdmissionLedger.Overflow], in segments: [RecordSpool.Key: RecordSpool.Segment]
+    ) throws -> [DeferredProblem] {
+        guard !overflows.isEmpty else { return [] }
+        let wanted = Dictionary(grouping: overflows, by: \.location.segment).mapValues { Set($0.map(\.location.line)) }
+        var lines: [AdmissionLedger.Location: [UInt8]] = [:]
+        for segment in segments.values {
+            guard let numbers = wanted[segment.index] else { continue }
+            try RecordSpool.forEachLine(of: segment) { number, line in
+                if numbers.contains(number) { lines[AdmissionLedger.Location(segment: segment.index, line: number)] = Array(line) }
+            }
+        }
+        let tally = ReferenceTally(limit: options.validator.limits.maxDeleteSelfReferencesPerTarget)
+        return try overflows.compactMap { overflow -> DeferredProblem? in
+            guard let line = lines[overflow.location], case .record(let record) = try line.withUnsafeBytes(Self.decodeSpooled) else {
+                return nil
+            }
+            let references = ChangePreparer.references(of: record)
+            guard references.indices.contains(overflow.reference) else { return nil }
+            let (field, reference) = references[overflow.reference]
+            return DeferredProblem(origin: overflow.sequence, change: .record(record), problem: tally.warning(field: field, target: reference.target))
+        }
+    }
+
+    /// Decodes a line this writer spooled.
+    private static func decodeSpooled(_ line: UnsafeRawBufferPointer) throws -> RecordChange {
+        do {
+            return try CloudKitJSONDecoder().decode(line: line)
+        } catch {
+            throw BundleError(.readFailed, "a scratch file of records could not be read back: \(error)", cause: error)
+        }
     }
 
     /// Everything known about the bundle before its archive is written.
@@ -184,9 +288,7 @@ public final class BundleWriter {
         var danglingReferences: Int
     }
 
-    private func makePlan(createdAt: Date) throws -> Plan {
-        let segments = try spool.finish()
-        let ordering = graph.ordering()
+    private func makePlan(createdAt: Date, segments: [RecordSpool.Key: RecordSpool.Segment], ordering: RecordTypeGraph.Ordering) throws -> Plan {
         let recordSegments = ordering.order.flatMap { type in
             segments.values.filter { $0.key.kind == .records && $0.key.recordType == type }.sorted { $0.key.zoneID < $1.key.zoneID }
         }
@@ -261,6 +363,8 @@ public final class BundleWriter {
     /// Abandons the bundle: removes scratch files; nothing is written.
     public func discard() {
         finished = true
+        spool.remove()
+        ledger.reset()
     }
 
     private func copyAsset(_ asset: Asset, base: String, copier: EntryCopier) throws {

@@ -14,9 +14,9 @@ public struct PreparedChange: Sendable {
     /// What per-record validation found.
     public let problems: [RecordProblem]
     let key: RecordKey
-    let targets: [RecordKey]
-    /// The DELETE_SELF references, with their targets' keys (for the per-target limit).
-    let deleteSelf: [DeleteSelfReference]
+    /// The references' targets in field order (as ``ChangePreparer/references(of:)`` lists them), each with whether
+    /// it is a DELETE_SELF reference (counted against the per-target limit).
+    let references: [(target: RecordKey, deleteSelf: Bool)]
     /// The assets, with the field each is in.
     let assets: [(field: String, asset: Asset)]
     let layout: RecordSchema.Layout?
@@ -34,19 +34,17 @@ public struct ChangePreparer: Sendable {
     public func prepare(_ change: RecordChange) -> PreparedChange {
         var json = JSONWriter(capacity: 1024)
         change.writeCloudKitJSON(to: &json)
-        var targets: [RecordKey] = []
-        var deleteSelf: [DeleteSelfReference] = []
+        var references: [(target: RecordKey, deleteSelf: Bool)] = []
         var assets: [(field: String, asset: Asset)] = []
         var layout: RecordSchema.Layout?
         if case .record(let record) = change {
             layout = RecordSchema.Layout(of: record)
-            deleteSelf = ReferenceTally.deleteSelfReferences(in: record)
             for field in record.fields {
                 switch field.value {
-                case .reference(let reference): targets.append(RecordKey(reference.target))
+                case .reference(let reference): references.append((RecordKey(reference.target), reference.action == .deleteSelf))
                 case .asset(let asset): assets.append((field.name, asset))
                 case .list(let list) where list.elementType == .reference:
-                    targets += field.value.references.map { RecordKey($0.target) }
+                    references += field.value.references.map { (RecordKey($0.target), $0.action == .deleteSelf) }
                 case .list(let list) where list.elementType == .asset:
                     assets += field.value.assets.map { (field.name, $0) }
                 default: break
@@ -55,6 +53,11 @@ public struct ChangePreparer: Sendable {
         }
         return PreparedChange(
             change: change, canonicalJSON: json.bytes, problems: validator.problems(in: change), key: RecordKey(change.id),
-            targets: targets, deleteSelf: deleteSelf, assets: assets, layout: layout)
+            references: references, assets: assets, layout: layout)
+    }
+
+    /// A record's references in the order ``PreparedChange`` lists their targets, with the field each is in.
+    static func references(of record: Record) -> [(field: String, reference: Reference)] {
+        record.fields.flatMap { field in field.value.references.map { (field.name, $0) } }
     }
 }

@@ -17,6 +17,8 @@ final class RecordSpool {
     /// One finished spool file.
     struct Segment: Sendable {
         var key: Key
+        /// The file's number, as ``append(_:to:)`` gave it in its locations.
+        var index: Int
         var path: String
         var digest: SHA256Digest
         var bytes: Int64
@@ -24,6 +26,7 @@ final class RecordSpool {
     }
 
     private final class File {
+        let index: Int
         let path: String
         var hasher = SHA256Hasher()
         var bytes: Int64 = 0
@@ -31,12 +34,15 @@ final class RecordSpool {
         var handle: OutputFile?
         var lastUse = 0
         var created = false
-        init(path: String) { self.path = path }
+        init(index: Int, path: String) {
+            self.index = index
+            self.path = path
+        }
     }
 
     static let maxOpenFiles = 64
 
-    private let directory: TemporaryDirectory?
+    private let directory: TemporaryDirectory
     private var files: [Key: File] = [:]
     private var openCount = 0
     private var clock = 0
@@ -45,26 +51,29 @@ final class RecordSpool {
     private static let newline: [UInt8] = [UInt8(ascii: "\n")]
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
-    /// - Parameter countOnly: only count lines and bytes, write nothing (for dry runs).
-    init(parent: String?, countOnly: Bool = false) throws {
-        directory = countOnly ? nil : try TemporaryDirectory(prefix: "ferry-spool", parent: parent)
+    init(parent: String?) throws {
+        directory = try TemporaryDirectory(prefix: "ferry-spool", parent: parent)
     }
 
     /// Appends one line (without its newline) to a key's file.
-    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws {
+    /// - Returns: where the line went: its file's number and its 0-based line number there.
+    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> AdmissionLedger.Location {
         let file: File
         if let last, last.key == key {
             file = last.file
         } else if let existing = files[key] {
             file = existing
         } else {
-            file = File(path: directory?.file("\(files.count).ndjson") ?? "")
+            guard files.count <= AdmissionLedger.maxSegment else {
+                throw BundleError(.writeFailed, "more than \(AdmissionLedger.maxSegment) record files (record types times zones)")
+            }
+            file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
             files[key] = file
         }
         last = (key, file)
+        let location = AdmissionLedger.Location(segment: file.index, line: file.count)
         file.bytes += Int64(line.count + 1)
         file.count += 1
-        guard directory != nil else { return }
         clock += 1
         file.lastUse = clock
         let handle = try handle(for: file)
@@ -74,6 +83,7 @@ final class RecordSpool {
             file.hasher.update(line)
             file.hasher.update(newline)
         }
+        return location
     }
 
     /// Closes every file and returns them.
@@ -82,10 +92,54 @@ final class RecordSpool {
         for (key, file) in files {
             try file.handle?.close()
             file.handle = nil
-            result[key] = Segment(key: key, path: file.path, digest: file.hasher.finalize(), bytes: file.bytes, count: file.count)
+            result[key] = Segment(
+                key: key, index: file.index, path: file.path, digest: file.hasher.finalize(), bytes: file.bytes, count: file.count)
         }
         openCount = 0
         return result
+    }
+
+    /// Removes the scratch files (after ``finish()``, once they have been copied).
+    func remove() {
+        last = nil
+        files = [:]
+        directory.remove()
+    }
+
+    /// Calls `body` with each line of a finished segment (without its newline) and its 0-based number.
+    static func forEachLine(of segment: Segment, _ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
+        let reader = try LineReader(path: segment.path, maxLineLength: Int(segment.bytes) + 1)
+        try reader.forEachLine { line in
+            guard case .bytes(let bytes, let position) = line else { return }
+            try body(position.line - 1, bytes)
+        }
+    }
+
+    /// Writes a copy of a finished segment without some of its lines, handing those to `removed`, and returns the copy.
+    func removing(
+        lines dropped: Set<Int>, from segment: Segment, removed: (Int, UnsafeRawBufferPointer) throws -> Void
+    ) throws -> Segment {
+        let path = directory.file("\(segment.index)-kept.ndjson")
+        let output = try OutputFile(path: path, exclusive: true, bufferSize: 1 << 16)
+        var kept = Segment(key: segment.key, index: segment.index, path: path, digest: .zero, bytes: 0, count: 0)
+        var hasher = SHA256Hasher()
+        try Self.forEachLine(of: segment) { number, line in
+            if dropped.contains(number) {
+                try removed(number, line)
+                return
+            }
+            try output.write(line)
+            try Self.newline.withUnsafeBytes { newline in
+                try output.write(newline)
+                hasher.update(line)
+                hasher.update(newline)
+            }
+            kept.bytes += Int64(line.count + 1)
+            kept.count += 1
+        }
+        try output.close()
+        kept.digest = hasher.finalize()
+        return kept
     }
 
     private func handle(for file: File) throws -> OutputFile {

@@ -37,6 +37,13 @@ public final class TemporaryDirectory {
         CleanupRegistry.unregister(token)
     }
 
+    /// Removes the directory and its files now, rather than when the object goes away.
+    public func remove() {
+        guard !keep else { return }
+        try? FileManager.default.removeItem(atPath: path)
+        forget()
+    }
+
     /// A path inside the directory.
     public func file(_ name: String) -> String { "\(path)/\(name)" }
 }

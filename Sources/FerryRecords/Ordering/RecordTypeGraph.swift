@@ -14,16 +14,23 @@ public struct RecordTypeGraph: Sendable {
         public var danglingReferences: Int
     }
 
-    private var typeIndex: [String: Int32] = [:]
-    private var typeNames: [String] = []
-    private var lastType: (name: String, index: Int32)?
+    private var types = RecordTypeIndex()
     private var owners = RecordKeyMap<Int32>()
     private var edges: Set<Edge> = []
     private var pending: [Int32: Set<RecordKey>] = [:]
 
-    private struct Edge: Hashable, Sendable {
-        var child: Int32
-        var parent: Int32
+    /// Records of the type at index `child` reference records of the type at index `parent`.
+    public struct Edge: Hashable, Sendable {
+        /// The referencing type's index.
+        public var child: Int32
+        /// The referenced type's index.
+        public var parent: Int32
+
+        /// An edge from `child` to `parent`.
+        public init(child: Int32, parent: Int32) {
+            self.child = child
+            self.parent = parent
+        }
     }
 
     /// Creates an empty graph.
@@ -37,7 +44,7 @@ public struct RecordTypeGraph: Sendable {
 
     /// The record type registered for an identity.
     public func recordType(of id: RecordID) -> String? {
-        owners[RecordKey(id)].map { typeNames[Int($0)] }
+        owners[RecordKey(id)].map { types.names[Int($0)] }
     }
 
     /// Registers a record (or deletion) identity with its type.
@@ -88,9 +95,15 @@ public struct RecordTypeGraph: Sendable {
                 }
             }
         }
-        let count = typeNames.count
+        return Self.ordering(of: types.names, edges: allEdges, danglingReferences: dangling)
+    }
+
+    /// Orders record types, given by name (an edge's indexes point into `types`), parents first; ties and cycles are
+    /// broken by name, so the result is deterministic.
+    public static func ordering(of types: [String], edges: Set<Edge>, danglingReferences: Int) -> Ordering {
+        let count = types.count
         var parents = [[Int]](repeating: [], count: count)
-        for edge in allEdges { parents[Int(edge.child)].append(Int(edge.parent)) }
+        for edge in edges { parents[Int(edge.child)].append(Int(edge.parent)) }
         let components = Self.stronglyConnectedComponents(count: count, parents: parents)
         var componentOf = [Int](repeating: 0, count: count)
         for (index, members) in components.enumerated() { for member in members { componentOf[member] = index } }
@@ -103,7 +116,7 @@ public struct RecordTypeGraph: Sendable {
                 children[componentOf[parent]].insert(componentOf[node])
             }
         }
-        let names = components.map { $0.map { typeNames[$0] }.sorted(by: Self.precedes) }
+        let names = components.map { $0.map { types[$0] }.sorted(by: Self.precedes) }
         var ready = (0..<components.count).filter { waitingOn[$0].isEmpty }
         var order: [String] = []
         var cycles: [[String]] = []
@@ -117,23 +130,10 @@ public struct RecordTypeGraph: Sendable {
                 if waitingOn[child].isEmpty { ready.append(child) }
             }
         }
-        return Ordering(order: order, cycles: cycles, danglingReferences: dangling)
+        return Ordering(order: order, cycles: cycles, danglingReferences: danglingReferences)
     }
 
-    private mutating func index(of type: String) -> Int32 {
-        // Records come grouped by type: most calls repeat the last type and skip hashing it.
-        if let last = lastType, last.name == type { return last.index }
-        let index: Int32
-        if let known = typeIndex[type] {
-            index = known
-        } else {
-            index = Int32(typeNames.count)
-            typeIndex[type] = index
-            typeNames.append(type)
-        }
-        lastType = (type, index)
-        return index
-    }
+    private mutating func index(of type: String) -> Int32 { types.index(of: type) }
 
     private static func precedes(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.lexicographicallyPrecedes(rhs.utf8) }
 

@@ -86,14 +86,14 @@ struct Pack: AsyncParsableCommand {
         var tally = BundleTally()
         var warnings = 0
         let preparer = writer.preparer
-        for input in inputs {
+        for (fileIndex, input) in inputs.enumerated() {
             let reader = NDJSONRecordReader(path: input, decoder: decoder)
             // Decoding, validation and encoding run on all cores; admission runs here, in input order.
             try reader.forEach(workers: OrderedParallelMap.defaultWorkers, transform: { PackItem($0, preparer) }) { item in
                 switch item {
                 case .prepared(let prepared, let position):
                     let change = prepared.change
-                    switch try writer.add(prepared) {
+                    switch try writer.add(prepared, origin: Self.origin(file: fileIndex, line: position.line)) {
                     case .accepted(let found):
                         tally.count(change, rejected: false)
                         for warning in found {
@@ -114,17 +114,39 @@ struct Pack: AsyncParsableCommand {
         console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
         let writing = Date()
         let creation = try CreationTime.resolve(flag: createdAt, inputs: inputs)
-        let summary = try writer.finish(createdAt: creation) { progress in
-            if case .writing(let done, let total) = progress {
-                console.progress("writing \(output): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-            }
-        }
+        let summary = try writer.finish(
+            createdAt: creation,
+            progress: { progress in
+                if case .writing(let done, let total) = progress {
+                    console.progress("writing \(output): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
+                }
+            },
+            found: { found in
+                // Repeated names and DELETE_SELF overflows are only known once every record has been read.
+                let (input, line) = Self.place(of: found.origin, in: inputs)
+                if found.problem.severity == .error {
+                    tally.reject(found.change)
+                    try rejects.reject(file: input, line: line, change: found.change, problems: [found.problem])
+                } else {
+                    warnings += 1
+                    console.warning("\(input):\(line) \(found.change.recordType) \(found.change.recordName): \(found.problem)")
+                }
+            })
         try rejects.commit()
         console.logger.info("wrote \(output) in \(Formatting.seconds(since: writing))")
         BundleReport(
             output: output, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would pack" : "packed", started: started
         ).print(summary, tally: tally, rejected: rejects.count, warnings: warnings, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
+    }
+
+    /// A change's origin for the bundle writer: its input file's index and its line, growing through the inputs.
+    private static func origin(file: Int, line: Int) -> Int64 { Int64(file) << 40 | Int64(line) }
+
+    /// The input file and line an origin stands for.
+    private static func place(of origin: Int64, in inputs: [String]) -> (input: String, line: Int) {
+        let file = Int(origin >> 40)
+        return (inputs.indices.contains(file) ? inputs[file] : "?", Int(origin & (1 << 40 - 1)))
     }
 }
 

@@ -78,7 +78,11 @@ struct BundleTally {
 
     mutating func count(_ change: RecordChange, rejected isRejected: Bool) {
         read += 1
-        guard isRejected else { return }
+        if isRejected { reject(change) }
+    }
+
+    /// Counts a change as rejected after it was counted as accepted (a duplicate found when the bundle was finished).
+    mutating func reject(_ change: RecordChange) {
         let key = Key(type: change.isDeletion ? nil : change.recordType, zone: change.zoneID)
         rejected[key, default: 0] += 1
     }

@@ -41,11 +41,22 @@ struct CopyToBundle {
             console.progress("reading \(sourcePath): \(tally.read) records")
         }
         let creation = try CreationTime.resolve(flag: createdAt, inputs: [sourcePath])
-        let summary = try writer.finish(createdAt: creation) { progress in
-            if case .writing(let done, let total) = progress {
-                console.progress("writing \(target): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-            }
-        }
+        let summary = try writer.finish(
+            createdAt: creation,
+            progress: { progress in
+                if case .writing(let done, let total) = progress {
+                    console.progress("writing \(target): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
+                }
+            },
+            found: { found in
+                // Repeated names and DELETE_SELF overflows are only known at the end; the writer numbers the changes.
+                if found.problem.severity == .error {
+                    tally.reject(found.change)
+                    try rejects.reject(source: sourcePath, origin: "change \(found.origin)", change: found.change, problems: [found.problem])
+                } else {
+                    warnings.add("change \(found.origin) \(found.change.recordType) \(found.change.recordName): \(found.problem)")
+                }
+            })
         try rejects.commit()
         BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
             .print(summary, tally: tally, rejected: rejects.count, warnings: warnings.count, console: console)

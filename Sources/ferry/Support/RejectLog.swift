@@ -28,6 +28,13 @@ final class RejectLog {
             shownAs: "\(source):\(position.line)", change: change, problems: problems, text: text)
     }
 
+    /// Records a change found wanting only at the end (a repeated record name), by its input file and line.
+    func reject(file source: String, line: Int, change: RecordChange, problems: [RecordProblem]) throws {
+        try reject(
+            source: source, location: ["line": .integer(Int64(line))], shownAs: "\(source):\(line)", change: change, problems: problems,
+            text: nil)
+    }
+
     /// Records a change whose record broke CloudKit's rules, from any source.
     func reject(source: String, origin: String, change: RecordChange, problems: [RecordProblem]) throws {
         try reject(source: source, location: ["origin": .string(origin)], shownAs: origin, change: change, problems: problems, text: nil)

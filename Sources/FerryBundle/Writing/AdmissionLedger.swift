@@ -1,0 +1,167 @@
+import FerryCore
+import FerryRecords
+
+/// What a bundle writer must remember of every record it admits, kept on disk in sorted runs rather than in tables,
+/// so that a bundle of any size is written in bounded memory.
+///
+/// Three answers need every record: which identities occur twice in a zone, which record types reference which
+/// (for the dependency order), and which targets have more DELETE_SELF references than CloudKit allows. Each record
+/// notes its identity and its references as fixed-size entries in an ``ExternalSorter``; ``resolve()`` merges them by
+/// key, where an identity's occurrences and the references to it are neighbours. The price is that these answers
+/// come when the bundle is finished rather than as each record is added.
+final class AdmissionLedger {
+    /// Where a record's line is in the spool: its file and 0-based line there.
+    struct Location: Sendable, Hashable {
+        var segment: Int
+        var line: Int
+    }
+
+    /// A later occurrence of an identity already admitted.
+    struct Duplicate: Sendable {
+        /// The later occurrence.
+        var sequence: Int64
+        var location: Location
+        /// The first occurrence's sequence number.
+        var first: Int64
+    }
+
+    /// A reference that took its target past the DELETE_SELF limit.
+    struct Overflow: Sendable {
+        /// The referencing record.
+        var sequence: Int64
+        var location: Location
+        /// The reference's index among the record's references, in field order.
+        var reference: Int
+    }
+
+    /// What the entries say, with any duplicates' own references left out.
+    struct Resolution: Sendable {
+        var duplicates: [Duplicate] = []
+        /// Pairs of record type indexes: records of `child` reference records of `parent`.
+        var edges: Set<RecordTypeGraph.Edge> = []
+        /// Distinct (referencing type, target) pairs whose target is not in the bundle.
+        var danglingReferences = 0
+        var overflows: [Overflow] = []
+    }
+
+    /// One identity or reference, sorted by key, then kind (identities first), then sequence.
+    private struct Entry: Comparable, BitwiseCopyable {
+        var high: UInt64
+        var low: UInt64
+        /// The kind in the top two bits (``identityKind``, ``referenceKind``), the sequence number below.
+        var order: UInt64
+        /// The segment in the top 24 bits, the line below.
+        var location: UInt64
+        /// An identity's type index; a reference's referencing type, index and DELETE_SELF bit.
+        var extra: UInt64
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool {
+            if lhs.high != rhs.high { return lhs.high < rhs.high }
+            if lhs.low != rhs.low { return lhs.low < rhs.low }
+            if lhs.order != rhs.order { return lhs.order < rhs.order }
+            return lhs.extra < rhs.extra
+        }
+
+        var kind: UInt64 { order >> 62 }
+        var sequence: Int64 { Int64(order & ~(3 << 62)) }
+        var place: Location { Location(segment: Int(location >> 40), line: Int(location & (1 << 40 - 1))) }
+        func sameKey(as other: Entry) -> Bool { high == other.high && low == other.low }
+    }
+
+    private static let identityKind: UInt64 = 0
+    private static let referenceKind: UInt64 = 1
+    private let sorter: ExternalSorter<Entry>
+    private let deleteSelfLimit: Int
+
+    /// A ledger keeping at most `memoryLimit` bytes of entries in memory, spilling to `temporaryDirectory`.
+    init(memoryLimit: Int = 8 << 20, deleteSelfLimit: Int, temporaryDirectory: String?) {
+        sorter = ExternalSorter(memoryLimit: memoryLimit, prefix: "ferry-ledger", temporaryDirectory: temporaryDirectory)
+        self.deleteSelfLimit = deleteSelfLimit
+    }
+
+    /// The largest sequence number, segment and line an entry can hold.
+    static let maxSequence = Int64(1) << 62 - 1
+    static let maxSegment = 1 << 24 - 1
+    static let maxLine = 1 << 40 - 1
+
+    /// Notes an admitted record's (or deletion's) identity.
+    /// - Parameter type: the record type's index.
+    func noteIdentity(_ key: RecordKey, type: Int32, sequence: Int64, at location: Location) throws {
+        try sorter.append(
+            Entry(
+                high: key.words.high, low: key.words.low, order: Self.identityKind << 62 | UInt64(sequence),
+                location: Self.encode(location), extra: UInt64(UInt32(bitPattern: type))))
+    }
+
+    /// Notes a reference from an admitted record of type `from` (its index) to `target`.
+    /// - Parameter index: the reference's index among the record's references, in field order.
+    func noteReference(to target: RecordKey, from type: Int32, index: Int, deleteSelf: Bool, sequence: Int64, at location: Location) throws {
+        try sorter.append(
+            Entry(
+                high: target.words.high, low: target.words.low, order: Self.referenceKind << 62 | UInt64(sequence),
+                location: Self.encode(location),
+                extra: UInt64(UInt32(bitPattern: type)) << 32 | UInt64(min(index, Int(Int32.max))) << 1 | (deleteSelf ? 1 : 0)))
+    }
+
+    /// Merges the entries: duplicates, edges between types, dangling references and DELETE_SELF overflows.
+    ///
+    /// When there are duplicates, a second merge leaves out the references the duplicates made, so the answer is what
+    /// it would have been had they never been added.
+    func resolve() throws -> Resolution {
+        var resolution = try merge(excluding: [])
+        if !resolution.duplicates.isEmpty {
+            let duplicates = resolution.duplicates
+            resolution = try merge(excluding: Set(duplicates.map(\.sequence)))
+            resolution.duplicates = duplicates
+        }
+        return resolution
+    }
+
+    /// Forgets every entry and removes the scratch runs.
+    func reset() { sorter.reset() }
+
+    private func merge(excluding excluded: Set<Int64>) throws -> Resolution {
+        var resolution = Resolution()
+        var group: (high: UInt64, low: UInt64)?
+        var owner: Int32?
+        var firstSequence: Int64 = 0
+        var danglingFrom: Set<Int32> = []
+        var deleteSelfCount = 0
+        try sorter.forEachSorted { entry in
+            if group.map({ $0.high != entry.high || $0.low != entry.low }) ?? true {
+                group = (entry.high, entry.low)
+                owner = nil
+                danglingFrom = []
+                deleteSelfCount = 0
+            }
+            if excluded.contains(entry.sequence) { return }
+            if entry.kind == Self.identityKind {
+                if owner == nil {
+                    owner = Int32(bitPattern: UInt32(truncatingIfNeeded: entry.extra))
+                    firstSequence = entry.sequence
+                } else {
+                    resolution.duplicates.append(Duplicate(sequence: entry.sequence, location: entry.place, first: firstSequence))
+                }
+                return
+            }
+            let child = Int32(bitPattern: UInt32(truncatingIfNeeded: entry.extra >> 32))
+            if let owner {
+                if owner != child { resolution.edges.insert(RecordTypeGraph.Edge(child: child, parent: owner)) }
+            } else if danglingFrom.insert(child).inserted {
+                resolution.danglingReferences += 1
+            }
+            if entry.extra & 1 == 1 {
+                deleteSelfCount += 1
+                if deleteSelfCount == deleteSelfLimit + 1 {
+                    resolution.overflows.append(
+                        Overflow(sequence: entry.sequence, location: entry.place, reference: Int(entry.extra >> 1 & UInt64(Int32.max))))
+                }
+            }
+        }
+        resolution.duplicates.sort { $0.sequence < $1.sequence }
+        resolution.overflows.sort { $0.sequence < $1.sequence }
+        return resolution
+    }
+
+    private static func encode(_ location: Location) -> UInt64 { UInt64(location.segment) << 40 | UInt64(location.line) }
+}
