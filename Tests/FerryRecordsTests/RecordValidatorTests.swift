@@ -71,7 +71,9 @@ import Testing
         let parent = TestRecords.vehicle("Car", index: 0)
         var warnings: [RecordProblem] = []
         for index in 0..<752 {
-            warnings += ReferenceTally.deleteSelfReferences(in: TestRecords.note(index, parent: parent)).compactMap { tally.count($0) }
+            TestRecords.note(index, parent: parent).forEachDeleteSelfReference { field, reference in
+                if tally.countPassesLimit(RecordKey(reference.target)) { warnings.append(tally.warning(field: field, target: reference.target)) }
+            }
         }
         #expect(warnings.count == 1)
         #expect(warnings.first?.severity == .warning)

@@ -55,11 +55,11 @@ extension BundleReader {
 final class BundleVerifier: BundleVisitor {
     private(set) var report = VerificationReport()
     private let reader: BundleReader
-    /// Every record and deletion identity, by position (``position(file:line:)``), to find duplicates at the end.
-    private let identities: DuplicateKeyFinder
-    /// The record files in the order scanned; a position's high bits are an index here.
+    /// Every record and deletion identity and DELETE_SELF reference, by position (``position(file:line:)``), to find
+    /// duplicates and targets with too many DELETE_SELF references at the end, in bounded memory.
+    private let ledger: AdmissionLedger
+    /// The record files in the order scanned; a location's segment is an index here.
     private var recordFiles: [BundleManifest.RecordFile] = []
-    private var tally = ReferenceTally()
     private var referencedAssets: [SHA256Digest: Int64] = [:]
     private var presentAssets: Set<SHA256Digest> = []
     private var splitter = LineSplitter()
@@ -71,7 +71,8 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool, temporaryDirectory: String?) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
-        identities = DuplicateKeyFinder(temporaryDirectory: temporaryDirectory)
+        ledger = AdmissionLedger(
+            deleteSelfLimit: RecordValidator.Limits().maxDeleteSelfReferencesPerTarget, temporaryDirectory: temporaryDirectory)
     }
 
     func wants(_ entry: BundleEntry) -> Bool {
@@ -139,7 +140,7 @@ final class BundleVerifier: BundleVisitor {
 
     func finish() throws {
         pipeline?.cancel()
-        if !checksumsOnly { try reportDuplicates() }
+        if !checksumsOnly { try reportFindings() }
         // Assets are only read when the scan is complete; record which ones exist from the manifest.
         for path in reader.metadata.payloadDigests.keys {
             if let digest = BundleLayout.assetDigest(inPath: path) { presentAssets.insert(digest) }
@@ -158,28 +159,40 @@ final class BundleVerifier: BundleVisitor {
     /// A line's place in the scan, in one number that orders like the scan: the file's index, then the line number.
     private func position(file: Int, line: Int) -> Int64 { Int64(file) << 40 | Int64(line) }
 
-    /// The record file and line number of a ``position(file:line:)``.
-    private func place(of position: Int64) -> (file: BundleManifest.RecordFile, line: Int) {
-        (recordFiles[Int(position >> 40)], Int(position & (1 << 40 - 1)))
-    }
-
-    /// Reports each identity that occurs again, at the later line; the records are named from a second pass over
-    /// only the files that hold repeats (the first kept no lines).
-    private func reportDuplicates() throws {
-        let repeats: [(first: Int64, again: Int64)]
+    /// Reports each identity that occurs again (at the later line) and each target that gets more DELETE_SELF
+    /// references than CloudKit allows (at the line of the reference that goes over); the records are named from a
+    /// second pass over only the files that hold such lines (the first kept no lines).
+    private func reportFindings() throws {
+        let resolution: AdmissionLedger.Resolution
         do {
-            repeats = try identities.duplicates()
+            resolution = try ledger.resolve()
+            ledger.reset()
         } catch {
             add(BundleError(.invalidRecord, "\(reader.path): could not check records for duplicates: \(error)"))
             return
         }
-        guard !repeats.isEmpty else { return }
-        let places = repeats.map { place(of: $0.again) }
-        let picker = LinePicker(wanted: Dictionary(grouping: places, by: \.file.path).mapValues { Set($0.map(\.line)) })
+        let locations = resolution.overflows.map(\.location) + resolution.duplicates.map(\.location)
+        guard !locations.isEmpty else { return }
+        var wanted: [String: Set<Int>] = [:]
+        for location in locations { wanted[recordFiles[location.segment].path, default: []].insert(location.line) }
+        let picker = LinePicker(wanted: wanted)
         try? reader.scan(picker, complete: false)
-        for place in places {
-            let id = picker.found[place.file.path]?[place.line].map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
-            add(BundleError(.invalidRecord, "\(reader.path): \(place.file.path) line \(place.line): record \(id) appears more than once"))
+        func change(at location: AdmissionLedger.Location) -> RecordChange? { picker.found[recordFiles[location.segment].path]?[location.line] }
+        let tally = ReferenceTally()
+        for overflow in resolution.overflows {
+            var field = "?"
+            var id = RecordID(recordName: "?", zoneID: recordFiles[overflow.location.segment].zoneID)
+            if case .record(let record)? = change(at: overflow.location) {
+                record.forEachDeleteSelfReference { name, reference in
+                    if RecordKey(reference.target) == overflow.target { (field, id) = (name, reference.target) }
+                }
+            }
+            report.warnings.append(tally.warning(field: field, target: id).description)
+        }
+        for duplicate in resolution.duplicates {
+            let id = change(at: duplicate.location).map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
+            let path = recordFiles[duplicate.location.segment].path
+            add(BundleError(.invalidRecord, "\(reader.path): \(path) line \(duplicate.location.line): record \(id) appears more than once"))
         }
     }
 
@@ -189,28 +202,24 @@ final class BundleVerifier: BundleVisitor {
         add(BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause))
     }
 
-    /// Applies the checks that need the lines before: the DELETE_SELF tally and referenced assets; identities are
-    /// noted for the duplicate check at the end.
+    /// Applies the checks that need the lines before (referenced assets), and notes identities and DELETE_SELF
+    /// references for the checks at the end.
     private func apply(_ checked: CheckedBatch) throws {
-        let file = checked.file
         let fileIndex = recordFiles.count - 1
         // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
         for index in checked.outcomes.indices {
             for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
             guard let key = checked.outcomes[index].key else { continue }
             if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
-            try identities.insert(key, at: position(file: fileIndex, line: checked.batch.lines[index].number))
+            let line = checked.batch.lines[index].number
+            try ledger.noteIdentity(
+                key, type: 0, sequence: position(file: fileIndex, line: line), at: AdmissionLedger.Location(segment: fileIndex, line: line))
         }
-        for (line, target) in checked.facts.deleteSelf where tally.countPassesLimit(target) {
-            // Rare: the line is decoded again to name the field and the target.
-            var field = "?"
-            var id = RecordID(recordName: "?", zoneID: file.zoneID)
-            if case .record(let record)? = checked.change(atLine: line) {
-                record.forEachDeleteSelfReference { name, reference in
-                    if RecordKey(reference.target) == target { (field, id) = (name, reference.target) }
-                }
-            }
-            report.warnings.append(tally.warning(field: field, target: id).description)
+        for (index, target) in checked.facts.deleteSelf {
+            let line = checked.batch.lines[index].number
+            try ledger.noteReference(
+                to: target, from: 0, index: 0, deleteSelf: true, sequence: position(file: fileIndex, line: line),
+                at: AdmissionLedger.Location(segment: fileIndex, line: line))
         }
         for (digest, size) in checked.facts.assets { referencedAssets[digest] = size }
     }
@@ -220,8 +229,8 @@ final class BundleVerifier: BundleVisitor {
 private final class LinePicker: BundleVisitor {
     /// Line numbers wanted, by file path.
     let wanted: [String: Set<Int>]
-    /// The identities on those lines.
-    private(set) var found: [String: [Int: RecordID]] = [:]
+    /// The changes on those lines.
+    private(set) var found: [String: [Int: RecordChange]] = [:]
     private var current: String?
     private var splitter = LineSplitter()
     private let decoder = CloudKitJSONDecoder()
@@ -241,7 +250,7 @@ private final class LinePicker: BundleVisitor {
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
         guard let path = current, let lines = wanted[path] else { return }
         try splitter.feed(bytes) { line, number in
-            if lines.contains(number), let change = try? decoder.decode(line: line) { found[path, default: [:]][number] = change.id }
+            if lines.contains(number), let change = try? decoder.decode(line: line) { found[path, default: [:]][number] = change }
         }
     }
 
@@ -280,11 +289,6 @@ private struct CheckedBatch: Sendable {
     var facts = CanonicalRecordScanner.Facts()
 
     var file: BundleManifest.RecordFile { batch.file }
-
-    /// The change on a line, decoded again for a message (the line decoded the first time).
-    func change(atLine index: Int) -> RecordChange? {
-        batch.bytes.withUnsafeBytes { try? CloudKitJSONDecoder().decode(line: UnsafeRawBufferPointer(rebasing: $0[batch.lines[index].range])) }
-    }
 }
 
 /// What the checks of one line found, and what the checks across lines need of it (the archive and file are the

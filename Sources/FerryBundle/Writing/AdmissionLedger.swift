@@ -30,6 +30,8 @@ final class AdmissionLedger {
         /// The referencing record.
         var sequence: Int64
         var location: Location
+        /// The target.
+        var target: RecordKey
         /// The reference's index among the record's references, in field order.
         var reference: Int
     }
@@ -154,7 +156,9 @@ final class AdmissionLedger {
                 deleteSelfCount += 1
                 if deleteSelfCount == deleteSelfLimit + 1 {
                     resolution.overflows.append(
-                        Overflow(sequence: entry.sequence, location: entry.place, reference: Int(entry.extra >> 1 & UInt64(Int32.max))))
+                        Overflow(
+                            sequence: entry.sequence, location: entry.place, target: RecordKey(high: entry.high, low: entry.low),
+                            reference: Int(entry.extra >> 1 & UInt64(Int32.max))))
                 }
             }
         }
