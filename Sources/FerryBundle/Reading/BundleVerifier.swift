@@ -57,7 +57,7 @@ final class BundleVerifier: BundleVisitor {
     private let reader: BundleReader
     /// Every record and deletion identity and DELETE_SELF reference, by position (``position(file:line:)``), to find
     /// duplicates and targets with too many DELETE_SELF references at the end, in bounded memory.
-    private let ledger: AdmissionLedger
+    private let ledger: RecordLedger
     /// The record files in the order scanned; a location's segment is an index here.
     private var recordFiles: [BundleManifest.RecordFile] = []
     private var referencedAssets: [SHA256Digest: Int64] = [:]
@@ -71,7 +71,7 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool, temporaryDirectory: String?) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
-        ledger = AdmissionLedger(
+        ledger = RecordLedger(
             deleteSelfLimit: RecordValidator.Limits().maxDeleteSelfReferencesPerTarget, temporaryDirectory: temporaryDirectory)
     }
 
@@ -163,7 +163,7 @@ final class BundleVerifier: BundleVisitor {
     /// references than CloudKit allows (at the line of the reference that goes over); the records are named from a
     /// second pass over only the files that hold such lines (the first kept no lines).
     private func reportFindings() throws {
-        let resolution: AdmissionLedger.Resolution
+        let resolution: RecordLedger.Resolution
         do {
             resolution = try ledger.resolve()
             ledger.reset()
@@ -177,7 +177,7 @@ final class BundleVerifier: BundleVisitor {
         for location in locations { wanted[recordFiles[location.segment].path, default: []].insert(location.line) }
         let picker = LinePicker(wanted: wanted)
         try? reader.scan(picker, complete: false)
-        func change(at location: AdmissionLedger.Location) -> RecordChange? { picker.found[recordFiles[location.segment].path]?[location.line] }
+        func change(at location: RecordLedger.Location) -> RecordChange? { picker.found[recordFiles[location.segment].path]?[location.line] }
         let tally = ReferenceTally()
         for overflow in resolution.overflows {
             var field = "?"
@@ -213,13 +213,13 @@ final class BundleVerifier: BundleVisitor {
             if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
             let line = checked.batch.lines[index].number
             try ledger.noteIdentity(
-                key, type: 0, sequence: position(file: fileIndex, line: line), at: AdmissionLedger.Location(segment: fileIndex, line: line))
+                key, type: 0, sequence: position(file: fileIndex, line: line), at: RecordLedger.Location(segment: fileIndex, line: line))
         }
         for (index, target) in checked.facts.deleteSelf {
             let line = checked.batch.lines[index].number
             try ledger.noteReference(
                 to: target, from: 0, index: 0, deleteSelf: true, sequence: position(file: fileIndex, line: line),
-                at: AdmissionLedger.Location(segment: fileIndex, line: line))
+                at: RecordLedger.Location(segment: fileIndex, line: line))
         }
         for (digest, size) in checked.facts.assets { referencedAssets[digest] = size }
     }

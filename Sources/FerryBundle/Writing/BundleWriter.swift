@@ -16,7 +16,7 @@ import Foundation
 ///
 /// Memory stays bounded whatever the number of records: records are spooled to scratch files, and what finishing
 /// needs of each (its identity and references, for duplicates and dependency order) goes to sorted runs on disk (an
-/// ``AdmissionLedger``). Because of that, a record name used twice in a zone and a target with too many DELETE_SELF
+/// ``RecordLedger``). Because of that, a record name used twice in a zone and a target with too many DELETE_SELF
 /// references are found by ``finish(createdAt:progress:)``, which reports them in its summary; every other problem is
 /// reported by `add`.
 public final class BundleWriter {
@@ -71,7 +71,7 @@ public final class BundleWriter {
     private let format: ArchiveFormat
     private let assets: (any AssetProvider)?
     private var spool: RecordSpool
-    private let ledger: AdmissionLedger
+    private let ledger: RecordLedger
     private var schema = RecordSchema()
     private var assetSizes: [SHA256Digest: Int64] = [:]
     private var types = RecordTypeIndex()
@@ -89,7 +89,7 @@ public final class BundleWriter {
         format = options.format ?? ArchiveFormat(fileName: path) ?? .tarGzip
         self.assets = assets
         spool = try RecordSpool(parent: options.temporaryDirectory)
-        ledger = AdmissionLedger(
+        ledger = RecordLedger(
             memoryLimit: options.admissionMemoryLimit, deleteSelfLimit: options.validator.limits.maxDeleteSelfReferencesPerTarget,
             temporaryDirectory: options.temporaryDirectory)
     }
@@ -125,7 +125,7 @@ public final class BundleWriter {
             problems += assetProblems(prepared.assets)
         }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
-        guard sequence <= AdmissionLedger.maxSequence else {
+        guard sequence <= RecordLedger.maxSequence else {
             throw BundleError(.writeFailed, "change origin \(sequence) is beyond the largest this writer can track")
         }
 
@@ -204,7 +204,7 @@ public final class BundleWriter {
     /// duplicates).
     /// - Returns: the record types that still have records or deletions.
     private func removeDuplicates(
-        _ duplicates: [AdmissionLedger.Duplicate], from segments: inout [RecordSpool.Key: RecordSpool.Segment],
+        _ duplicates: [RecordLedger.Duplicate], from segments: inout [RecordSpool.Key: RecordSpool.Segment],
         reject: (DeferredProblem) throws -> Void
     ) throws -> Set<String> {
         var lines: [Int: [Int: Int64]] = [:]
@@ -242,15 +242,15 @@ public final class BundleWriter {
     /// The warnings for targets with more DELETE_SELF references than the limit, naming the field and target of the
     /// reference that went over it (its record is read back from the spool).
     private func overflowWarnings(
-        _ overflows: [AdmissionLedger.Overflow], in segments: [RecordSpool.Key: RecordSpool.Segment]
+        _ overflows: [RecordLedger.Overflow], in segments: [RecordSpool.Key: RecordSpool.Segment]
     ) throws -> [DeferredProblem] {
         guard !overflows.isEmpty else { return [] }
         let wanted = Dictionary(grouping: overflows, by: \.location.segment).mapValues { Set($0.map(\.location.line)) }
-        var lines: [AdmissionLedger.Location: [UInt8]] = [:]
+        var lines: [RecordLedger.Location: [UInt8]] = [:]
         for segment in segments.values {
             guard let numbers = wanted[segment.index] else { continue }
             try RecordSpool.forEachLine(of: segment) { number, line in
-                if numbers.contains(number) { lines[AdmissionLedger.Location(segment: segment.index, line: number)] = Array(line) }
+                if numbers.contains(number) { lines[RecordLedger.Location(segment: segment.index, line: number)] = Array(line) }
             }
         }
         let tally = ReferenceTally(limit: options.validator.limits.maxDeleteSelfReferencesPerTarget)

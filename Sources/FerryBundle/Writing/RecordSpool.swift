@@ -57,21 +57,21 @@ final class RecordSpool {
 
     /// Appends one line (without its newline) to a key's file.
     /// - Returns: where the line went: its file's number and its 0-based line number there.
-    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> AdmissionLedger.Location {
+    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> RecordLedger.Location {
         let file: File
         if let last, last.key == key {
             file = last.file
         } else if let existing = files[key] {
             file = existing
         } else {
-            guard files.count <= AdmissionLedger.maxSegment else {
-                throw BundleError(.writeFailed, "more than \(AdmissionLedger.maxSegment) record files (record types times zones)")
+            guard files.count <= RecordLedger.maxSegment else {
+                throw BundleError(.writeFailed, "more than \(RecordLedger.maxSegment) record files (record types times zones)")
             }
             file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
             files[key] = file
         }
         last = (key, file)
-        let location = AdmissionLedger.Location(segment: file.index, line: file.count)
+        let location = RecordLedger.Location(segment: file.index, line: file.count)
         file.bytes += Int64(line.count + 1)
         file.count += 1
         clock += 1

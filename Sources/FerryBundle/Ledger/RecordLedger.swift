@@ -1,15 +1,15 @@
 import FerryCore
 import FerryRecords
 
-/// What a bundle writer must remember of every record it admits, kept on disk in sorted runs rather than in tables,
-/// so that a bundle of any size is written in bounded memory.
+/// What a bundle writer (or verifier) must remember of every record it sees, kept on disk in sorted runs rather than
+/// in tables, so that a bundle of any size is written and checked in bounded memory.
 ///
 /// Three answers need every record: which identities occur twice in a zone, which record types reference which
 /// (for the dependency order), and which targets have more DELETE_SELF references than CloudKit allows. Each record
 /// notes its identity and its references as fixed-size entries in an ``ExternalSorter``; ``resolve()`` merges them by
 /// key, where an identity's occurrences and the references to it are neighbours. The price is that these answers
 /// come when the bundle is finished rather than as each record is added.
-final class AdmissionLedger {
+final class RecordLedger {
     /// Where a record's line is in the spool: its file and 0-based line there.
     struct Location: Sendable, Hashable {
         var segment: Int
