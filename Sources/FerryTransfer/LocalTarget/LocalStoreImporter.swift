@@ -84,39 +84,65 @@ public final class LocalStoreImporter {
         tally.assetBytes += prepared.bytes
         // The first copy into an empty store builds the name and reference indexes once, at its end.
         if skip == 0 { try store.beginBulkLoad() }
-        var pending: [SourceChange] = []
+        // Whole batches from the source wait for their transaction: keeping them copies no change.
+        var pending: [[SourceChange]] = []
+        var pendingCount = 0
         var pendingBytes = 0
         var position: Int64 = 0
 
         func commit() throws {
-            let batchChanges = pending
+            let batches = pending
             pending.removeAll(keepingCapacity: true)
+            pendingCount = 0
             pendingBytes = 0
             let done = position
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
-                let outcomes = try batchChanges.map { try applier.apply($0) }
+                var outcomes: [TransferOutcome] = []
+                for changes in batches {
+                    for index in changes.indices { outcomes.append(try applier.apply(changes[index])) }
+                }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
                 tally.absorb(applier)
                 return outcomes
             }
-            for (change, outcome) in zip(batchChanges, outcomes) {
-                tally.count(change.change, outcome)
-                try report(change, outcome)
+            var next = 0
+            for changes in batches {
+                for index in changes.indices {
+                    tally.count(changes[index].change, outcomes[next])
+                    try report(changes[index], outcomes[next])
+                    next += 1
+                }
             }
-            pipelined?.recycle(consume batchChanges)
+            for changes in consume batches { pipelined?.recycle(changes) }
         }
 
-        try source.forEachChange { change in
-            position += 1
-            if position <= skip {
-                tally.count(change.change, .resumed)
-                try report(change, .resumed)
-                return
+        try source.forEachBatch { batch in
+            // A transaction ends exactly at its limits; the part of a batch that goes into it is kept whole when it is
+            // the whole batch, else copied.
+            var start = batch.startIndex
+            func take(upTo end: Int) {
+                guard start < end else { return }
+                pending.append(start == batch.startIndex && end == batch.endIndex ? batch : Array(batch[start..<end]))
+                start = end
             }
-            pendingBytes += change.prepared?.encoded?.body.count ?? Self.estimatedBytes(change.change)
-            pending.append(change)
-            if pending.count >= options.batchSize || pendingBytes >= options.batchBytes { try commit() }
+            for index in batch.indices {
+                position += 1
+                if position <= skip {
+                    // Committed by the interrupted run: only reported.
+                    tally.count(batch[index].change, .resumed)
+                    try report(batch[index], .resumed)
+                    start = index + 1
+                    continue
+                }
+                pendingBytes += batch[index].prepared?.encoded?.body.count ?? Self.estimatedBytes(batch[index].change)
+                pendingCount += 1
+                if pendingCount >= options.batchSize || pendingBytes >= options.batchBytes {
+                    take(upTo: index + 1)
+                    try commit()
+                }
+            }
+            take(upTo: batch.endIndex)
         }
         try commit()
         try store.endBulkLoad()

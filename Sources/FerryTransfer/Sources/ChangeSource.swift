@@ -59,9 +59,17 @@ public protocol ChangeSource: AnyObject {
     func canSupply(_ asset: Asset) -> Bool
     /// Calls `body` with every change, in order.
     func forEachChange(_ body: (SourceChange) throws -> Void) throws
+    /// Calls `body` with every change, in order, a batch at a time (a consumer that keeps the changes takes whole
+    /// arrays instead of copying each change).
+    func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws
 }
 
 extension ChangeSource {
+    /// Batches of one: a source that reads ahead in batches (``PipelinedChangeSource``) hands over its own.
+    public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
+        try forEachChange { change in try body([change]) }
+    }
+
     public func canSupply(_ asset: Asset) -> Bool { assets?.canProvide(asset) ?? false }
 
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }

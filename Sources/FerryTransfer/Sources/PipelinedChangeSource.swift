@@ -44,6 +44,14 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     }
 
     public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+        try forEachBatch { batch in
+            // By index: a `for … in` loop copies (retains and releases) every change it hands out.
+            for index in batch.indices { try body(batch[index]) }
+        }
+    }
+
+    /// Hands over the reading thread's batches as they are, without copying a change.
+    public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
         let queue = BatchQueue(depth: depth)
         // The source is used by the reading thread only until the caller has all it produced.
         let source = UncheckedSource(base)
@@ -75,10 +83,7 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
         reader.stackSize = 8 << 20
         reader.start()
         do {
-            while let batch = try queue.pop() {
-                // By index: a `for … in` loop copies (retains and releases) every change it hands out.
-                for index in batch.indices { try body(batch[index]) }
-            }
+            while let batch = try queue.pop() { try body(batch) }
         } catch {
             queue.cancel()
             queue.waitUntilFinished()
