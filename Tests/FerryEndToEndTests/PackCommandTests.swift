@@ -113,6 +113,31 @@ import Testing
         #expect(dry.output.contains(#""dry_run":true"#))
     }
 
+    @Test func aDryRunCountsRepeatedRecordsAsARealRunDoes() throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.file("tmp"), withIntermediateDirectories: true)
+        // Every record twice: the second file's are repeats, found only when the bundle is finished.
+        let arguments = ["pack", Sample.records, Sample.records, "--assets", Sample.assets, "-o", "cars.tar.gz", "--json", "--temp-dir", "tmp"]
+        let dry = try ferry(arguments + ["-n"] + Self.created, in: scratch.path)
+        #expect(dry.status == 1, "\(dry.errors)")
+        #expect(scratch.listing() == ["tmp"], "no bundle, and the scratch files are gone: \(scratch.listing())")
+        let real = try ferry(arguments + ["--reject-file", "rejects.jsonl"] + Self.created, in: scratch.path)
+        #expect(real.status == 1, "\(real.errors)")
+        func summary(_ text: String) throws -> JSONObject {
+            let line = try #require(text.split(separator: "\n").last)
+            var object = try #require(try JSONParser.parse(String(line)).objectValue)
+            for key in ["dry_run", "bundle_bytes", "seconds"] { object[key] = nil }
+            return object
+        }
+        let counted = try summary(real.output)
+        #expect(try summary(dry.output) == counted)
+        let kept = (counted["records"]?.int64Value ?? 0) + (counted["deletions"]?.int64Value ?? 0)
+        #expect(kept > 0 && counted["rejected"]?.int64Value == kept, "each change once in, once rejected")
+        let rejects = String(decoding: try scratch.read("rejects.jsonl"), as: UTF8.self).split(separator: "\n")
+        #expect(rejects.count == Int(kept))
+        #expect(rejects.allSatisfy { $0.contains(#""rule":"duplicate""#) })
+    }
+
     @Test func readsStandardInput() throws {
         let scratch = try Scratch()
         let input = Data(#"{"recordName":"a","recordType":"T","fields":{}}"#.utf8)
