@@ -21,8 +21,6 @@ final class RecordLedger {
         /// The later occurrence.
         var sequence: Int64
         var location: Location
-        /// The first occurrence's sequence number.
-        var first: Int64
     }
 
     /// A reference that took its target past the DELETE_SELF limit.
@@ -52,7 +50,7 @@ final class RecordLedger {
         var low: UInt64
         /// The kind in the top two bits (``identityKind``, ``referenceKind``), the sequence number below.
         var order: UInt64
-        /// The segment in the top 24 bits, the line below.
+        /// The segment above bit 40, the line below.
         var location: UInt64
         /// An identity's type index; a reference's referencing type, index and DELETE_SELF bit.
         var extra: UInt64
@@ -67,7 +65,6 @@ final class RecordLedger {
         var kind: UInt64 { order >> 62 }
         var sequence: Int64 { Int64(order & ~(3 << 62)) }
         var place: Location { Location(segment: Int(location >> 40), line: Int(location & (1 << 40 - 1))) }
-        func sameKey(as other: Entry) -> Bool { high == other.high && low == other.low }
     }
 
     private static let identityKind: UInt64 = 0
@@ -126,7 +123,6 @@ final class RecordLedger {
         var resolution = Resolution()
         var group: (high: UInt64, low: UInt64)?
         var owner: Int32?
-        var firstSequence: Int64 = 0
         var danglingFrom: Set<Int32> = []
         var deleteSelfCount = 0
         try sorter.forEachSorted { entry in
@@ -136,13 +132,12 @@ final class RecordLedger {
                 danglingFrom = []
                 deleteSelfCount = 0
             }
-            if excluded.contains(entry.sequence) { return }
+            if !excluded.isEmpty, excluded.contains(entry.sequence) { return }
             if entry.kind == Self.identityKind {
                 if owner == nil {
                     owner = Int32(bitPattern: UInt32(truncatingIfNeeded: entry.extra))
-                    firstSequence = entry.sequence
                 } else {
-                    resolution.duplicates.append(Duplicate(sequence: entry.sequence, location: entry.place, first: firstSequence))
+                    resolution.duplicates.append(Duplicate(sequence: entry.sequence, location: entry.place))
                 }
                 return
             }

@@ -221,6 +221,8 @@ public final class BundleWriter {
                             "record \(change.zoneID)/\(change.recordName) appears more than once; each record name is unique within its zone")))
             }
         }
+        // A file left with no lines is no file: the bundle without the duplicates would not have it.
+        segments = segments.filter { $0.value.count > 0 }
         schema = RecordSchema()
         assetSizes = [:]
         var types: Set<String> = []
