@@ -37,8 +37,8 @@ extension BundleReader {
     /// - Parameters:
     ///   - checksumsOnly: check entries, sizes and checksums (what a BagIt validator checks) but do not decode
     ///     the records.
-    ///   - temporaryDirectory: where record identities go when there are too many to check for repeats in memory
-    ///     (default `$TMPDIR`).
+    ///   - temporaryDirectory: where record identities and DELETE_SELF references go when there are too many to count
+    ///     in memory (default `$TMPDIR`).
     ///   - progress: called with payload bytes read so far.
     /// - Returns: the report; structural damage (an unsafe or unreadable archive) throws instead.
     public func verify(

@@ -16,7 +16,8 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Check entries, sizes and checksums only (what a BagIt validator checks); do not decode the records.")
     var checksumsOnly = false
 
-    @Option(help: "Directory for scratch files: record identities of bundles too large to check for repeats in memory (default: $TMPDIR).")
+    @Option(
+        help: "Directory for scratch files: record identities and references of bundles too large to count in memory (default: $TMPDIR).")
     var tempDir: String?
 
     func run() async throws {
