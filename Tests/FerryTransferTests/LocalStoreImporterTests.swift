@@ -25,7 +25,7 @@ import Testing
         var fingerprint: String { "fleet|\(records.count)" }
         var assets: (any AssetProvider)? { nil }
 
-        func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+        func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
             for (index, record) in records.enumerated() {
                 if let failAfter, index == failAfter { throw Crash() }
                 try body(SourceChange(.record(record), origin: "#\(index)"))

@@ -69,7 +69,7 @@ public final class StoreRecordMapper {
     public var entityOrder: [String] { resolved.entities.map(\.schema.description.name) }
 
     /// Maps every object and hands each change to `body`, parents before children and deletions last.
-    public func run(_ body: (Mapped) throws -> Void) throws {
+    public func run(_ body: (consuming Mapped) throws -> Void) throws {
         index = IdentityIndex()
         positions = [:]
         identityProblems = [:]

@@ -26,7 +26,7 @@ public final class ArchiveChangeSource: ChangeSource {
         "archive|\(mapper.digest)|\(options.recordType ?? "")|\(options.separator)|\(options.zone ?? "")|\(options.pendingOnly)|\(options.nameProperty ?? "")"
     }
 
-    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try mapper.run { mapped in try body(SourceChange(mapped.change, origin: mapped.origin, problems: mapped.problems)) }
     }
 }

@@ -35,7 +35,7 @@ public final class BundleChangeSource: ChangeSource {
         return (sink.stored, sink.bytes)
     }
 
-    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         var line = 0
         let description = description
         try reader.forEachChange { change in

@@ -21,14 +21,14 @@ public struct SourceChange: Sendable {
     public var prepared: PreparedWrite?
 
     /// Creates a change.
-    public init(_ change: RecordChange, origin: String, problems: [String] = []) {
+    public init(_ change: consuming RecordChange, origin: String, problems: [String] = []) {
         self.change = change
         place = .text(origin)
         self.problems = problems
     }
 
     /// Creates a change that came from a numbered place: `<name><separator><number>` (`Car p3`, `b.tar.gz change 7`).
-    public init(_ change: RecordChange, origin name: String, separator: StaticString, number: Int64, problems: [String] = []) {
+    public init(_ change: consuming RecordChange, origin name: String, separator: StaticString, number: Int64, problems: [String] = []) {
         self.change = change
         place = .numbered(name, separator: separator, number: number)
         self.problems = problems
@@ -58,7 +58,7 @@ public protocol ChangeSource: AnyObject {
     /// Whether the source can supply an asset's bytes (through ``assets`` or ``prepare(for:)``).
     func canSupply(_ asset: Asset) -> Bool
     /// Calls `body` with every change, in order.
-    func forEachChange(_ body: (SourceChange) throws -> Void) throws
+    func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws
     /// Calls `body` with every change, in order, a batch at a time (a consumer that keeps the changes takes whole
     /// arrays instead of copying each change).
     func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws

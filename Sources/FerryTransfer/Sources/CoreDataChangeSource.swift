@@ -34,7 +34,7 @@ public final class CoreDataChangeSource: ChangeSource {
         return "core-data|\(store.metadata.uuid)|\(size)|\(modified)|\(wal)|\(plan.yaml())"
     }
 
-    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try mapper.run { mapped in
             try body(SourceChange(mapped.change, origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
         }

@@ -42,7 +42,7 @@ public final class FilteredChangeSource: ChangeSource {
     public func canSupply(_ asset: Asset) -> Bool { base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
 
-    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try base.forEachChange { item in
             guard case .record(var record) = item.change else { return try body(item) }
             if filter.pendingOnly, case .int64(let status)? = record.fields[filter.statusField] {

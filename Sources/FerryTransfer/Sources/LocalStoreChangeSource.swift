@@ -23,7 +23,7 @@ public final class LocalStoreChangeSource: ChangeSource {
         return "local|\(store.storeID)|\(tokens)"
     }
 
-    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try store.forEachRecord { record in
             try body(SourceChange(.record(record), origin: "\(description) \(record.zoneID.zoneName)"))
         }

@@ -43,7 +43,7 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
         garbage.withLock { $0.append(changes) }
     }
 
-    public func forEachChange(_ body: (SourceChange) throws -> Void) throws {
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try forEachBatch { batch in
             // By index: a `for … in` loop copies (retains and releases) every change it hands out.
             for index in batch.indices { try body(batch[index]) }
