@@ -67,18 +67,22 @@ public final class BundleWriter {
 
     /// The path being written.
     public let path: String
-    private let options: Options
+    /// How the bundle is written.
+    let options: Options
     private let format: ArchiveFormat
     private let assets: (any AssetProvider)?
-    private var spool: RecordSpool
+    /// The records admitted so far, in scratch files by type and zone.
+    let spool: RecordSpool
     private let ledger: RecordLedger
-    private var schema = RecordSchema()
-    private var assetSizes: [SHA256Digest: Int64] = [:]
+    /// The record types, fields and zones of the records admitted so far.
+    var schema = RecordSchema()
+    /// The assets the records admitted so far use, with their sizes.
+    var assetSizes: [SHA256Digest: Int64] = [:]
     private var types = RecordTypeIndex()
     private var lastSequence: Int64 = 0
     private var finished = false
 
-    /// Starts a bundle at `path`; nothing appears there until ``finish(progress:)`` succeeds.
+    /// Starts a bundle at `path`; nothing appears there until ``finish(createdAt:progress:found:)`` succeeds.
     /// - Parameters:
     ///   - path: the bundle file; its extension chooses the format unless `options.format` is set.
     ///   - options: format, time, source and limits.
@@ -197,83 +201,6 @@ public final class BundleWriter {
             throw error
         }
         return summary
-    }
-
-    /// Takes the later occurrences of repeated identities out of their spool files, handing each to `reject`, and
-    /// rebuilds what they added to the schema and the asset list from the records kept (rare: only when there are
-    /// duplicates).
-    /// - Returns: the record types that still have records or deletions.
-    private func removeDuplicates(
-        _ duplicates: [RecordLedger.Duplicate], from segments: inout [RecordSpool.Key: RecordSpool.Segment],
-        reject: (DeferredProblem) throws -> Void
-    ) throws -> Set<String> {
-        var lines: [Int: [Int: Int64]] = [:]
-        for duplicate in duplicates { lines[duplicate.location.segment, default: [:]][duplicate.location.line] = duplicate.sequence }
-        for (key, segment) in segments.sorted(by: { $0.value.index < $1.value.index }) {
-            guard let dropped = lines[segment.index] else { continue }
-            segments[key] = try spool.removing(lines: Set(dropped.keys), from: segment) { line, bytes in
-                let change = try Self.decodeSpooled(bytes)
-                try reject(
-                    DeferredProblem(
-                        origin: dropped[line] ?? 0, change: change,
-                        problem: RecordProblem(
-                            .error, .duplicate, at: "recordName",
-                            "record \(change.zoneID)/\(change.recordName) appears more than once; each record name is unique within its zone")))
-            }
-        }
-        // A file left with no lines is no file: the bundle without the duplicates would not have it.
-        segments = segments.filter { $0.value.count > 0 }
-        schema = RecordSchema()
-        assetSizes = [:]
-        var types: Set<String> = []
-        for segment in segments.values.sorted(by: { $0.index < $1.index }) {
-            try RecordSpool.forEachLine(of: segment) { _, line in
-                let prepared = preparer.prepare(try Self.decodeSpooled(line))
-                switch prepared.change {
-                case .record(let record):
-                    schema.add(record, layout: prepared.layout)
-                    for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
-                case .deletion(let deletion): schema.add(deletion)
-                }
-                types.insert(prepared.change.recordType)
-            }
-        }
-        return types
-    }
-
-    /// The warnings for targets with more DELETE_SELF references than the limit, naming the field and target of the
-    /// reference that went over it (its record is read back from the spool).
-    private func overflowWarnings(
-        _ overflows: [RecordLedger.Overflow], in segments: [RecordSpool.Key: RecordSpool.Segment]
-    ) throws -> [DeferredProblem] {
-        guard !overflows.isEmpty else { return [] }
-        let wanted = Dictionary(grouping: overflows, by: \.location.segment).mapValues { Set($0.map(\.location.line)) }
-        var lines: [RecordLedger.Location: [UInt8]] = [:]
-        for segment in segments.values {
-            guard let numbers = wanted[segment.index] else { continue }
-            try RecordSpool.forEachLine(of: segment) { number, line in
-                if numbers.contains(number) { lines[RecordLedger.Location(segment: segment.index, line: number)] = Array(line) }
-            }
-        }
-        let tally = ReferenceTally(limit: options.validator.limits.maxDeleteSelfReferencesPerTarget)
-        return try overflows.compactMap { overflow -> DeferredProblem? in
-            guard let line = lines[overflow.location], case .record(let record) = try line.withUnsafeBytes(Self.decodeSpooled) else {
-                return nil
-            }
-            let references = ChangePreparer.references(of: record)
-            guard references.indices.contains(overflow.reference) else { return nil }
-            let (field, reference) = references[overflow.reference]
-            return DeferredProblem(origin: overflow.sequence, change: .record(record), problem: tally.warning(field: field, target: reference.target))
-        }
-    }
-
-    /// Decodes a line this writer spooled.
-    private static func decodeSpooled(_ line: UnsafeRawBufferPointer) throws -> RecordChange {
-        do {
-            return try CloudKitJSONDecoder().decode(line: line)
-        } catch {
-            throw BundleError(.readFailed, "a scratch file of records could not be read back: \(error)", cause: error)
-        }
     }
 
     /// Everything known about the bundle before its archive is written.
@@ -411,43 +338,5 @@ public final class BundleWriter {
             }
         }
         return problems
-    }
-}
-
-/// Copies entry bodies into the archive through one reused buffer, checking sizes and reporting progress.
-private final class EntryCopier {
-    let archive: ArchiveWriter
-    let total: Int64
-    let progress: ((BundleWriter.Progress) -> Void)?
-    var done: Int64 = 0
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-    private var lastReport: Int64 = 0
-
-    init(archive: ArchiveWriter, total: Int64, progress: ((BundleWriter.Progress) -> Void)?) {
-        self.archive = archive
-        self.total = total
-        self.progress = progress
-    }
-
-    deinit { buffer.deallocate() }
-
-    func copy(to path: String, size: Int64, read: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
-        try archive.beginFile(path, size: size)
-        var remaining = size
-        while true {
-            let count = try read(buffer)
-            if count == 0 { break }
-            guard Int64(count) <= remaining else {
-                throw BundleError(.assetChanged, "\(path) grew while it was being written; run again")
-            }
-            try archive.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            remaining -= Int64(count)
-            done += Int64(count)
-            if let progress, done - lastReport >= 8 << 20 {
-                lastReport = done
-                progress(.writing(done: done, total: total))
-            }
-        }
-        guard remaining == 0 else { throw BundleError(.assetChanged, "\(path) shrank while it was being written; run again") }
     }
 }
