@@ -11,14 +11,14 @@ import Foundation
 /// for change in changes {
 ///     if case .rejected(let problems) = try writer.add(change) { report(problems) }
 /// }
-/// let summary = try writer.finish(createdAt: snapshotTime)
+/// let summary = try writer.finish(createdAt: snapshotTime, found: { report($0.problem) })
 /// ```
 ///
 /// Memory stays bounded whatever the number of records: records are spooled to scratch files, and what finishing
-/// needs of each (its identity and references, for duplicates and dependency order) goes to sorted runs on disk (an
+/// needs of each (its identity and references, for duplicates and dependency order) goes to sorted runs on disk (a
 /// ``RecordLedger``). Because of that, a record name used twice in a zone and a target with too many DELETE_SELF
-/// references are found by ``finish(createdAt:progress:)``, which reports them in its summary; every other problem is
-/// reported by `add`.
+/// references are found by ``finish(createdAt:progress:found:)``, which hands them to its `found` callback; every
+/// other problem is reported by `add`.
 public final class BundleWriter {
     /// How a bundle is written.
     public struct Options: Sendable {
@@ -103,7 +103,7 @@ public final class BundleWriter {
 
     /// Validates a record or deletion and, if it passes, adds it.
     /// - Parameter origin: where the change came from, as a number that grows from call to call (a line number, say);
-    ///   ``finish(createdAt:progress:)`` names the changes it rejects or warns about by it. Default: the change's
+    ///   ``finish(createdAt:progress:found:)`` names the changes it rejects or warns about by it. Default: the change's
     ///   1-based number among the changes added.
     /// - Returns: whether it was accepted, with the problems found.
     /// - Throws: only I/O errors on the scratch files; invalid records are returned as ``Admission/rejected(_:)``.
