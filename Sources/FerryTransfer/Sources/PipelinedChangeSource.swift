@@ -55,16 +55,20 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
         let queue = BatchQueue(depth: depth)
         // The source is used by the reading thread only until the caller has all it produced.
         let source = UncheckedSource(base)
-        let reader = Thread { [self, source, batchSize, prepare] in
+        let reader = Thread { [self, source, batchSize, depth, prepare] in
             let base = source.base
             var batch: [SourceChange] = []
             batch.reserveCapacity(batchSize)
+            // The reader prepares changes only while the caller is behind (the queue at least half full): when the
+            // caller waits for changes, it has time to prepare them itself, and the reader is the one to spare.
+            var preparing = false
             do {
                 try base.forEachChange { change in
                     batch.append(change)
-                    if let prepare { prepare(&batch[batch.count - 1]) }
+                    if preparing, let prepare { prepare(&batch[batch.count - 1]) }
                     if batch.count == batchSize {
                         try queue.push(batch)
+                        preparing = queue.count >= depth / 2
                         batch.removeAll(keepingCapacity: true)
                         // Free what the caller handed back, here rather than on the caller's busy thread.
                         _ = self.garbage.withLock { garbage in
@@ -106,6 +110,13 @@ private final class BatchQueue: @unchecked Sendable {
     struct Cancelled: Error {}
 
     init(depth: Int) { self.depth = depth }
+
+    /// How many batches wait for the caller.
+    var count: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return batches.count
+    }
 
     func push(_ batch: [SourceChange]) throws {
         condition.lock()
