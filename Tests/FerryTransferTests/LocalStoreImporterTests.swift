@@ -33,12 +33,16 @@ import Testing
         }
     }
 
-    /// A new store, a fleet of 50 records whose source crashes before record 37, and a first copy that crashed there.
-    private func crashedCopy(_ options: LocalStoreImporter.Options) throws -> (Scratch, LocalStore, FleetSource) {
+    /// A new store, a fleet of 50 records whose source crashes before record 37, and a first copy that crashed there
+    /// (read through a pipeline, if given).
+    private func crashedCopy(
+        _ options: LocalStoreImporter.Options, pipelined: (batchSize: Int, depth: Int)? = nil
+    ) throws -> (Scratch, LocalStore, FleetSource) {
         let scratch = try Scratch()
         let store = try LocalStore(path: scratch.file("s.ferry"), create: true)
         let source = FleetSource(TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"]), failAfter: 37)
-        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in } }
+        let first: any ChangeSource = pipelined.map { PipelinedChangeSource(source, batchSize: $0.batchSize, depth: $0.depth) } ?? source
+        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: first, options: options).run { _, _ in } }
         return (scratch, store, source)
     }
 
@@ -57,6 +61,23 @@ import Testing
         #expect(try importer.resumePoint() == 0, "a finished copy leaves no resume point")
         let again = try LocalStoreImporter(store: store, source: source, options: options).run { _, _ in }
         #expect(again.total.unchanged == 50, "after finishing, a new run compares everything and writes nothing")
+        #expect(try store.zones().first { $0.zoneID.zoneName == "CarZone" }?.recordCount == 50)
+    }
+
+    @Test func transactionsEndAtTheirLimitWhateverTheBatchesThePipelineHandsOver() throws {
+        var options = LocalStoreImporter.Options()
+        options.batchSize = 10
+        // Batches of seven cross every transaction boundary; the crash comes while the sixth batch fills.
+        let (scratch, store, source) = try crashedCopy(options, pipelined: (batchSize: 7, depth: 2))
+        defer { _ = scratch }
+        let importer = LocalStoreImporter(store: store, source: PipelinedChangeSource(source, batchSize: 7, depth: 2), options: options)
+        #expect(try importer.resumePoint() == 30, "three transactions of ten were committed before the crash")
+        source.failAfter = nil
+        var outcomes: [TransferOutcome] = []
+        let tally = try importer.run { _, outcome in outcomes.append(outcome) }
+        #expect(tally.total.resumed == 30 && tally.total.created == 20)
+        #expect(outcomes.count == 50 && outcomes.prefix(30).allSatisfy { $0 == .resumed })
+        #expect(outcomes.dropFirst(30).allSatisfy { $0 == .created })
         #expect(try store.zones().first { $0.zoneID.zoneName == "CarZone" }?.recordCount == 50)
     }
 
