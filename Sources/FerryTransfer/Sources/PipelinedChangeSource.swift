@@ -12,8 +12,9 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     let base: any ChangeSource
     let batchSize: Int
     let depth: Int
-    /// Work on each change that the writer would otherwise do, run on the reading thread (which has time to spare
-    /// while the writer is the bottleneck); set by the consumer before it reads.
+    /// Work on a change that the writer would otherwise do, run on the reading thread while the writer is behind
+    /// (its queue at least half full); set by the consumer before it reads, which must still handle changes that
+    /// arrive unprepared.
     public var prepare: (@Sendable (inout SourceChange) -> Void)?
     /// Changes the caller is done with, to be freed on the reading thread.
     private let garbage = Mutex<[[SourceChange]]>([])
