@@ -86,6 +86,7 @@ final class RecordLedger {
     /// Notes an admitted record's (or deletion's) identity.
     /// - Parameter type: the record type's index.
     func noteIdentity(_ key: RecordKey, type: Int32, sequence: Int64, at location: Location) throws {
+        try Self.check(sequence, location)
         try sorter.append(
             Entry(
                 high: key.words.high, low: key.words.low, order: Self.identityKind << 62 | UInt64(sequence),
@@ -95,6 +96,7 @@ final class RecordLedger {
     /// Notes a reference from an admitted record of type `from` (its index) to `target`.
     /// - Parameter index: the reference's index among the record's references, in field order.
     func noteReference(to target: RecordKey, from type: Int32, index: Int, deleteSelf: Bool, sequence: Int64, at location: Location) throws {
+        try Self.check(sequence, location)
         try sorter.append(
             Entry(
                 high: target.words.high, low: target.words.low, order: Self.referenceKind << 62 | UInt64(sequence),
@@ -163,4 +165,15 @@ final class RecordLedger {
     }
 
     private static func encode(_ location: Location) -> UInt64 { UInt64(location.segment) << 40 | UInt64(location.line) }
+
+    /// Refuses what an entry cannot hold (only a hostile bundle gets there: millions of record files, say).
+    private static func check(_ sequence: Int64, _ location: Location) throws {
+        guard (0...maxSequence).contains(sequence), (0...maxSegment).contains(location.segment), (0...maxLine).contains(location.line)
+        else {
+            throw BundleError(
+                .invalidMetadata,
+                "more record files (\(location.segment + 1)) or lines (\(location.line + 1)) than Ferry can check: "
+                    + "at most \(maxSegment + 1) files of \(maxLine + 1) lines")
+        }
+    }
 }
