@@ -100,15 +100,14 @@ import Testing
         let scratch = try Scratch()
         let changes = Self.stream(count: 3000, seed: UInt64(limit))
         let deleteSelfLimit = 4
-        // The answer of the in-memory tables the writer used before: a set of identities, a type graph, a tally.
+        // The answer of tables in memory, record by record (what the writer used before its ledger).
         var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
         options.admissionMemoryLimit = limit
         options.validator.limits.maxDeleteSelfReferencesPerTarget = deleteSelfLimit
         options.temporaryDirectory = scratch.path
         options.dryRun = true
         let writer = try BundleWriter(path: scratch.file("b.tar.gz"), options: options, assets: nil)
-        var graph = RecordTypeGraph()
-        var tally = ReferenceTally(limit: deleteSelfLimit)
+        var graph = InMemoryRecordGraph(deleteSelfLimit: deleteSelfLimit)
         var accepted = 0
         var duplicates: [Int64] = []
         var overflows: [Int64] = []
@@ -122,7 +121,7 @@ import Testing
             guard case .record(let record) = change else { continue }
             graph.addReferences(from: record.recordType, to: record.fields.flatMap { $0.value.references.map(\.target) })
             record.forEachDeleteSelfReference { field, reference in
-                if tally.countPassesLimit(RecordKey(reference.target)) { overflows.append(Int64(index + 1)) }
+                if graph.countDeleteSelfReference(to: RecordKey(reference.target)) { overflows.append(Int64(index + 1)) }
             }
         }
         var found: [DeferredProblem] = []

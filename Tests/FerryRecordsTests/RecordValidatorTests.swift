@@ -67,12 +67,16 @@ import Testing
     }
 
     @Test func warnsPastSevenHundredFiftyDeleteSelfReferencesToOneTarget() {
-        var tally = ReferenceTally()
+        var graph = InMemoryRecordGraph()
         let parent = TestRecords.vehicle("Car", index: 0)
         var warnings: [RecordProblem] = []
         for index in 0..<752 {
-            TestRecords.note(index, parent: parent).forEachDeleteSelfReference { field, reference in
-                if tally.countPassesLimit(RecordKey(reference.target)) { warnings.append(tally.warning(field: field, target: reference.target)) }
+            let note = TestRecords.note(index, parent: parent)
+            note.forEachDeleteSelfReference { _, reference in
+                let key = RecordKey(reference.target)
+                if graph.countDeleteSelfReference(to: key), let warning = validator.deleteSelfLimitWarning(in: note, target: key) {
+                    warnings.append(warning)
+                }
             }
         }
         #expect(warnings.count == 1)
@@ -103,7 +107,7 @@ import Testing
 
 @Suite struct RecordTypeGraphTests {
     @Test func ordersParentsBeforeChildrenWhateverTheInputOrder() {
-        var graph = RecordTypeGraph()
+        var graph = InMemoryRecordGraph()
         let records = TestRecords.fleet(vehicles: 2).reversed()
         for record in records {
             let registered = graph.register(record.id, type: record.recordType)
@@ -117,7 +121,7 @@ import Testing
     }
 
     @Test func breaksCyclesDeterministicallyAndCountsDanglingReferences() {
-        var graph = RecordTypeGraph()
+        var graph = InMemoryRecordGraph()
         for (type, name) in [("A", "a"), ("B", "b"), ("C", "c")] { _ = graph.register(RecordID(recordName: name), type: type) }
         graph.addReferences(from: "A", to: [RecordID(recordName: "b")])
         graph.addReferences(from: "B", to: [RecordID(recordName: "a"), RecordID(recordName: "missing")])
@@ -129,7 +133,7 @@ import Testing
     }
 
     @Test func detectsDuplicateIdentitiesPerZone() {
-        var graph = RecordTypeGraph()
+        var graph = InMemoryRecordGraph()
         let first = graph.register(RecordID(recordName: "x", zoneID: ZoneID(zoneName: "A")), type: "T")
         let otherZone = graph.register(RecordID(recordName: "x", zoneID: ZoneID(zoneName: "B")), type: "T")
         let duplicate = graph.register(RecordID(recordName: "x", zoneID: ZoneID(zoneName: "A")), type: "U")

@@ -9,29 +9,24 @@ import FerryRecords
 /// notes its identity and its references as fixed-size entries in an ``ExternalSorter``; ``resolve()`` merges them by
 /// key, where an identity's occurrences and the references to it are neighbours. The price is that these answers
 /// come when the bundle is finished rather than as each record is added.
+///
+/// Each entry says where its record's line is (a ``FileLine``: a spool file and its 0-based line for a writer, a record
+/// file of the bundle and its line for a verifier), so that the rare record an answer names can be read back.
 final class RecordLedger {
-    /// Where a record's line is in the spool: its file and 0-based line there.
-    struct Location: Sendable, Hashable {
-        var segment: Int
-        var line: Int
-    }
-
     /// A later occurrence of an identity already admitted.
     struct Duplicate: Sendable {
         /// The later occurrence.
         var sequence: Int64
-        var location: Location
+        var location: FileLine
     }
 
     /// A reference that took its target past the DELETE_SELF limit.
     struct Overflow: Sendable {
         /// The referencing record.
         var sequence: Int64
-        var location: Location
+        var location: FileLine
         /// The target.
         var target: RecordKey
-        /// The reference's index among the record's references, in field order.
-        var reference: Int
     }
 
     /// What the entries say, with any duplicates' own references left out.
@@ -50,9 +45,9 @@ final class RecordLedger {
         var low: UInt64
         /// The kind in the top two bits (``identityKind``, ``referenceKind``), the sequence number below.
         var order: UInt64
-        /// The segment above bit 40, the line below.
-        var location: UInt64
-        /// An identity's type index; a reference's referencing type, index and DELETE_SELF bit.
+        /// The record's line, packed (``FileLine/packed``).
+        var location: Int64
+        /// An identity's type index; a reference's referencing type (above bit 32) and DELETE_SELF bit.
         var extra: UInt64
 
         static func < (lhs: Entry, rhs: Entry) -> Bool {
@@ -64,7 +59,7 @@ final class RecordLedger {
 
         var kind: UInt64 { order >> 62 }
         var sequence: Int64 { Int64(order & ~(3 << 62)) }
-        var place: Location { Location(segment: Int(location >> 40), line: Int(location & (1 << 40 - 1))) }
+        var place: FileLine { FileLine(packed: location) }
     }
 
     private static let identityKind: UInt64 = 0
@@ -78,30 +73,26 @@ final class RecordLedger {
         self.deleteSelfLimit = deleteSelfLimit
     }
 
-    /// The largest sequence number, segment and line an entry can hold.
+    /// The largest sequence number an entry can hold.
     static let maxSequence = Int64(1) << 62 - 1
-    static let maxSegment = 1 << 24 - 1
-    static let maxLine = 1 << 40 - 1
 
     /// Notes an admitted record's (or deletion's) identity.
     /// - Parameter type: the record type's index.
-    func noteIdentity(_ key: RecordKey, type: Int32, sequence: Int64, at location: Location) throws {
+    func noteIdentity(_ key: RecordKey, type: Int32, sequence: Int64, at location: FileLine) throws {
         try Self.check(sequence, location)
         try sorter.append(
             Entry(
-                high: key.words.high, low: key.words.low, order: Self.identityKind << 62 | UInt64(sequence),
-                location: Self.encode(location), extra: UInt64(UInt32(bitPattern: type))))
+                high: key.words.high, low: key.words.low, order: Self.identityKind << 62 | UInt64(sequence), location: location.packed,
+                extra: UInt64(UInt32(bitPattern: type))))
     }
 
     /// Notes a reference from an admitted record of type `from` (its index) to `target`.
-    /// - Parameter index: the reference's index among the record's references, in field order.
-    func noteReference(to target: RecordKey, from type: Int32, index: Int, deleteSelf: Bool, sequence: Int64, at location: Location) throws {
+    func noteReference(to target: RecordKey, from type: Int32, deleteSelf: Bool, sequence: Int64, at location: FileLine) throws {
         try Self.check(sequence, location)
         try sorter.append(
             Entry(
-                high: target.words.high, low: target.words.low, order: Self.referenceKind << 62 | UInt64(sequence),
-                location: Self.encode(location),
-                extra: UInt64(UInt32(bitPattern: type)) << 32 | UInt64(min(index, Int(Int32.max))) << 1 | (deleteSelf ? 1 : 0)))
+                high: target.words.high, low: target.words.low, order: Self.referenceKind << 62 | UInt64(sequence), location: location.packed,
+                extra: UInt64(UInt32(bitPattern: type)) << 32 | (deleteSelf ? 1 : 0)))
     }
 
     /// Merges the entries: duplicates, edges between types, dangling references and DELETE_SELF overflows.
@@ -153,9 +144,7 @@ final class RecordLedger {
                 deleteSelfCount += 1
                 if deleteSelfCount == deleteSelfLimit + 1 {
                     resolution.overflows.append(
-                        Overflow(
-                            sequence: entry.sequence, location: entry.place, target: RecordKey(high: entry.high, low: entry.low),
-                            reference: Int(entry.extra >> 1 & UInt64(Int32.max))))
+                        Overflow(sequence: entry.sequence, location: entry.place, target: RecordKey(high: entry.high, low: entry.low)))
                 }
             }
         }
@@ -164,16 +153,13 @@ final class RecordLedger {
         return resolution
     }
 
-    private static func encode(_ location: Location) -> UInt64 { UInt64(location.segment) << 40 | UInt64(location.line) }
-
     /// Refuses what an entry cannot hold (only a hostile bundle gets there: millions of record files, say).
-    private static func check(_ sequence: Int64, _ location: Location) throws {
-        guard (0...maxSequence).contains(sequence), (0...maxSegment).contains(location.segment), (0...maxLine).contains(location.line)
-        else {
+    private static func check(_ sequence: Int64, _ location: FileLine) throws {
+        guard (0...maxSequence).contains(sequence), location.fits else {
             throw BundleError(
                 .invalidMetadata,
-                "more record files (\(location.segment + 1)) or lines (\(location.line + 1)) than Ferry can check: "
-                    + "at most \(maxSegment + 1) files of \(maxLine + 1) lines")
+                "more record files (\(location.file + 1)), lines (\(location.line + 1)) or changes (\(sequence)) than Ferry can check: "
+                    + "at most \(FileLine.maxFile + 1) files of \(FileLine.maxLine + 1) lines, \(maxSequence) changes")
         }
     }
 }

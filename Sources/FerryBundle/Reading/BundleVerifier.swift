@@ -55,10 +55,10 @@ extension BundleReader {
 final class BundleVerifier: BundleVisitor {
     private(set) var report = VerificationReport()
     private let reader: BundleReader
-    /// Every record and deletion identity and DELETE_SELF reference, by position (``position(file:line:)``), to find
-    /// duplicates and targets with too many DELETE_SELF references at the end, in bounded memory.
+    /// Every record and deletion identity and DELETE_SELF reference, by line (a ``FileLine`` into ``recordFiles``), to
+    /// find duplicates and targets with too many DELETE_SELF references at the end, in bounded memory.
     private let ledger: RecordLedger
-    /// The record files in the order scanned; a location's segment is an index here.
+    /// The record files in the order scanned; a ledger location's file is an index here.
     private var recordFiles: [BundleManifest.RecordFile] = []
     private var referencedAssets: [SHA256Digest: Int64] = [:]
     private var presentAssets: Set<SHA256Digest> = []
@@ -156,9 +156,6 @@ final class BundleVerifier: BundleVisitor {
         report.bytesChecked = reader.payloadBytes
     }
 
-    /// A line's place in the scan, in one number that orders like the scan: the file's index, then the line number.
-    private func position(file: Int, line: Int) -> Int64 { Int64(file) << 40 | Int64(line) }
-
     /// Reports each identity that occurs again (at the later line) and each target that gets more DELETE_SELF
     /// references than CloudKit allows (at the line of the reference that goes over); the records are named from a
     /// second pass over only the files that hold such lines (the first kept no lines).
@@ -174,24 +171,23 @@ final class BundleVerifier: BundleVisitor {
         let locations = resolution.overflows.map(\.location) + resolution.duplicates.map(\.location)
         guard !locations.isEmpty else { return }
         var wanted: [String: Set<Int>] = [:]
-        for location in locations { wanted[recordFiles[location.segment].path, default: []].insert(location.line) }
+        for location in locations { wanted[recordFiles[location.file].path, default: []].insert(location.line) }
         let picker = LinePicker(wanted: wanted)
         try? reader.scan(picker, complete: false)
-        func change(at location: RecordLedger.Location) -> RecordChange? { picker.found[recordFiles[location.segment].path]?[location.line] }
-        let tally = ReferenceTally()
+        func change(at location: FileLine) -> RecordChange? { picker.found[recordFiles[location.file].path]?[location.line] }
+        let validator = RecordValidator()
         for overflow in resolution.overflows {
-            var field = "?"
-            var id = RecordID(recordName: "?", zoneID: recordFiles[overflow.location.segment].zoneID)
+            var named: RecordProblem?
             if case .record(let record)? = change(at: overflow.location) {
-                record.forEachDeleteSelfReference { name, reference in
-                    if RecordKey(reference.target) == overflow.target { (field, id) = (name, reference.target) }
-                }
+                named = validator.deleteSelfLimitWarning(in: record, target: overflow.target)
             }
-            report.warnings.append(tally.warning(field: field, target: id).description)
+            let unknown = RecordID(recordName: "?", zoneID: recordFiles[overflow.location.file].zoneID)
+            let warning = named ?? validator.deleteSelfLimitWarning(field: "?", target: unknown)
+            report.warnings.append(warning.description)
         }
         for duplicate in resolution.duplicates {
             let id = change(at: duplicate.location).map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
-            let path = recordFiles[duplicate.location.segment].path
+            let path = recordFiles[duplicate.location.file].path
             add(BundleError(.invalidRecord, "\(reader.path): \(path) line \(duplicate.location.line): record \(id) appears more than once"))
         }
     }
@@ -211,15 +207,13 @@ final class BundleVerifier: BundleVisitor {
             for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
             guard let key = checked.outcomes[index].key else { continue }
             if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
-            let line = checked.batch.lines[index].number
-            try ledger.noteIdentity(
-                key, type: 0, sequence: position(file: fileIndex, line: line), at: RecordLedger.Location(segment: fileIndex, line: line))
+            // The line's place is also its sequence: it orders like the scan.
+            let place = FileLine(file: fileIndex, line: checked.batch.lines[index].number)
+            try ledger.noteIdentity(key, type: 0, sequence: place.packed, at: place)
         }
         for (index, target) in checked.facts.deleteSelf {
-            let line = checked.batch.lines[index].number
-            try ledger.noteReference(
-                to: target, from: 0, index: 0, deleteSelf: true, sequence: position(file: fileIndex, line: line),
-                at: RecordLedger.Location(segment: fileIndex, line: line))
+            let place = FileLine(file: fileIndex, line: checked.batch.lines[index].number)
+            try ledger.noteReference(to: target, from: 0, deleteSelf: true, sequence: place.packed, at: place)
         }
         for (digest, size) in checked.facts.assets { referencedAssets[digest] = size }
     }

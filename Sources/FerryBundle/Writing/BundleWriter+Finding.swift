@@ -13,7 +13,7 @@ extension BundleWriter {
         reject: (DeferredProblem) throws -> Void
     ) throws -> Set<String> {
         var lines: [Int: [Int: Int64]] = [:]
-        for duplicate in duplicates { lines[duplicate.location.segment, default: [:]][duplicate.location.line] = duplicate.sequence }
+        for duplicate in duplicates { lines[duplicate.location.file, default: [:]][duplicate.location.line] = duplicate.sequence }
         for (key, segment) in segments.sorted(by: { $0.value.index < $1.value.index }) {
             guard let dropped = lines[segment.index] else { continue }
             segments[key] = try spool.removing(lines: Set(dropped.keys), from: segment) { line, bytes in
@@ -34,12 +34,7 @@ extension BundleWriter {
         for segment in segments.values.sorted(by: { $0.index < $1.index }) {
             try RecordSpool.forEachLine(of: segment) { _, line in
                 let prepared = preparer.prepare(try Self.decodeSpooled(line))
-                switch prepared.change {
-                case .record(let record):
-                    schema.add(record, layout: prepared.layout)
-                    for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
-                case .deletion(let deletion): schema.add(deletion)
-                }
+                absorb(prepared)
                 types.insert(prepared.change.recordType)
             }
         }
@@ -52,23 +47,19 @@ extension BundleWriter {
         _ overflows: [RecordLedger.Overflow], in segments: [RecordSpool.Key: RecordSpool.Segment]
     ) throws -> [DeferredProblem] {
         guard !overflows.isEmpty else { return [] }
-        let wanted = Dictionary(grouping: overflows, by: \.location.segment).mapValues { Set($0.map(\.location.line)) }
-        var lines: [RecordLedger.Location: [UInt8]] = [:]
+        let wanted = Dictionary(grouping: overflows, by: \.location.file).mapValues { Set($0.map(\.location.line)) }
+        var lines: [FileLine: [UInt8]] = [:]
         for segment in segments.values {
             guard let numbers = wanted[segment.index] else { continue }
             try RecordSpool.forEachLine(of: segment) { number, line in
-                if numbers.contains(number) { lines[RecordLedger.Location(segment: segment.index, line: number)] = Array(line) }
+                if numbers.contains(number) { lines[FileLine(file: segment.index, line: number)] = Array(line) }
             }
         }
-        let tally = ReferenceTally(limit: options.validator.limits.maxDeleteSelfReferencesPerTarget)
         return try overflows.compactMap { overflow -> DeferredProblem? in
-            guard let line = lines[overflow.location], case .record(let record) = try line.withUnsafeBytes(Self.decodeSpooled) else {
-                return nil
-            }
-            let references = ChangePreparer.references(of: record)
-            guard references.indices.contains(overflow.reference) else { return nil }
-            let (field, reference) = references[overflow.reference]
-            return DeferredProblem(origin: overflow.sequence, change: .record(record), problem: tally.warning(field: field, target: reference.target))
+            guard let line = lines[overflow.location], case .record(let record) = try line.withUnsafeBytes(Self.decodeSpooled),
+                let warning = options.validator.deleteSelfLimitWarning(in: record, target: overflow.target)
+            else { return nil }
+            return DeferredProblem(origin: overflow.sequence, change: .record(record), problem: warning)
         }
     }
 

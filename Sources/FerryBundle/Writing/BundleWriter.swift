@@ -74,9 +74,9 @@ public final class BundleWriter {
     /// The records admitted so far, in scratch files by type and zone.
     let spool: RecordSpool
     private let ledger: RecordLedger
-    /// The record types, fields and zones of the records admitted so far.
+    /// The record types, fields and zones of the records admitted so far (see ``absorb(_:)``).
     var schema = RecordSchema()
-    /// The assets the records admitted so far use, with their sizes.
+    /// The assets the records admitted so far use, with their sizes (see ``absorb(_:)``).
     var assetSizes: [SHA256Digest: Int64] = [:]
     private var types = RecordTypeIndex()
     private var lastSequence: Int64 = 0
@@ -129,28 +129,28 @@ public final class BundleWriter {
             problems += assetProblems(prepared.assets)
         }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
-        guard sequence <= RecordLedger.maxSequence else {
-            throw BundleError(.writeFailed, "change origin \(sequence) is beyond the largest this writer can track")
+        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: absorb(prepared)) }
+        let type = types.index(of: change.recordType)
+        try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
+        for reference in prepared.references {
+            try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
         }
+        return .accepted(warnings: problems)
+    }
 
-        let key: RecordSpool.Key
-        switch change {
+    /// Takes an admitted change's record type, fields and assets into the schema and the asset list.
+    /// - Returns: the spool file its line goes to.
+    @discardableResult
+    func absorb(_ prepared: PreparedChange) -> RecordSpool.Key {
+        switch prepared.change {
         case .record(let record):
             schema.add(record, layout: prepared.layout)
             for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
-            key = RecordSpool.Key(kind: .records, recordType: record.recordType, zoneID: record.zoneID)
+            return RecordSpool.Key(kind: .records, recordType: record.recordType, zoneID: record.zoneID)
         case .deletion(let deletion):
             schema.add(deletion)
-            key = RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: deletion.zoneID)
+            return RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: deletion.zoneID)
         }
-        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: key) }
-        let type = types.index(of: change.recordType)
-        try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
-        for (index, reference) in prepared.references.enumerated() {
-            try ledger.noteReference(
-                to: reference.target, from: type, index: index, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
-        }
-        return .accepted(warnings: problems)
     }
 
     /// Writes the archive and renames it into place (or, for a dry run, only works out what it would hold).

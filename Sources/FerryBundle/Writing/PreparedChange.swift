@@ -14,8 +14,8 @@ public struct PreparedChange: Sendable {
     /// What per-record validation found.
     public let problems: [RecordProblem]
     let key: RecordKey
-    /// The references' targets in field order (as ``ChangePreparer/references(of:)`` lists them), each with whether
-    /// it is a DELETE_SELF reference (counted against the per-target limit).
+    /// The references' targets in field order, each with whether it is a DELETE_SELF reference (counted against the
+    /// per-target limit).
     let references: [(target: RecordKey, deleteSelf: Bool)]
     /// The assets, with the field each is in.
     let assets: [(field: String, asset: Asset)]
@@ -54,10 +54,5 @@ public struct ChangePreparer: Sendable {
         return PreparedChange(
             change: change, canonicalJSON: json.bytes, problems: validator.problems(in: change), key: RecordKey(change.id),
             references: references, assets: assets, layout: layout)
-    }
-
-    /// A record's references in the order ``PreparedChange`` lists their targets, with the field each is in.
-    static func references(of record: Record) -> [(field: String, reference: Reference)] {
-        record.fields.flatMap { field in field.value.references.map { (field.name, $0) } }
     }
 }

@@ -17,7 +17,7 @@ final class RecordSpool {
     /// One finished spool file.
     struct Segment: Sendable {
         var key: Key
-        /// The file's number, as ``append(_:to:)`` gave it in its locations.
+        /// The file's number, as ``append(_:to:)`` gave it in its lines' places.
         var index: Int
         var path: String
         var digest: SHA256Digest
@@ -57,21 +57,21 @@ final class RecordSpool {
 
     /// Appends one line (without its newline) to a key's file.
     /// - Returns: where the line went: its file's number and its 0-based line number there.
-    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> RecordLedger.Location {
+    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> FileLine {
         let file: File
         if let last, last.key == key {
             file = last.file
         } else if let existing = files[key] {
             file = existing
         } else {
-            guard files.count <= RecordLedger.maxSegment else {
-                throw BundleError(.writeFailed, "more than \(RecordLedger.maxSegment) record files (record types times zones)")
+            guard files.count <= FileLine.maxFile else {
+                throw BundleError(.writeFailed, "more than \(FileLine.maxFile + 1) record files (record types times zones)")
             }
             file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
             files[key] = file
         }
         last = (key, file)
-        let location = RecordLedger.Location(segment: file.index, line: file.count)
+        let location = FileLine(file: file.index, line: file.count)
         file.bytes += Int64(line.count + 1)
         file.count += 1
         clock += 1

@@ -1,9 +1,8 @@
-/// Learns which record types reference which from a stream of records, and orders the types parents first.
+/// Orders record types parents first, from the edges "records of this type reference records of that type".
 ///
-/// It also remembers every record identity it has seen (as a compact ``RecordKey``), which is how writers detect a
-/// record name used twice in one zone. Memory grows with the number of records (about 40 bytes each) plus the
-/// references whose target had not been seen yet.
-public struct RecordTypeGraph: Sendable {
+/// Who references whom is worked out elsewhere, over all the records (a bundle writer does it with sorted runs on
+/// disk, in bounded memory); this is the ordering of the few types that result.
+public enum RecordTypeGraph {
     /// The result of ordering.
     public struct Ordering: Sendable, Hashable {
         /// Record types, each after every type it references (except within a cycle).
@@ -13,11 +12,6 @@ public struct RecordTypeGraph: Sendable {
         /// References whose target is not among the records seen.
         public var danglingReferences: Int
     }
-
-    private var types = RecordTypeIndex()
-    private var owners = RecordKeyMap<Int32>()
-    private var edges: Set<Edge> = []
-    private var pending: [Int32: Set<RecordKey>] = [:]
 
     /// Records of the type at index `child` reference records of the type at index `parent`.
     public struct Edge: Hashable, Sendable {
@@ -31,71 +25,6 @@ public struct RecordTypeGraph: Sendable {
             self.child = child
             self.parent = parent
         }
-    }
-
-    /// Creates an empty graph.
-    public init() {}
-
-    /// Whether a record identity has been registered.
-    public func contains(_ id: RecordID) -> Bool { contains(RecordKey(id)) }
-
-    /// Whether a record identity has been registered.
-    public func contains(_ key: RecordKey) -> Bool { owners[key] != nil }
-
-    /// The record type registered for an identity.
-    public func recordType(of id: RecordID) -> String? {
-        owners[RecordKey(id)].map { types.names[Int($0)] }
-    }
-
-    /// Registers a record (or deletion) identity with its type.
-    /// - Returns: `false` if the identity was already registered (a duplicate).
-    public mutating func register(_ id: RecordID, type: String) -> Bool {
-        register(RecordKey(id), type: type)
-    }
-
-    /// Registers a record (or deletion) identity, given as its key, with its type.
-    /// - Returns: `false` if the identity was already registered (a duplicate).
-    public mutating func register(_ key: RecordKey, type: String) -> Bool {
-        // One hash lookup in the usual case; a duplicate gets its first owner back.
-        if let previous = owners.updateValue(index(of: type), forKey: key) {
-            owners[key] = previous
-            return false
-        }
-        return true
-    }
-
-    /// Notes that records of `type` reference these targets.
-    public mutating func addReferences(from type: String, to targets: [RecordID]) {
-        addReferences(from: type, to: targets.map(RecordKey.init))
-    }
-
-    /// Notes that records of `type` reference these targets, given as keys.
-    public mutating func addReferences(from type: String, to targets: [RecordKey]) {
-        guard !targets.isEmpty else { return }
-        let child = index(of: type)
-        for key in targets {
-            if let parent = owners[key] {
-                if parent != child { edges.insert(Edge(child: child, parent: parent)) }
-            } else {
-                pending[child, default: []].insert(key)
-            }
-        }
-    }
-
-    /// Orders the types seen, parents first; ties and cycles are broken by name, so the result is deterministic.
-    public func ordering() -> Ordering {
-        var allEdges = edges
-        var dangling = 0
-        for (child, keys) in pending {
-            for key in keys {
-                if let parent = owners[key] {
-                    if parent != child { allEdges.insert(Edge(child: child, parent: parent)) }
-                } else {
-                    dangling += 1
-                }
-            }
-        }
-        return Self.ordering(of: types.names, edges: allEdges, danglingReferences: dangling)
     }
 
     /// Orders record types, given by name (an edge's indexes point into `types`), parents first; ties and cycles are
@@ -132,8 +61,6 @@ public struct RecordTypeGraph: Sendable {
         }
         return Ordering(order: order, cycles: cycles, danglingReferences: danglingReferences)
     }
-
-    private mutating func index(of type: String) -> Int32 { types.index(of: type) }
 
     private static func precedes(_ lhs: String, _ rhs: String) -> Bool { lhs.utf8.lexicographicallyPrecedes(rhs.utf8) }
 

@@ -93,7 +93,7 @@ struct Pack: AsyncParsableCommand {
                 switch item {
                 case .prepared(let prepared, let position):
                     let change = prepared.change
-                    switch try writer.add(prepared, origin: Self.origin(file: fileIndex, line: position.line)) {
+                    switch try writer.add(prepared, origin: FileLine(file: fileIndex, line: position.line).packed) {
                     case .accepted(let found):
                         tally.count(change, rejected: false)
                         for warning in found {
@@ -115,15 +115,11 @@ struct Pack: AsyncParsableCommand {
         let writing = Date()
         let creation = try CreationTime.resolve(flag: createdAt, inputs: inputs)
         let summary = try writer.finish(
-            createdAt: creation,
-            progress: { progress in
-                if case .writing(let done, let total) = progress {
-                    console.progress("writing \(output): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-                }
-            },
+            createdAt: creation, progress: console.bundleProgress(output),
             found: { found in
                 // Repeated names and DELETE_SELF overflows are only known once every record has been read.
-                let (input, line) = Self.place(of: found.origin, in: inputs)
+                let place = FileLine(packed: found.origin)
+                let (input, line) = (inputs.indices.contains(place.file) ? inputs[place.file] : "?", place.line)
                 if found.problem.severity == .error {
                     tally.reject(found.change)
                     try rejects.reject(file: input, line: line, change: found.change, problems: [found.problem])
@@ -138,15 +134,6 @@ struct Pack: AsyncParsableCommand {
             output: output, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would pack" : "packed", started: started
         ).print(summary, tally: tally, rejected: rejects.count, warnings: warnings, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
-    }
-
-    /// A change's origin for the bundle writer: its input file's index and its line, growing through the inputs.
-    private static func origin(file: Int, line: Int) -> Int64 { Int64(file) << 40 | Int64(line) }
-
-    /// The input file and line an origin stands for.
-    private static func place(of origin: Int64, in inputs: [String]) -> (input: String, line: Int) {
-        let file = Int(origin >> 40)
-        return (inputs.indices.contains(file) ? inputs[file] : "?", Int(origin & (1 << 40 - 1)))
     }
 }
 

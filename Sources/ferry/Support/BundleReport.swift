@@ -87,3 +87,14 @@ struct BundleTally {
         rejected[key, default: 0] += 1
     }
 }
+
+extension Console {
+    /// A bundle writer's progress, shown as `writing OUTPUT: … of …`.
+    func bundleProgress(_ output: String) -> (BundleWriter.Progress) -> Void {
+        { progress in
+            if case .writing(let done, let total) = progress {
+                self.progress("writing \(output): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
+            }
+        }
+    }
+}

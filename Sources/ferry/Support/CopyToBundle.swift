@@ -42,12 +42,7 @@ struct CopyToBundle {
         }
         let creation = try CreationTime.resolve(flag: createdAt, inputs: [sourcePath])
         let summary = try writer.finish(
-            createdAt: creation,
-            progress: { progress in
-                if case .writing(let done, let total) = progress {
-                    console.progress("writing \(target): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-                }
-            },
+            createdAt: creation, progress: console.bundleProgress(target),
             found: { found in
                 // Repeated names and DELETE_SELF overflows are only known at the end; the writer numbers the changes.
                 if found.problem.severity == .error {
