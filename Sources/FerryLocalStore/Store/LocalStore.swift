@@ -120,6 +120,10 @@ public final class LocalStore: @unchecked Sendable {
             var configuration = configuration()
             configuration.journalMode = .default
             let queue = try DatabaseQueue(path: temporary, configuration: configuration)
+            // 16 KiB pages rather than SQLite's 4 KiB: records average about 1 KB, and a copy writes each page to the
+            // write-ahead log and again into the store, so a quarter of the pages is a quarter of the write calls (a
+            // fresh copy of the standard large store: system time 1.8 → 1.1 s, wall about 8 % less; 64 KiB was slower).
+            try queue.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA page_size = 16384") }
             try queue.write { db in
                 try db.execute(sql: LocalStoreSchema.sql)
                 try db.execute(
