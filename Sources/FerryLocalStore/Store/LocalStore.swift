@@ -60,8 +60,11 @@ public final class LocalStore: @unchecked Sendable {
         if !readOnly {
             configuration.prepareDatabase { db in
                 // Per-transaction durability (WAL), and a page cache that holds the indexes a large copy searches.
-                // Checkpoints every 64 MB of log rather than 4 MB: fewer copies of hot pages during large copies.
-                try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 16384")
+                // Checkpoints every 64 MiB of log rather than 4 MB: fewer copies of hot pages during large copies (the
+                // setting counts pages, which are 16 KiB in new stores and 4 KiB in older ones).
+                let pageSize = max(try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096, 512)
+                try db.execute(
+                    sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = \((64 << 20) / pageSize)")
             }
         }
         return configuration
