@@ -4,11 +4,27 @@ import Foundation
 
 /// The assets of records mapped from a store, provided to a copy's writer.
 ///
-/// Externally stored files are read where they are; inline blobs are written once by content into a scratch folder.
+/// Externally stored files are read where they are; inline blobs are written once by content into one scratch file
+/// (``ScratchBlobs``).
 public final class StoreAssets: AssetProvider, @unchecked Sendable {
+    /// Where an asset's bytes are.
+    private enum Source {
+        case file(AssetFile)
+        case blob(Asset, ScratchBlobs.Slice)
+
+        var asset: Asset {
+            switch self {
+            case .file(let file): file.asset
+            case .blob(let asset, _): asset
+            }
+        }
+    }
+
     private let lock = NSLock()
-    private var files: [SHA256Digest: AssetFile] = [:]
+    private var sources: [SHA256Digest: Source] = [:]
     private let scratch: TemporaryDirectory
+    /// Created with the first inline blob.
+    private var blobs: ScratchBlobs?
 
     /// Creates an empty set, with inline blobs kept under `temporaryDirectory` (default: the system's).
     public init(temporaryDirectory: String? = nil) throws {
@@ -18,35 +34,42 @@ public final class StoreAssets: AssetProvider, @unchecked Sendable {
     /// The asset of a file (an externally stored value), hashed now.
     public func addFile(_ path: String, fileName: String? = nil) throws -> Asset {
         let file = try AssetFile(hashing: path, fileName: fileName)
-        lock.withLock { if files[file.asset.sha256] == nil { files[file.asset.sha256] = file } }
+        lock.withLock { if sources[file.asset.sha256] == nil { sources[file.asset.sha256] = .file(file) } }
         return file.asset
     }
 
-    /// The asset of bytes held in the store, written to the scratch folder the first time they are seen.
+    /// The asset of bytes held in the store, written to the scratch file the first time they are seen.
     public func addBytes(_ bytes: [UInt8], fileName: String? = nil) throws -> Asset {
         let digest = SHA256Hasher.digest(bytes)
-        if let known = lock.withLock({ files[digest] }) {
-            var asset = known.asset
-            asset.fileName = fileName
-            return asset
+        var asset = Asset(sha256: digest, size: Int64(bytes.count), fileName: fileName)
+        try lock.withLock {
+            if let known = sources[digest] {
+                asset = known.asset
+                asset.fileName = fileName
+                return
+            }
+            let blobs = try self.blobs ?? ScratchBlobs(path: scratch.file("blobs"))
+            self.blobs = blobs
+            do {
+                sources[digest] = .blob(asset, try blobs.append(bytes))
+            } catch {
+                throw CoreError(.writeFailed, "\(blobs.path): could not keep an asset for the copy", cause: error)
+            }
         }
-        let path = scratch.file(digest.hex)
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw CoreError(.writeFailed, "\(path): could not keep an asset for the copy", cause: error)
-        }
-        let file = try AssetFile(hashing: path, fileName: fileName)
-        lock.withLock { if files[digest] == nil { files[digest] = file } }
-        return file.asset
+        return asset
     }
 
-    public func canProvide(_ asset: Asset) -> Bool { lock.withLock { files[asset.sha256] != nil } }
+    public func canProvide(_ asset: Asset) -> Bool { lock.withLock { sources[asset.sha256] != nil } }
 
     public func open(_ asset: Asset) throws -> any AssetReading {
-        guard let file = lock.withLock({ files[asset.sha256] }) else {
-            throw CoreError(.fileNotFound, "asset \(asset.sha256.hex) is not among the store's assets")
+        let (source, blobs) = lock.withLock { (sources[asset.sha256], self.blobs) }
+        switch source {
+        case .file(let file)?: return try file.open()
+        case .blob(_, let slice)?:
+            guard let blobs else { break }
+            return ScratchBlobReader(blobs, slice)
+        case nil: break
         }
-        return try file.open()
+        throw CoreError(.fileNotFound, "asset \(asset.sha256.hex) is not among the store's assets")
     }
 }
