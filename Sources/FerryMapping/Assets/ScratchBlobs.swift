@@ -21,7 +21,7 @@ final class ScratchBlobs: @unchecked Sendable {
 
     let path: String
     private let descriptor: Int32
-    /// The end of the file: where the next blob goes. Callers serialise ``append(_:)``.
+    /// The end of the file: where the next blob goes (callers serialise ``append(_:)``).
     private var end: Int64 = 0
 
     /// Creates the file (it must not exist).
