@@ -85,14 +85,18 @@ public final class LocalStoreBatch {
     }
 
     private func lookup(zone: Int64, name: String) throws -> StoredRecord? {
+        // A copy looks a record up, then applies an operation that looks it up again: the second is free (every write
+        // forgets the answer).
+        if let last = lastLookup, last.zone == zone, last.name == name { return last.state }
         if let bulk = store.bulkLoad {
             // During a bulk load a name the load did not write is not in the store; one it may have written needs the
             // index back.
-            guard bulk.mayContain(zone: zone, name: name) else { return nil }
+            guard bulk.mayContain(zone: zone, name: name) else {
+                lastLookup = (zone, name, nil)
+                return nil
+            }
             try endBulkLoad()
         }
-        // A copy looks a record up, then applies an operation that looks it up again: the second is free.
-        if let last = lastLookup, last.zone == zone, last.name == name { return last.state }
         let state = try fetchState(zone: zone, name: name)
         lastLookup = (zone, name, state)
         return state
