@@ -23,17 +23,20 @@ extension LocalStoreBatch {
                     """)
         }
         let digestBytes = digest.bytes
-        try execute(statement) { handle in
-            var code = sqlite3_bind_int64(handle, 1, zone)
-            if code == SQLITE_OK { code = Self.bind(handle, 2, text: name) }
-            if code == SQLITE_OK { code = Self.bind(handle, 3, text: type) }
-            if code == SQLITE_OK { code = Self.bind(handle, 4, text: tag) }
-            if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 5, sequence) }
-            if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 6, created) }
-            if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 7, now) }
-            if code == SQLITE_OK { code = Self.bind(handle, 8, blob: digestBytes) }
-            if code == SQLITE_OK { code = Self.bind(handle, 9, blob: body) }
-            return code
+        // The body is bound in place, not copied: the statement runs and is reset inside the buffer's scope.
+        try body.withUnsafeBytes { body in
+            try execute(statement) { handle in
+                var code = sqlite3_bind_int64(handle, 1, zone)
+                if code == SQLITE_OK { code = Self.bind(handle, 2, text: name) }
+                if code == SQLITE_OK { code = Self.bind(handle, 3, text: type) }
+                if code == SQLITE_OK { code = Self.bind(handle, 4, text: tag) }
+                if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 5, sequence) }
+                if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 6, created) }
+                if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 7, now) }
+                if code == SQLITE_OK { code = Self.bind(handle, 8, blob: digestBytes) }
+                if code == SQLITE_OK { code = Self.bind(handle, 9, borrowedBlob: body) }
+                return code
+            }
         }
     }
 }

@@ -66,6 +66,13 @@ extension LocalStoreBatch {
         }
     }
 
+    /// Binds bytes as a blob without copying them: they must stay valid until the statement is reset, so bind them
+    /// inside their buffer's scope and run the statement there (``step(_:bind:read:)`` resets it before returning).
+    static func bind(_ handle: OpaquePointer, _ index: Int32, borrowedBlob bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), nil)
+    }
+
     /// A TEXT column as a string (its bytes, not up to a NUL).
     static func text(_ handle: OpaquePointer, _ column: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, column) else { return "" }

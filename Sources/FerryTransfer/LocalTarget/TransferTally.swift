@@ -48,6 +48,8 @@ public struct TransferTally: Sendable {
     /// The rows, by (record type, zone name), in first-seen order; deletions in `(deletions)` rows per zone.
     public private(set) var rows: [(type: String, zone: String, row: Row)] = []
     private var index: [String: Int] = [:]
+    /// The row counted last.
+    private var lastRow: Int?
     /// Assets newly stored, and their bytes.
     public var assets = 0
     public var assetBytes: Int64 = 0
@@ -62,15 +64,18 @@ public struct TransferTally: Sendable {
     public mutating func count(_ change: RecordChange, _ outcome: TransferOutcome) {
         let zone = change.zoneID.zoneName
         let type = change.isDeletion ? "(deletions)" : change.recordType
-        let key = "\(type)\u{0}\(zone)"
         let position: Int
-        if let known = index[key] {
+        if let last = lastRow, rows[last].type == type, rows[last].zone == zone {
+            // Changes of one type and zone come together: no key to build and hash for most of them.
+            position = last
+        } else if let known = index["\(type)\u{0}\(zone)"] {
             position = known
         } else {
             position = rows.count
-            index[key] = position
+            index["\(type)\u{0}\(zone)"] = position
             rows.append((type, zone, Row()))
         }
+        lastRow = position
         rows[position].row.read += 1
         switch outcome {
         case .created: rows[position].row.created += 1
