@@ -172,17 +172,19 @@ public final class LocalStoreBatch {
         switch operation.kind {
         case .create:
             if live != nil { return .failed(id, .exists, reason: "record \(record.recordName) already exists in \(record.zoneID)") }
-            return try save(record, zone: zone, previous: nil)
+            return try save(record, zone: zone, previous: nil).outcome(record)
         case .update:
             if let problem = tagProblem() { return problem }
-            return try save(try merged(record, over: live, zone: zone), zone: zone, previous: live)
+            let merged = try merged(record, over: live, zone: zone)
+            return try save(merged, zone: zone, previous: live).outcome(merged)
         case .forceUpdate:
-            return try save(try merged(record, over: live, zone: zone), zone: zone, previous: live)
+            let merged = try merged(record, over: live, zone: zone)
+            return try save(merged, zone: zone, previous: live).outcome(merged)
         case .replace:
             if let problem = tagProblem() { return problem }
-            return try save(record, zone: zone, previous: live)
+            return try save(record, zone: zone, previous: live).outcome(record)
         case .forceReplace:
-            return try save(record, zone: zone, previous: live, encoded: encoded)
+            return try save(record, zone: zone, previous: live, encoded: encoded).outcome(record)
         case .delete:
             if let problem = tagProblem() { return problem }
             try delete(zone: zone, name: record.recordName, type: live?.recordType ?? record.recordType)
@@ -191,6 +193,41 @@ public final class LocalStoreBatch {
             guard let live else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
             try delete(zone: zone, name: record.recordName, type: live.recordType)
             return .deleted(id)
+        }
+    }
+
+    /// Writes a record over whatever the store holds (forceReplace's semantics) from its stored form, as a copy does.
+    ///
+    /// Unlike ``apply(_:encoded:)`` with a forceReplace operation, it takes the record as it is (no operation to wrap
+    /// it in) and hands no stored record back, so a copy's record is not copied on its way to the store.
+    /// - Returns: `nil` when the record was written, else the failure.
+    public func forceReplace(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest)) throws -> RecordOutcome? {
+        guard let zone = try zoneNumber(record.zoneID) else {
+            return .failed(record.id, .zoneNotFound, reason: "zone \(record.zoneID) does not exist; create it first")
+        }
+        guard !record.recordName.isEmpty else { return .failed(record.id, .badRequest, reason: "the record has no name") }
+        let live = try lookup(zone: zone, name: record.recordName).flatMap { $0.isDeleted ? nil : $0 }
+        if case .failed(let failure) = try save(record, zone: zone, previous: live, encoded: encoded) { return failure }
+        return nil
+    }
+
+    /// What ``save(_:zone:previous:encoded:)`` did.
+    private enum Saved {
+        /// Written, with these system fields.
+        case written(SystemFields)
+        /// Not written.
+        case failed(RecordOutcome)
+
+        /// The operation's outcome: the record as stored, or the failure.
+        func outcome(_ record: Record) -> RecordOutcome {
+            switch self {
+            case .written(let system):
+                var saved = record
+                saved.system = system
+                return .saved(saved)
+            case .failed(let failure):
+                return failure
+            }
         }
     }
 
@@ -206,27 +243,27 @@ public final class LocalStoreBatch {
     /// A record's stored form: its canonical JSON without system fields, and that JSON's SHA-256 (its content digest).
     public static func encode(_ record: Record) -> (body: [UInt8], digest: SHA256Digest) {
         var writer = JSONWriter(capacity: 512)
-        var bare = record
-        bare.system = nil
-        bare.writeCloudKitJSON(to: &writer, includeSystemFields: false)
+        record.writeCloudKitJSON(to: &writer, includeSystemFields: false)
         return (writer.bytes, SHA256Hasher.digest(writer.bytes))
     }
 
     private func save(_ record: Record, zone: Int64, previous: StoredRecord?, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws
-        -> RecordOutcome
+        -> Saved
     {
         for field in record.fields {
             for reference in field.value.references {
                 if reference.zoneID != record.zoneID {
                     return .failed(
-                        record.id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
+                        .failed(
+                            record.id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones"))
                 }
                 guard reference.action == .validate else { continue }
                 let target = try lookup(zone: zone, name: reference.recordName)
                 if target == nil || target?.isDeleted == true {
                     return .failed(
-                        record.id, .validatingReferenceError,
-                        reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
+                        .failed(
+                            record.id, .validatingReferenceError,
+                            reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there"))
                 }
             }
         }
@@ -240,9 +277,7 @@ public final class LocalStoreBatch {
         try upsertRecord(
             zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: digest, body: body)
         try replaceReferences(zone: zone, source: record.recordName, old: oldTargets, new: Self.deleteSelfTargets(of: record))
-        var saved = record
-        saved.system = SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now))
-        return .saved(saved)
+        return .written(SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now)))
     }
 
     /// Forgets what the batch remembers of the store's rows (after the indexes change).

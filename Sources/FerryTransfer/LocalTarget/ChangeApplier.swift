@@ -42,9 +42,8 @@ final class ChangeApplier {
         }
     }
 
-    private func apply(_ incoming: Record, encoded known: (body: [UInt8], digest: SHA256Digest)?) throws -> TransferOutcome {
-        var record = incoming
-        record.system = nil
+    /// Writes a record; its system fields, if it has any, are the target's to assign (every write leaves them out).
+    private func apply(_ record: Record, encoded known: (body: [UInt8], digest: SHA256Digest)?) throws -> TransferOutcome {
         if try batch.createZone(record.zoneID) { zonesCreated += 1 }
         for field in record.fields {
             for asset in field.value.assets where try !batch.hasAsset(asset) {
@@ -101,14 +100,14 @@ final class ChangeApplier {
     private func writeBreakingCycles(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest), success: TransferOutcome) throws
         -> TransferOutcome
     {
-        let result = try batch.apply(RecordOperation(.forceReplace, record), encoded: encoded)
-        guard case .failed(_, .validatingReferenceError, _) = result, let run else { return outcome(result, success: success) }
+        guard let failure = try batch.forceReplace(record, encoded: encoded) else { return success }
+        guard case .failed(_, .validatingReferenceError, _) = failure, let run else { return outcome(failure, success: success) }
         var trimmed = record
         for field in record.fields where field.value.references.contains(where: { $0.action == .validate }) {
             trimmed.fields[field.name] = nil
         }
         let retried = try batch.apply(RecordOperation(.forceReplace, trimmed))
-        guard case .saved = retried else { return outcome(result, success: success) }
+        guard case .saved = retried else { return outcome(failure, success: success) }
         try batch.deferRecord(record, run: run)
         deferred += 1
         return success

@@ -99,8 +99,11 @@ public final class LocalStoreImporter {
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
                 var outcomes: [TransferOutcome] = []
+                // Changes are read in place: an array's subscript would copy each (a retain of every string in it).
                 for changes in batches {
-                    for index in changes.indices { outcomes.append(try applier.apply(changes[index])) }
+                    try changes.withUnsafeBufferPointer { changes in
+                        for index in changes.indices { outcomes.append(try applier.apply(changes[index])) }
+                    }
                 }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
                 tally.absorb(applier)
@@ -108,10 +111,12 @@ public final class LocalStoreImporter {
             }
             var next = 0
             for changes in batches {
-                for index in changes.indices {
-                    tally.count(changes[index].change, outcomes[next])
-                    try report(changes[index], outcomes[next])
-                    next += 1
+                try changes.withUnsafeBufferPointer { changes in
+                    for index in changes.indices {
+                        tally.count(changes[index].change, outcomes[next])
+                        try report(changes[index], outcomes[next])
+                        next += 1
+                    }
                 }
             }
             for changes in consume batches { pipelined?.recycle(changes) }
@@ -126,20 +131,23 @@ public final class LocalStoreImporter {
                 pending.append(start == batch.startIndex && end == batch.endIndex ? batch : Array(batch[start..<end]))
                 start = end
             }
-            for index in batch.indices {
-                position += 1
-                if position <= skip {
-                    // Committed by the interrupted run: only reported.
-                    tally.count(batch[index].change, .resumed)
-                    try report(batch[index], .resumed)
-                    start = index + 1
-                    continue
-                }
-                pendingBytes += batch[index].prepared?.encoded?.body.count ?? Self.estimatedBytes(batch[index].change)
-                pendingCount += 1
-                if pendingCount >= options.batchSize || pendingBytes >= options.batchBytes {
-                    take(upTo: index + 1)
-                    try commit()
+            // Read in place, as in `commit`.
+            try batch.withUnsafeBufferPointer { changes in
+                for index in changes.indices {
+                    position += 1
+                    if position <= skip {
+                        // Committed by the interrupted run: only reported.
+                        tally.count(changes[index].change, .resumed)
+                        try report(changes[index], .resumed)
+                        start = index + 1
+                        continue
+                    }
+                    pendingBytes += changes[index].pendingBytes
+                    pendingCount += 1
+                    if pendingCount >= options.batchSize || pendingBytes >= options.batchBytes {
+                        take(upTo: index + 1)
+                        try commit()
+                    }
                 }
             }
             take(upTo: batch.endIndex)
@@ -151,12 +159,6 @@ public final class LocalStoreImporter {
             try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: position, finished: true))
         }
         return tally
-    }
-
-    /// About how many bytes a change takes while it waits for its transaction, when it was not encoded ahead.
-    private static func estimatedBytes(_ change: RecordChange) -> Int {
-        if case .record(let record) = change { return record.estimatedSize + 256 }
-        return 256
     }
 
     /// Everything a run would do, in one transaction that is rolled back.
@@ -172,6 +174,16 @@ public final class LocalStoreImporter {
             tally.absorb(applier)
         }
         return tally
+    }
+}
+
+extension SourceChange {
+    /// About how many bytes the change takes while it waits for its transaction: its body when it was encoded ahead,
+    /// else an estimate from its fields.
+    fileprivate var pendingBytes: Int {
+        if let encoded = prepared?.encoded { return encoded.body.count }
+        if case .record(let record) = change { return record.estimatedSize + 256 }
+        return 256
     }
 }
 
