@@ -201,6 +201,30 @@ import Testing
         wrong.size += 1
         #expect(throws: LocalStoreError.self) { try store.write { batch in try batch.storeAsset(wrong, from: provider) } }
     }
+
+    @Test func forceReplaceWritesWhatTheOperationWritesAndReturnsOnlyFailures() throws {
+        let (_, store) = try store()
+        let (_, other) = try self.store()
+        let record = car("1", ["name": .string("Beetle"), "doors": .int64(2)])
+        let encoded = LocalStoreBatch.encode(record)
+        #expect(try store.write { batch in try batch.forceReplace(record, encoded: encoded) } == nil)
+        _ = try saved(try other.write { batch in try batch.apply(RecordOperation(.forceReplace, record), encoded: encoded) })
+        let written = try #require(try store.lookup([record.id])[record.id])
+        let applied = try #require(try other.lookup([record.id])[record.id])
+        #expect(written == applied, "the same row, tag and times as a forceReplace operation")
+        #expect(written.contentDigest == encoded.digest)
+        let read = try store.write { batch in try batch.record(record.id) }
+        #expect(try read == other.write { batch in try batch.record(record.id) })
+        #expect(read?.fields == record.fields)
+
+        let elsewhere = Record(recordType: "Car", recordName: "Car.2", zoneID: ZoneID(zoneName: "Nope"))
+        let noZone = try store.write { batch in try batch.forceReplace(elsewhere, encoded: LocalStoreBatch.encode(elsewhere)) }
+        #expect(noZone?.errorCode == .zoneNotFound)
+        let dangling = car("3", ["owner": .reference(Reference(recordName: "Person.9", zoneID: Self.zone, action: .validate))])
+        let refused = try store.write { batch in try batch.forceReplace(dangling, encoded: LocalStoreBatch.encode(dangling)) }
+        #expect(refused?.errorCode == .validatingReferenceError)
+        #expect(try store.lookup([dangling.id]).isEmpty, "a refused record is not written")
+    }
 }
 
 /// A clock that moves one second per call.
