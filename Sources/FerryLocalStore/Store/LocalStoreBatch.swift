@@ -153,12 +153,11 @@ public final class LocalStoreBatch {
     public func apply(_ operation: RecordOperation, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws -> RecordOutcome {
         let record = operation.record
         let id = record.id
-        guard let zone = try zoneNumber(record.zoneID) else {
-            return .failed(id, .zoneNotFound, reason: "zone \(record.zoneID) does not exist; create it first")
+        let (zone, live): (Int64, StoredRecord?)
+        switch try locate(record) {
+        case .found(let number, let stored): (zone, live) = (number, stored)
+        case .failed(let failure): return failure
         }
-        guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
-        let existing = try lookup(zone: zone, name: record.recordName)
-        let live = existing.flatMap { $0.isDeleted ? nil : $0 }
         func tagProblem() -> RecordOutcome? {
             guard let live else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
             guard let tag = operation.recordChangeTag else {
@@ -202,13 +201,29 @@ public final class LocalStoreBatch {
     /// it in) and hands no stored record back, so a copy's record is not copied on its way to the store.
     /// - Returns: `nil` when the record was written, else the failure.
     public func forceReplace(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest)) throws -> RecordOutcome? {
-        guard let zone = try zoneNumber(record.zoneID) else {
-            return .failed(record.id, .zoneNotFound, reason: "zone \(record.zoneID) does not exist; create it first")
+        switch try locate(record) {
+        case .failed(let failure):
+            return failure
+        case .found(let zone, let live):
+            if case .failed(let failure) = try save(record, zone: zone, previous: live, encoded: encoded) { return failure }
+            return nil
         }
-        guard !record.recordName.isEmpty else { return .failed(record.id, .badRequest, reason: "the record has no name") }
+    }
+
+    /// Where a record an operation names stands: its zone's number and its live stored version, or why no operation
+    /// can write it.
+    private enum Located {
+        case found(zone: Int64, live: StoredRecord?)
+        case failed(RecordOutcome)
+    }
+
+    private func locate(_ record: Record) throws -> Located {
+        guard let zone = try zoneNumber(record.zoneID) else {
+            return .failed(.failed(record.id, .zoneNotFound, reason: "zone \(record.zoneID) does not exist; create it first"))
+        }
+        guard !record.recordName.isEmpty else { return .failed(.failed(record.id, .badRequest, reason: "the record has no name")) }
         let live = try lookup(zone: zone, name: record.recordName).flatMap { $0.isDeleted ? nil : $0 }
-        if case .failed(let failure) = try save(record, zone: zone, previous: live, encoded: encoded) { return failure }
-        return nil
+        return .found(zone: zone, live: live)
     }
 
     /// What ``save(_:zone:previous:encoded:)`` did.

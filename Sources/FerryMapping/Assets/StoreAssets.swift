@@ -10,12 +10,12 @@ public final class StoreAssets: AssetProvider, @unchecked Sendable {
     /// Where an asset's bytes are.
     private enum Source {
         case file(AssetFile)
-        case blob(Asset, ScratchBlobs.Slice)
+        case blob(Asset, ScratchBlobs, ScratchBlobs.Slice)
 
         var asset: Asset {
             switch self {
             case .file(let file): file.asset
-            case .blob(let asset, _): asset
+            case .blob(let asset, _, _): asset
             }
         }
     }
@@ -23,7 +23,7 @@ public final class StoreAssets: AssetProvider, @unchecked Sendable {
     private let lock = NSLock()
     private var sources: [SHA256Digest: Source] = [:]
     private let scratch: TemporaryDirectory
-    /// Created with the first inline blob.
+    /// The scratch file, created with the first inline blob.
     private var blobs: ScratchBlobs?
 
     /// Creates an empty set, with inline blobs kept under `temporaryDirectory` (default: the system's).
@@ -41,35 +41,30 @@ public final class StoreAssets: AssetProvider, @unchecked Sendable {
     /// The asset of bytes held in the store, written to the scratch file the first time they are seen.
     public func addBytes(_ bytes: [UInt8], fileName: String? = nil) throws -> Asset {
         let digest = SHA256Hasher.digest(bytes)
-        var asset = Asset(sha256: digest, size: Int64(bytes.count), fileName: fileName)
-        try lock.withLock {
-            if let known = sources[digest] {
-                asset = known.asset
-                asset.fileName = fileName
-                return
+        return try lock.withLock {
+            if var known = sources[digest]?.asset {
+                known.fileName = fileName
+                return known
             }
+            let asset = Asset(sha256: digest, size: Int64(bytes.count), fileName: fileName)
             let blobs = try self.blobs ?? ScratchBlobs(path: scratch.file("blobs"))
             self.blobs = blobs
             do {
-                sources[digest] = .blob(asset, try blobs.append(bytes))
+                sources[digest] = .blob(asset, blobs, try blobs.append(bytes))
             } catch {
                 throw CoreError(.writeFailed, "\(blobs.path): could not keep an asset for the copy", cause: error)
             }
+            return asset
         }
-        return asset
     }
 
     public func canProvide(_ asset: Asset) -> Bool { lock.withLock { sources[asset.sha256] != nil } }
 
     public func open(_ asset: Asset) throws -> any AssetReading {
-        let (source, blobs) = lock.withLock { (sources[asset.sha256], self.blobs) }
-        switch source {
+        switch lock.withLock({ sources[asset.sha256] }) {
         case .file(let file)?: return try file.open()
-        case .blob(_, let slice)?:
-            guard let blobs else { break }
-            return ScratchBlobReader(blobs, slice)
-        case nil: break
+        case .blob(_, let blobs, let slice)?: return ScratchBlobReader(blobs, slice)
+        case nil: throw CoreError(.fileNotFound, "asset \(asset.sha256.hex) is not among the store's assets")
         }
-        throw CoreError(.fileNotFound, "asset \(asset.sha256.hex) is not among the store's assets")
     }
 }

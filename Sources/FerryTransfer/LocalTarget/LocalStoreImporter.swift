@@ -99,11 +99,8 @@ public final class LocalStoreImporter {
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
                 var outcomes: [TransferOutcome] = []
-                // Changes are read in place: an array's subscript would copy each (a retain of every string in it).
                 for changes in batches {
-                    try changes.withUnsafeBufferPointer { changes in
-                        for index in changes.indices { outcomes.append(try applier.apply(changes[index])) }
-                    }
+                    for index in changes.indices { outcomes.append(try applier.apply(changes[index])) }
                 }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
                 tally.absorb(applier)
@@ -111,12 +108,10 @@ public final class LocalStoreImporter {
             }
             var next = 0
             for changes in batches {
-                try changes.withUnsafeBufferPointer { changes in
-                    for index in changes.indices {
-                        tally.count(changes[index].change, outcomes[next])
-                        try report(changes[index], outcomes[next])
-                        next += 1
-                    }
+                for index in changes.indices {
+                    tally.count(changes[index].change, outcomes[next])
+                    try report(changes[index], outcomes[next])
+                    next += 1
                 }
             }
             for changes in consume batches { pipelined?.recycle(changes) }
@@ -131,23 +126,20 @@ public final class LocalStoreImporter {
                 pending.append(start == batch.startIndex && end == batch.endIndex ? batch : Array(batch[start..<end]))
                 start = end
             }
-            // Read in place, as in `commit`.
-            try batch.withUnsafeBufferPointer { changes in
-                for index in changes.indices {
-                    position += 1
-                    if position <= skip {
-                        // Committed by the interrupted run: only reported.
-                        tally.count(changes[index].change, .resumed)
-                        try report(changes[index], .resumed)
-                        start = index + 1
-                        continue
-                    }
-                    pendingBytes += changes[index].pendingBytes
-                    pendingCount += 1
-                    if pendingCount >= options.batchSize || pendingBytes >= options.batchBytes {
-                        take(upTo: index + 1)
-                        try commit()
-                    }
+            for index in batch.indices {
+                position += 1
+                if position <= skip {
+                    // Committed by the interrupted run: only reported.
+                    tally.count(batch[index].change, .resumed)
+                    try report(batch[index], .resumed)
+                    start = index + 1
+                    continue
+                }
+                pendingBytes += batch[index].pendingBytes
+                pendingCount += 1
+                if pendingCount >= options.batchSize || pendingBytes >= options.batchBytes {
+                    take(upTo: index + 1)
+                    try commit()
                 }
             }
             take(upTo: batch.endIndex)

@@ -68,12 +68,15 @@ public struct TransferTally: Sendable {
         if let last = lastRow, rows[last].type == type, rows[last].zone == zone {
             // Changes of one type and zone come together: no key to build and hash for most of them.
             position = last
-        } else if let known = index["\(type)\u{0}\(zone)"] {
-            position = known
         } else {
-            position = rows.count
-            index["\(type)\u{0}\(zone)"] = position
-            rows.append((type, zone, Row()))
+            let key = "\(type)\u{0}\(zone)"
+            if let known = index[key] {
+                position = known
+            } else {
+                position = rows.count
+                index[key] = position
+                rows.append((type, zone, Row()))
+            }
         }
         lastRow = position
         rows[position].row.read += 1
