@@ -24,7 +24,9 @@ final class ChangeApplier {
     }
 
     /// Applies a change, using the work done ahead on the reading thread when there is some.
-    func apply(_ source: SourceChange) throws -> TransferOutcome {
+    ///
+    /// `inout` only so that the change is read where it lies in the caller's batch, not copied; it is left as it is.
+    func apply(_ source: inout SourceChange) throws -> TransferOutcome {
         try apply(source.change, prepared: source.prepared)
     }
 

@@ -69,7 +69,10 @@ public final class LocalStoreImporter {
     }
 
     /// Runs the copy; `report` receives each change's outcome once its transaction committed.
-    public func run(_ report: (SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
+    ///
+    /// The change comes `inout` only so that it is passed where it lies instead of being copied; the importer is done
+    /// with it.
+    public func run(_ report: (inout SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
         let pipelined = source as? PipelinedChangeSource
         if let pipelined {
             // Validation and encoding need no store state: the reading thread does them.
@@ -91,26 +94,29 @@ public final class LocalStoreImporter {
         var position: Int64 = 0
 
         func commit() throws {
-            let batches = pending
-            pending.removeAll(keepingCapacity: true)
+            // The batches are this function's own from here (moved out, not shared), so each change goes to the applier,
+            // the tally and `report` by address (`inout`): passed by value, an element of an array is copied first,
+            // every string and array in it retained and released (7 % of the writing thread on the standard large store).
+            var batches: [[SourceChange]] = []
+            swap(&batches, &pending)
             pendingCount = 0
             pendingBytes = 0
             let done = position
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
                 var outcomes: [TransferOutcome] = []
-                for changes in batches {
-                    for index in changes.indices { outcomes.append(try applier.apply(changes[index])) }
+                for changes in batches.indices {
+                    for index in batches[changes].indices { outcomes.append(try applier.apply(&batches[changes][index])) }
                 }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
                 tally.absorb(applier)
                 return outcomes
             }
             var next = 0
-            for changes in batches {
-                for index in changes.indices {
-                    tally.count(changes[index].change, outcomes[next])
-                    try report(changes[index], outcomes[next])
+            for changes in batches.indices {
+                for index in batches[changes].indices {
+                    tally.count(&batches[changes][index].change, outcomes[next])
+                    try report(&batches[changes][index], outcomes[next])
                     next += 1
                 }
             }
@@ -130,8 +136,9 @@ public final class LocalStoreImporter {
                 position += 1
                 if position <= skip {
                     // Committed by the interrupted run: only reported.
-                    tally.count(batch[index].change, .resumed)
-                    try report(batch[index], .resumed)
+                    var change = batch[index]
+                    tally.count(&change.change, .resumed)
+                    try report(&change, .resumed)
                     start = index + 1
                     continue
                 }
@@ -154,14 +161,15 @@ public final class LocalStoreImporter {
     }
 
     /// Everything a run would do, in one transaction that is rolled back.
-    private func dryRun(_ report: (SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
+    private func dryRun(_ report: (inout SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
         var tally = TransferTally()
         try store.dryRun { batch in
             let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
             try source.forEachChange { change in
-                let outcome = try applier.apply(change)
-                tally.count(change.change, outcome)
-                try report(change, outcome)
+                var change = change
+                let outcome = try applier.apply(&change)
+                tally.count(&change.change, outcome)
+                try report(&change, outcome)
             }
             tally.absorb(applier)
         }

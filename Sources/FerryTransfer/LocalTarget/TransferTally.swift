@@ -61,7 +61,9 @@ public struct TransferTally: Sendable {
     public init() {}
 
     /// Counts one outcome.
-    public mutating func count(_ change: RecordChange, _ outcome: TransferOutcome) {
+    ///
+    /// `inout` only so that the change is read where it lies in the caller's batch, not copied; it is left as it is.
+    public mutating func count(_ change: inout RecordChange, _ outcome: TransferOutcome) {
         let zone = change.zoneID.zoneName
         let type = change.isDeletion ? "(deletions)" : change.recordType
         let position: Int
