@@ -62,6 +62,17 @@ import Testing
         #expect(try root(archive, id)?.content == .recordID(expected))
     }
 
+    @Test(arguments: ["__defaultOwner__", "_4ab84f2560e93224e4c1b40e97b24ae5", "__defaultOwner_", "__defaultOwner__x", "__DEFAULTOWNER__"])
+    func fastPathKeepsTheOwner(owner: String) throws {
+        var archive = KeyedArchiveBuilder()
+        let id = archive.recordID("Note.1", zone: "BusZone", owner: owner)
+        let expected = ArchivedRecordID(recordName: "Note.1", zoneID: ArchivedZoneID(zoneName: "BusZone", ownerName: owner))
+        let bytes = archive.binary(root: id)
+        let borrowed = try bytes.withUnsafeBytes { buffer in try BinaryPlist.withPlist(borrowing: buffer) { try $0.archivedRecordID() } }
+        #expect(borrowed == expected)
+        #expect(try PlistDocument(bytes: bytes).archivedRecordID() == expected)
+    }
+
     @Test func fastPathRefusesWhatIsNotARecordID() throws {
         var archive = KeyedArchiveBuilder()
         let string = archive.add(.string("just text"))

@@ -68,7 +68,7 @@ extension KeyedArchive {
         else {
             throw PlistError(.malformedArchive, "CKRecordID \(uid) has no CKRecordZoneID")
         }
-        let owner = try graph.lookup(zone, "ownerName").map { field throws(PlistError) in try string(field) } ?? "__defaultOwner__"
+        let owner = try graph.lookup(zone, "ownerName").map { field throws(PlistError) in try ownerName(field) } ?? "__defaultOwner__"
         return ArchivedRecordID(
             recordName: try string(nameField), zoneID: ArchivedZoneID(zoneName: try string(zoneNameField), ownerName: owner))
     }
@@ -101,6 +101,14 @@ extension KeyedArchive {
         let definition = try self.object(try graph.uid(reference))
         guard let nameObject = try graph.lookup(definition, "$classname") else { return false }
         return try graph.string(nameObject, equals: name)
+    }
+
+    /// An owner name field; the default owner's name comes back as the constant, not as a string made of the bytes
+    /// (one fewer allocation per record ID, and nothing to count: see ``ZoneID/init(zoneName:ownerName:)``).
+    private func ownerName(_ field: Int) throws(PlistError) -> String {
+        let target = try graph.kind(of: field) == .uid ? try object(try graph.uid(field)) : field
+        if try graph.kind(of: target) == .string, try graph.string(target, equals: "__defaultOwner__") { return "__defaultOwner__" }
+        return try string(field)
     }
 
     /// A string field: inline, or by UID to a string object.
