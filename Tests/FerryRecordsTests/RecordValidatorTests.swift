@@ -46,6 +46,14 @@ import Testing
         #expect(Set(problems.filter { $0.rule == .reservedFieldName }.map(\.path)) == ["fields.recordID", "fields.modificationDate"])
     }
 
+    @Test func refusesEveryReservedNameAndOnlyThose() {
+        let near = ["recordid", "RecordID", "recordIDs", "etags", "creation", "name", "lastUpdate", "modified"]
+        for name in RecordValidator.reservedFieldNames.sorted() + near {
+            let rules = validator.problems(in: Record(recordType: "T", recordName: "a", fields: [name: .int64(1)])).map(\.rule)
+            #expect(rules.contains(.reservedFieldName) == RecordValidator.reservedFieldNames.contains(name), "\(name)")
+        }
+    }
+
     @Test func limitsRecordSizeExcludingAssets() {
         let big = Record(recordType: "T", recordName: "a", fields: ["blob": .bytes(Data(count: 1_000_001))])
         #expect(rules(big) == [.recordSize])
