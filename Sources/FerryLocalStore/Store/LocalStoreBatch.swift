@@ -265,23 +265,7 @@ public final class LocalStoreBatch {
     private func save(_ record: Record, zone: Int64, previous: StoredRecord?, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws
         -> Saved
     {
-        for field in record.fields {
-            for reference in field.value.references {
-                if reference.zoneID != record.zoneID {
-                    return .failed(
-                        .failed(
-                            record.id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones"))
-                }
-                guard reference.action == .validate else { continue }
-                let target = try lookup(zone: zone, name: reference.recordName)
-                if target == nil || target?.isDeleted == true {
-                    return .failed(
-                        .failed(
-                            record.id, .validatingReferenceError,
-                            reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there"))
-                }
-            }
-        }
+        if let failure = try referenceFailure(of: record, zone: zone) { return .failed(failure) }
         lastLookup = nil
         // The rows in `refs` the record had, from its body before it is overwritten.
         let oldTargets = previous == nil ? [] : try storedDeleteSelfTargets(zone: zone, name: record.recordName)
@@ -293,6 +277,34 @@ public final class LocalStoreBatch {
             zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: digest, body: body)
         try replaceReferences(zone: zone, source: record.recordName, old: oldTargets, new: Self.deleteSelfTargets(of: record))
         return .written(SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now)))
+    }
+
+    /// Why a record's references keep it from being written: one into another zone, or a VALIDATE one to a record
+    /// that is not there; `nil` when none does.
+    private func referenceFailure(of record: Record, zone: Int64) throws -> RecordOutcome? {
+        var failure: RecordOutcome?
+        // A flag, not `failure == nil`: asked per reference, an optional enum's case costs more than the rest.
+        var failed = false
+        for field in record.fields where !failed {
+            try field.value.forEachReference { reference in
+                guard !failed else { return }
+                if reference.zoneID != record.zoneID {
+                    failed = true
+                    failure = .failed(
+                        record.id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
+                    return
+                }
+                guard reference.action == .validate else { return }
+                let target = try lookup(zone: zone, name: reference.recordName)
+                if target == nil || target?.isDeleted == true {
+                    failed = true
+                    failure = .failed(
+                        record.id, .validatingReferenceError,
+                        reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
+                }
+            }
+        }
+        return failure
     }
 
     /// Forgets what the batch remembers of the store's rows (after the indexes change).

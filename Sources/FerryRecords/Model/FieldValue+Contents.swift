@@ -1,4 +1,15 @@
 extension FieldValue {
+    /// Calls `body` with each reference in this value (itself, or the elements of a reference list) where it lies:
+    /// unlike ``references``, no array is made for them (the per-record paths of a copy ask every field).
+    public func forEachReference(_ body: (Reference) throws -> Void) rethrows {
+        switch self {
+        case .reference(let reference): try body(reference)
+        case .list(let list) where list.elementType == .reference:
+            for element in list.elements { if case .reference(let reference) = element { try body(reference) } }
+        default: break
+        }
+    }
+
     /// The references in this value: itself, or the elements of a reference list.
     public var references: [Reference] {
         switch self {

@@ -3,7 +3,7 @@ extension Record {
     /// field order: the references whose target's deletion deletes this record.
     public func forEachDeleteSelfReference(_ body: (_ field: String, _ reference: Reference) throws -> Void) rethrows {
         for field in fields {
-            for reference in field.value.references where reference.action == .deleteSelf { try body(field.name, reference) }
+            try field.value.forEachReference { reference in if reference.action == .deleteSelf { try body(field.name, reference) } }
         }
     }
 }
