@@ -68,8 +68,7 @@ public struct JSONWriter: Sendable {
     /// Appends a string literal with escapes.
     public mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
-        var value = value
-        value.withUTF8 { utf8 in
+        value.withUTF8Bytes { utf8 in
             var runStart = 0
             var index = 0
             let count = utf8.count

@@ -10,8 +10,7 @@ extension UUID {
     /// `prefix` followed by ``text``, made as one string (a record name such as `Car.0E6F…` without a second
     /// allocation for the UUID's text).
     public func text(prefixedBy prefix: String) -> String {
-        var prefix = prefix
-        return prefix.withUTF8 { head in
+        prefix.withUTF8Bytes { head in
             String(unsafeUninitializedCapacity: head.count + 36) { buffer in
                 var position = 0
                 for byte in head {
@@ -38,8 +37,7 @@ extension UUID {
     /// Parses exactly the form ``text`` writes (36 characters, uppercase hex, dashes at 8, 13, 18 and 23), so that
     /// `UUID(text: name)?.text == name` always holds; `nil` for anything else.
     public init?(text: String) {
-        var text = text
-        guard let uuid = text.withUTF8({ UUID(utf8: $0) }) else { return nil }
+        guard let uuid = text.withUTF8Bytes({ UUID(utf8: $0) }) else { return nil }
         self = uuid
     }
 

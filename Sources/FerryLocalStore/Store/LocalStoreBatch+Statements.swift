@@ -51,8 +51,7 @@ extension LocalStoreBatch {
 
     /// Binds text (copied by SQLite before the call returns); "" is bound as empty text, not NULL.
     static func bind(_ handle: OpaquePointer, _ index: Int32, text: String) -> Int32 {
-        var text = text
-        return text.withUTF8 { utf8 in
+        text.withUTF8Bytes { utf8 in
             guard let base = utf8.baseAddress, utf8.count > 0 else { return sqlite3_bind_text(handle, index, "", 0, transientBinding) }
             return sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(utf8.count), transientBinding)
         }

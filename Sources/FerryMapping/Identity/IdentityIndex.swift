@@ -87,8 +87,7 @@ final class IdentityIndex {
     ///
     /// Read in place: the first pass compacts every object's name.
     private func compact(_ name: String) -> (Int32, UUID) {
-        var utf8 = name
-        let split = utf8.withUTF8 { bytes -> (prefix: Int32?, text: String?, uuid: UUID)? in
+        let split = name.withUTF8Bytes { bytes -> (prefix: Int32?, text: String?, uuid: UUID)? in
             guard bytes.count >= 36, let uuid = UUID(utf8: UnsafeBufferPointer(rebasing: bytes[(bytes.count - 36)...])) else { return nil }
             let head = UnsafeBufferPointer(rebasing: bytes[..<(bytes.count - 36)])
             // Objects of one entity come together and share a prefix: compare with the last one before hashing.

@@ -1,3 +1,5 @@
+import FerryCore
+
 /// The type of a single (non-list) field value.
 public enum ScalarType: String, Sendable, Hashable, CaseIterable, Comparable {
     case string = "STRING"
@@ -41,8 +43,7 @@ public enum FieldType: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a type tag as Ferry writes it (`STRING`, `STRING_LIST`, `UNKNOWN_LIST`).
     public init?(tag: String) {
-        var tag = tag
-        guard let type = tag.withUTF8({ Self(tag: UnsafeRawBufferPointer($0)) }) else { return nil }
+        guard let type = tag.withUTF8Bytes({ Self(tag: UnsafeRawBufferPointer($0)) }) else { return nil }
         self = type
     }
 

@@ -1,3 +1,5 @@
+import FerryCore
+
 /// A compact, fixed-size key for a record identity, for sets and maps over millions of records.
 ///
 /// Two independent 64-bit hashes of the zone and name (128 bits) stand in for the strings: a collision among a
@@ -14,8 +16,7 @@ public struct RecordKey: Sendable, Hashable {
 
     /// Creates the key of a record identity from its parts.
     public init(zoneName: String, ownerName: String, recordName: String) {
-        var name = recordName
-        self = name.withUTF8 { Seed(zoneName: zoneName, ownerName: ownerName).key(recordName: UnsafeRawBufferPointer($0)) }
+        self = recordName.withUTF8Bytes { Seed(zoneName: zoneName, ownerName: ownerName).key(recordName: UnsafeRawBufferPointer($0)) }
     }
 
     /// A key from its two words, as ``words`` gives them (to read one back from a scratch file).
@@ -36,10 +37,8 @@ public struct RecordKey: Sendable, Hashable {
         public init(zoneName: String, ownerName: String) {
             first.combine(0x5A17_0001 as UInt32)
             second.combine(0x5A17_0002 as UInt32)
-            var zone = zoneName
-            var owner = ownerName
-            zone.withUTF8 { add(UnsafeRawBufferPointer($0)) }
-            owner.withUTF8 { add(UnsafeRawBufferPointer($0)) }
+            zoneName.withUTF8Bytes { add(UnsafeRawBufferPointer($0)) }
+            ownerName.withUTF8Bytes { add(UnsafeRawBufferPointer($0)) }
         }
 
         /// The seed of a zone.

@@ -1,3 +1,5 @@
+import FerryCore
+
 /// Checks records against CloudKit's rules before anything is written.
 ///
 /// ```swift
@@ -107,8 +109,7 @@ public struct RecordValidator: Sendable {
 
     /// Why a record name is invalid, or `nil` if it is valid.
     public func recordNameProblem(_ name: String) -> String? {
-        var name = name
-        return name.withUTF8 { recordNameProblem(utf8: UnsafeRawBufferPointer($0)) }
+        name.withUTF8Bytes { recordNameProblem(utf8: UnsafeRawBufferPointer($0)) }
     }
 
     /// Why a record name, given as UTF-8 bytes (such as a JSON string in place), is invalid, or `nil` if it is valid;
@@ -208,8 +209,7 @@ public struct RecordValidator: Sendable {
     /// Whether every UTF-8 byte of `text` passes `test`, over the string's contiguous storage.
     @inline(__always)
     private static func allBytes(of text: String, satisfy test: (UInt8) -> Bool) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
+        text.withUTF8Bytes { bytes in
             for byte in bytes where !test(byte) { return false }
             return true
         }
