@@ -8,7 +8,10 @@ import FerryRecords
 /// property of each object hashed every name several times per object, a good part of a copy's mapping time.
 struct RecordProgram {
     /// One attribute, in the order the store reader gives the entity's attributes.
-    struct AttributeStep {
+    ///
+    /// A class: the mapper reads a step per property of every object, and a struct of strings and plans is copied
+    /// (each member retained and released) where a class is retained once and its constant members read in place.
+    final class AttributeStep {
         let name: String
         /// Not excluded by the plan (and not the identity attribute).
         let written: Bool
@@ -16,11 +19,20 @@ struct RecordProgram {
         let plan: FieldPlan?
         let fieldName: String
         /// The field's place in canonical (name) order among the program's fields.
-        var rank: Int32 = 0
+        fileprivate(set) var rank: Int32 = 0
+
+        init(name: String, written: Bool, attribute: AttributeDescription?, plan: FieldPlan?, fieldName: String) {
+            self.name = name
+            self.written = written
+            self.attribute = attribute
+            self.plan = plan
+            self.fieldName = fieldName
+        }
     }
 
-    /// One relationship, in the order the store reader gives the entity's relationships.
-    struct RelationshipStep {
+    /// One relationship, in the order the store reader gives the entity's relationships (a class, as
+    /// ``AttributeStep`` is).
+    final class RelationshipStep {
         let name: String
         /// Not excluded and known to the entity.
         let written: Bool
@@ -39,12 +51,28 @@ struct RecordProgram {
         /// The action of references written for a to-one value.
         let action: Reference.Action
         /// The places of the field and of its `Order` field in canonical (name) order among the program's fields.
-        var rank: Int32 = 0
-        var orderRank: Int32 = 0
+        fileprivate(set) var rank: Int32 = 0
+        fileprivate(set) var orderRank: Int32 = 0
+
+        init(
+            name: String, written: Bool, description: RelationshipDescription?, fieldName: String, orderFieldName: String,
+            positions: [UInt64: Int64]?, crossing: Int, holdsToOne: Bool, holdsToMany: Bool, action: Reference.Action
+        ) {
+            self.name = name
+            self.written = written
+            self.description = description
+            self.fieldName = fieldName
+            self.orderFieldName = orderFieldName
+            self.positions = positions
+            self.crossing = crossing
+            self.holdsToOne = holdsToOne
+            self.holdsToMany = holdsToMany
+            self.action = action
+        }
     }
 
-    private(set) var attributes: [AttributeStep]
-    private(set) var relationships: [RelationshipStep]
+    let attributes: [AttributeStep]
+    let relationships: [RelationshipStep]
 
     /// A program for these steps, with each field's rank in canonical order worked out.
     init(attributes: [AttributeStep], relationships: [RelationshipStep]) {
@@ -68,9 +96,9 @@ struct RecordProgram {
         for (position, entry) in names.enumerated() {
             if position > 0, entry.name != names[position - 1].name { rank += 1 }
             switch entry.slot {
-            case .attribute(let index): self.attributes[index].rank = rank
-            case .relationship(let index): self.relationships[index].rank = rank
-            case .order(let index): self.relationships[index].orderRank = rank
+            case .attribute(let index): attributes[index].rank = rank
+            case .relationship(let index): relationships[index].rank = rank
+            case .order(let index): relationships[index].orderRank = rank
             }
         }
     }
