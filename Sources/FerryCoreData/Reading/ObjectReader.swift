@@ -119,7 +119,7 @@ struct ObjectReader {
         object.attributes.reserveCapacity(attributes.count)
         for slot in attributes.indices {
             let description = attributes[slot].description
-            let value = attributes[slot].column.map { decoder.decode(row.value(at: $0), as: description) } ?? .null
+            let value = attributes[slot].column.map { decoder.decode(row.sqliteValue(at: $0), as: description) } ?? .null
             switch value {
             case .unexpected(let raw):
                 object.problems.append("\(description.name): stored as \(raw.typeName), not as a \(description.type.xmlName)")

@@ -1,13 +1,11 @@
 import FerryPlist
 import Foundation
-import GRDB
 
 /// Decodes stored SQLite values by their attribute's model type (formats.md §1.5).
 struct ValueDecoder: Sendable {
     let files: StoreFiles
 
-    func decode(_ value: DatabaseValue, as attribute: AttributeDescription) -> ObjectValue {
-        let raw = Self.raw(value)
+    func decode(_ raw: SQLiteValue, as attribute: AttributeDescription) -> ObjectValue {
         if case .null = raw { return .null }
         switch (attribute.type, raw) {
         case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
@@ -76,15 +74,5 @@ struct ValueDecoder: Sendable {
         }
         if let value = try? document.value() { return .plist(value, bytes: bytes) }
         return .opaque(bytes)
-    }
-
-    static func raw(_ value: DatabaseValue) -> SQLiteValue {
-        switch value.storage {
-        case .null: .null
-        case .int64(let number): .integer(number)
-        case .double(let number): .real(number)
-        case .string(let text): .text(text)
-        case .blob(let data): .blob(Array(data))
-        }
     }
 }

@@ -1,4 +1,5 @@
 import GRDB
+import GRDBSQLite
 
 /// The row a statement's cursor stands on, read straight from the statement.
 ///
@@ -9,4 +10,22 @@ struct CurrentRow {
 
     /// The value at a column index, whatever its type.
     func value(at index: Int) -> DatabaseValue { DatabaseValue(sqliteStatement: statement.sqliteStatement, index: CInt(index)) }
+
+    /// The value at a column index as an object's attribute keeps it: a blob is copied once, into the array it ends up
+    /// in (through `DatabaseValue` it was copied into `Data`, two allocations, then into an array); text is read up to
+    /// its first NUL, as GRDB reads it.
+    func sqliteValue(at index: Int) -> SQLiteValue {
+        let handle = statement.sqliteStatement
+        let column = CInt(index)
+        switch sqlite3_column_type(handle, column) {
+        case SQLITE_NULL: return .null
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
+        case SQLITE_TEXT: return .text(sqlite3_column_text(handle, column).map { String(cString: $0) } ?? "")
+        default:
+            // The blob first, then its size (SQLite's documented order).
+            guard let bytes = sqlite3_column_blob(handle, column) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column)))))
+        }
+    }
 }
