@@ -7,6 +7,14 @@ import Testing
         #expect(SHA256Hasher.digest([UInt8]()).hex == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    @Test func givesItsBytesInPlaceAsInAnArray() {
+        for text in ["abc", "", "Ferry"] {
+            let digest = SHA256Hasher.digest(Array(text.utf8))
+            #expect(digest.withUnsafeBytes { Array($0) } == digest.bytes)
+            #expect(SHA256Digest(bytes: digest.withUnsafeBytes { Array($0) }) == digest)
+        }
+    }
+
     @Test func hashesIncrementally() {
         var hasher = SHA256Hasher()
         hasher.update(Array("ab".utf8))

@@ -66,6 +66,12 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
         }
     }
 
+    /// Calls `body` with the 32 bytes (big-endian), laid out on the stack: no array is made.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
+        return try Swift.withUnsafeBytes(of: &bigEndian, body)
+    }
+
     /// The 32 bytes of the digest.
     public var bytes: [UInt8] {
         var result = [UInt8]()

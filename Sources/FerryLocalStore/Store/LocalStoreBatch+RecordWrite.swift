@@ -22,8 +22,8 @@ extension LocalStoreBatch {
                         created = excluded.created, modified = excluded.modified, deleted = 0, digest = excluded.digest, body = excluded.body
                     """)
         }
-        let digestBytes = digest.bytes
-        // The body is bound in place, not copied: the statement runs and is reset inside the buffer's scope.
+        // The body is bound in place, not copied: the statement runs and is reset inside the buffer's scope (the digest
+        // is copied by SQLite from the stack).
         try body.withUnsafeBytes { body in
             try execute(statement) { handle in
                 var code = sqlite3_bind_int64(handle, 1, zone)
@@ -33,7 +33,7 @@ extension LocalStoreBatch {
                 if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 5, sequence) }
                 if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 6, created) }
                 if code == SQLITE_OK { code = sqlite3_bind_int64(handle, 7, now) }
-                if code == SQLITE_OK { code = Self.bind(handle, 8, blob: digestBytes) }
+                if code == SQLITE_OK { code = digest.withUnsafeBytes { Self.bind(handle, 8, blob: $0) } }
                 if code == SQLITE_OK { code = Self.bind(handle, 9, borrowedBlob: body) }
                 return code
             }

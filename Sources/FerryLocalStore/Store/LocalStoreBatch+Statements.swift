@@ -58,11 +58,9 @@ extension LocalStoreBatch {
     }
 
     /// Binds bytes as a blob (copied by SQLite before the call returns); no bytes bind an empty blob, not NULL.
-    static func bind(_ handle: OpaquePointer, _ index: Int32, blob: [UInt8]) -> Int32 {
-        blob.withUnsafeBytes { bytes in
-            guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_zeroblob(handle, index, 0) }
-            return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), transientBinding)
-        }
+    static func bind(_ handle: OpaquePointer, _ index: Int32, blob bytes: UnsafeRawBufferPointer) -> Int32 {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return sqlite3_bind_zeroblob(handle, index, 0) }
+        return sqlite3_bind_blob(handle, index, base, Int32(bytes.count), transientBinding)
     }
 
     /// Binds bytes as a blob without copying them: they must stay valid until the statement is reset, so bind them
