@@ -84,6 +84,9 @@ struct ObjectReader {
             let statement = try db.makeStatement(sql: sql)
             let rows = try Row.fetchCursor(statement, arguments: [entity.number])
             let row = CurrentRow(statement: statement)
+            // One object, refilled for each row: its arrays keep their storage when `body` keeps no copy (two
+            // allocations fewer per object); a copy it keeps stays as it was (the arrays are copied on write).
+            var object = ManagedObject(entity: entityName, primaryKey: 0, storeUUID: store.metadata.uuid, attributes: [], relationships: [])
             while try rows.next() != nil {
                 guard let primaryKey = row.value(at: 0).integerValue else {
                     throw CoreDataError(
@@ -92,10 +95,8 @@ struct ObjectReader {
                             + (lastKey.map { " (after Z_PK \($0))" } ?? "") + "; Z_PK must be an integer")
                 }
                 lastKey = primaryKey
-                try body(
-                    try object(
-                        row, primaryKey: primaryKey, entityName: entityName, attributes: attributeSlots, relationships: relationshipSlots,
-                        toMany: toMany))
+                try fill(&object, from: row, primaryKey: primaryKey, attributes: attributeSlots, relationships: relationshipSlots, toMany: toMany)
+                try body(object)
             }
         } catch let error as DatabaseError {
             throw CoreDataError(
@@ -105,17 +106,18 @@ struct ObjectReader {
         }
     }
 
-    /// Builds one object from its row and the to-many cursors.
+    /// Fills an object of the scanned entity from its row and the to-many cursors.
     ///
     /// Loops by index over slots made once per scan: binding schema structs per row copied (retained) all of their
     /// strings for every property of every object.
-    private func object(
-        _ row: CurrentRow, primaryKey: Int64, entityName: String, attributes: [AttributeSlot], relationships: [RelationshipSlot],
+    private func fill(
+        _ object: inout ManagedObject, from row: CurrentRow, primaryKey: Int64, attributes: [AttributeSlot], relationships: [RelationshipSlot],
         toMany: [LinkCursor]
-    ) throws -> ManagedObject {
-        var object = ManagedObject(
-            entity: entityName, primaryKey: primaryKey, storeUUID: store.metadata.uuid, attributes: [],
-            relationships: [])
+    ) throws {
+        object.primaryKey = primaryKey
+        object.attributes.removeAll(keepingCapacity: true)
+        object.relationships.removeAll(keepingCapacity: true)
+        object.problems.removeAll()
         object.attributes.reserveCapacity(attributes.count)
         for slot in attributes.indices {
             let description = attributes[slot].description
@@ -149,7 +151,6 @@ struct ObjectReader {
                     (relationships[slot].name, .toMany(links.map { reference(to: $0.key, number: $0.entity, slot: relationships[slot]) })))
             }
         }
-        return object
     }
 
     /// A reference to a target in a relationship's destination hierarchy.
