@@ -167,6 +167,27 @@ import Testing
         #expect(throws: LocalStoreError.self) { try store.changes(in: Self.zone, since: "garbage") }
     }
 
+    @Test func deletingAZoneDeletesItsRecordsAndANewZoneOfTheNameStartsEmpty() throws {
+        let (_, store) = try store()
+        let other = ZoneID(zoneName: "TruckZone")
+        // All in one batch: what the batch remembers of the zone must go with it.
+        try store.write { batch throws in
+            #expect(try batch.createZone(other))
+            #expect(try batch.apply(RecordOperation(.create, car("1"))).errorCode == nil)
+            let truck = Record(recordType: "Truck", recordName: "Truck.1", zoneID: other, fields: ["name": .string("Hauler")])
+            #expect(try batch.apply(RecordOperation(.create, truck)).errorCode == nil)
+            #expect(try batch.deleteZone(Self.zone))
+            #expect(try batch.lookup(car("1").id) == nil)
+            #expect(try batch.apply(RecordOperation(.create, car("2"))).errorCode == .zoneNotFound)
+            #expect(try batch.createZone(Self.zone))
+            #expect(try batch.apply(RecordOperation(.create, car("2"))).errorCode == nil)
+            #expect(try batch.lookup(car("1").id) == nil)
+            #expect(try batch.lookup(truck.id) != nil)
+        }
+        #expect(try store.lookup([car("1").id, car("2").id]).keys.map(\.recordName) == ["Car.2"])
+        #expect(try store.deleteZone(.default) == false, "the default zone stays")
+    }
+
     @Test func openingRefusesWhatIsNotAStore() throws {
         let scratch = try Scratch()
         try scratch.write("text.ferry", "hello")

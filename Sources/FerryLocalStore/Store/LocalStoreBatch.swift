@@ -8,10 +8,15 @@ import GRDB
 /// Obtained from ``LocalStore/write(_:)``; valid only inside it.
 public final class LocalStoreBatch {
     let db: Database
-    unowned let store: LocalStore
+    /// Strong: a batch lives only inside its store's `write`, and reading an unowned reference costs an atomic
+    /// retain and release each time (several times per record a copy writes).
+    let store: LocalStore
     /// The time stamped on every record this batch writes.
     let now: Int64
     private var zoneNumbers: [ZoneID: Int64] = [:]
+    /// The zone asked for last: a copy asks for one zone several times per record, and comparing is cheaper than
+    /// hashing its two names.
+    private var lastZone: (zone: ZoneID, number: Int64)?
     /// Each touched zone's last change sequence, written back at the end.
     private var sequences: [Int64: Int64] = [:]
     /// The last record state read, until the next write.
@@ -36,10 +41,16 @@ public final class LocalStoreBatch {
 
     /// The number of an existing zone.
     func zoneNumber(_ zone: ZoneID) throws -> Int64? {
-        if let known = zoneNumbers[zone] { return known }
-        let number = try Int64.fetchOne(
-            db, sql: "SELECT id FROM zones WHERE zone_name = ? AND owner_name = ?", arguments: [zone.zoneName, zone.ownerName])
-        if let number { zoneNumbers[zone] = number }
+        if let lastZone, lastZone.zone == zone { return lastZone.number }
+        let number: Int64?
+        if let known = zoneNumbers[zone] {
+            number = known
+        } else {
+            number = try Int64.fetchOne(
+                db, sql: "SELECT id FROM zones WHERE zone_name = ? AND owner_name = ?", arguments: [zone.zoneName, zone.ownerName])
+            if let number { zoneNumbers[zone] = number }
+        }
+        if let number { lastZone = (zone, number) }
         return number
     }
 
@@ -61,19 +72,20 @@ public final class LocalStoreBatch {
         try db.execute(sql: "DELETE FROM refs WHERE zone = ?", arguments: [number])
         try db.execute(sql: "DELETE FROM zones WHERE id = ?", arguments: [number])
         zoneNumbers[zone] = nil
+        lastZone = nil
         sequences[number] = nil
         return true
     }
 
     private func nextSequence(_ zone: Int64) throws -> Int64 {
-        let current: Int64
-        if let known = sequences[zone] {
-            current = known
-        } else {
-            current = try Int64.fetchOne(db, sql: "SELECT last_seq FROM zones WHERE id = ?", arguments: [zone]) ?? 0
+        // One hash per record: the stored sequence is counted up where it lies.
+        if let index = sequences.index(forKey: zone) {
+            sequences.values[index] += 1
+            return sequences.values[index]
         }
-        sequences[zone] = current + 1
-        return current + 1
+        let next = (try Int64.fetchOne(db, sql: "SELECT last_seq FROM zones WHERE id = ?", arguments: [zone]) ?? 0) + 1
+        sequences[zone] = next
+        return next
     }
 
     // MARK: Records
