@@ -269,7 +269,8 @@ public final class LocalStoreBatch {
 
     /// A record's stored form: its canonical JSON without system fields, and that JSON's SHA-256 (its content digest).
     public static func encode(_ record: Record) -> (body: [UInt8], digest: SHA256Digest) {
-        var writer = JSONWriter(capacity: 512)
+        // Room for most records at once (bodies of the standard large store: 200-680 bytes): growing the buffer copies it.
+        var writer = JSONWriter(capacity: 1024)
         record.writeCloudKitJSON(to: &writer, includeSystemFields: false)
         return (writer.bytes, SHA256Hasher.digest(writer.bytes))
     }
