@@ -260,3 +260,42 @@ import Testing
         #expect(RecordNaming.uuidV5("python.org", namespace: dns).uuidString == "886313E1-3B8A-5372-9B90-0C9AEE199E5D")
     }
 }
+
+/// A child whose zone follows two parents: when they disagree it goes to the first one's zone and says so.
+@Suite struct ZoneParentsTests {
+    @Test(arguments: [false, true])
+    func conflictingParentsAreReported(sameZone: Bool) throws {
+        let scratch = try Scratch()
+        let builder = CoreDataStoreBuilder(entities: [
+            EntitySpec(
+                "Garage", attributes: [AttributeSpec("name", "String")],
+                relationships: [RelationshipSpec("cars", to: "Car", inverse: "garage", toMany: true)]),
+            EntitySpec(
+                "Owner", attributes: [AttributeSpec("name", "String")],
+                relationships: [RelationshipSpec("cars", to: "Car", inverse: "owner", toMany: true)]),
+            EntitySpec(
+                "Car", attributes: [AttributeSpec("name", "String")],
+                relationships: [RelationshipSpec("garage", to: "Garage", inverse: "cars"), RelationshipSpec("owner", to: "Owner", inverse: "cars")]),
+        ])
+        let garage = builder.insert("Garage", ["name": .text("North")])
+        let owner = builder.insert("Owner", ["name": .text("Ada")])
+        let car = builder.insert("Car", ["name": .text("Beetle")])
+        builder.relate(car, "garage", garage)
+        builder.relate(car, "owner", owner)
+        let store = try CoreDataStore(path: try builder.write(to: scratch.file("garage"), storeName: "Garage.sqlite"))
+        let plan = MappingPlan(
+            separator: ".",
+            entities: [
+                "Garage": EntityPlan(zone: "GarageZone"), "Owner": EntityPlan(zone: sameZone ? "GarageZone" : "OwnerZone"),
+                "Car": EntityPlan(zoneFrom: ["garage", "owner"]),
+            ])
+        let mapper = try StoreRecordMapper(store: store, plan: plan, assets: try StoreAssets(temporaryDirectory: scratch.path))
+        var mapped: [StoreRecordMapper.Mapped] = []
+        try mapper.run { mapped.append($0) }
+        let carChange = try #require(mapped.first { $0.change.recordType == "Car" })
+        #expect(carChange.change.zoneID.zoneName == "GarageZone", "the first parent's zone")
+        let conflicts = carChange.problems.filter { $0.contains("parents in different zones") }
+        #expect(conflicts.count == (sameZone ? 0 : 1), "\(carChange.problems)")
+        #expect(sameZone || conflicts.first?.contains("garage: GarageZone, owner: OwnerZone") == true, "\(conflicts)")
+    }
+}

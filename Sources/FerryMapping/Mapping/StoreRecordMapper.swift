@@ -55,6 +55,8 @@ public final class StoreRecordMapper {
     private var crossingSlots: [String: Int] = [:]
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
     private var mirroredNames: [UInt64: String] = [:]
+    /// The entity ``table(ofEntityNamed:)`` was asked for last, and its table.
+    private var lastTable: (entity: String, table: Int?)?
 
     /// Checks a plan against the store.
     /// - Throws: ``MappingError`` for entities or properties the store does not have, or zones taken in a circle.
@@ -208,7 +210,8 @@ public final class StoreRecordMapper {
                 parentZones.append((relationshipName, found.zone))
             }
             zone = parentZones.first?.1
-            if Set(parentZones.map(\.1)).count > 1 {
+            // Compared, not gathered in a set: this runs for every object whose zone follows its parents.
+            if let first = parentZones.first, parentZones.contains(where: { $0.1 != first.1 }) {
                 problems.append(
                     "parents in different zones (\(parentZones.map { "\($0.0): \($0.1)" }.joined(separator: ", "))); it goes to \(parentZones[0].1)")
             }
@@ -229,7 +232,7 @@ public final class StoreRecordMapper {
     }
 
     private func objectKey(entity: String, primaryKey: Int64) -> UInt64 {
-        ObjectKey.make(resolved.table(ofEntityNamed: entity) ?? 0, primaryKey)
+        ObjectKey.make(table(ofEntityNamed: entity) ?? 0, primaryKey)
     }
 
     /// An object's identity in the second pass: from the first pass's index, unless system fields must be decoded again.
@@ -243,8 +246,17 @@ public final class StoreRecordMapper {
 
     /// The identity of a referenced object, if it is mapped.
     func lookup(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
-        guard let table = resolved.table(ofEntityNamed: reference.entity) else { return nil }
+        guard let table = table(ofEntityNamed: reference.entity) else { return nil }
         return index.lookup(table: table, primaryKey: reference.primaryKey)
+    }
+
+    /// The table of an entity, answered for the entity asked for last without hashing its name (the references of
+    /// a relationship all name the same entity).
+    private func table(ofEntityNamed name: String) -> Int? {
+        if let lastTable, lastTable.entity == name { return lastTable.table }
+        let table = resolved.table(ofEntityNamed: name)
+        lastTable = (name, table)
+        return table
     }
 
     static func archivedRecordID(_ value: ObjectValue?) -> ArchivedRecordID? {
