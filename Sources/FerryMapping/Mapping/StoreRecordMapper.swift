@@ -55,6 +55,8 @@ public final class StoreRecordMapper {
     private var crossingSlots: [String: Int] = [:]
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
     private var mirroredNames: [UInt64: String] = [:]
+    /// The fields of the record being made, with their ranks (see ``record(_:entity:program:)``).
+    private var rankedScratch: [(rank: Int32, field: RecordFields.Field)] = []
     /// The entity ``table(ofEntityNamed:)`` was asked for last, and its table.
     private var lastTable: (entity: String, table: Int?)?
 
@@ -298,7 +300,13 @@ public final class StoreRecordMapper {
         }
         // Fields are made in property order (so problems are reported in that order) and put in canonical order by
         // rank, which spares the record a sort by name.
-        var ranked: [(rank: Int32, field: RecordFields.Field)] = []
+        // The mapper's scratch list, emptied and refilled per record (its storage stays: one allocation fewer each).
+        var ranked = rankedScratch
+        rankedScratch = []
+        defer {
+            ranked.removeAll(keepingCapacity: true)
+            rankedScratch = ranked
+        }
         ranked.reserveCapacity(object.attributes.count + 2 * object.relationships.count)
         for index in object.attributes.indices where program.attributes[index].written {
             let step = program.attributes[index]
