@@ -426,6 +426,15 @@ public final class StoreRecordMapper {
             return .reference(Reference(recordName: found.name, zoneID: found.zone, action: step.action))
         case .toMany(let references):
             guard step.holdsToMany else { return nil }
+            if crosses {
+                // Names already (the usual case once the relationship crossed): one pass, one array.
+                var names: [FieldValue] = []
+                names.reserveCapacity(references.count)
+                for reference in references {
+                    if let found = target(reference) { names.append(.string(found.name)) }
+                }
+                return names.isEmpty ? nil : FieldList(.string, names).map(FieldValue.list)
+            }
             let found = references.compactMap(target)
             guard !found.isEmpty else { return nil }
             if crosses { return FieldList(.string, found.map { FieldValue.string($0.name) }).map(FieldValue.list) }
