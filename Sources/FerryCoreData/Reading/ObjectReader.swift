@@ -146,9 +146,12 @@ struct ObjectReader {
                 }
                 object.relationships.append((relationships[slot].name, .toOne(target)))
             case .toMany(let cursor):
-                let links = try toMany[cursor].links(for: primaryKey)
-                object.relationships.append(
-                    (relationships[slot].name, .toMany(links.map { reference(to: $0.key, number: $0.entity, slot: relationships[slot]) })))
+                // The references are made as the links are read: no list of links first.
+                var targets: [ObjectReference] = []
+                try toMany[cursor].forEachLink(of: primaryKey) { key, entity in
+                    targets.append(reference(to: key, number: entity, slot: relationships[slot]))
+                }
+                object.relationships.append((relationships[slot].name, .toMany(targets)))
             }
         }
     }
@@ -205,9 +208,9 @@ final class LinkCursor {
         row = CurrentRow(statement: statement)
     }
 
-    /// The links of one owner; owners must be asked for in increasing order.
-    func links(for owner: Int64) throws -> [(key: Int64, entity: Int?)] {
-        var result: [(key: Int64, entity: Int?)] = []
+    /// Calls `body` with each link of one owner (the target's key and entity number); owners must be asked for in
+    /// increasing order.
+    func forEachLink(of owner: Int64, _ body: (_ key: Int64, _ entity: Int?) -> Void) throws {
         while true {
             if pending == nil, !finished {
                 if try rows.next() != nil {
@@ -218,13 +221,13 @@ final class LinkCursor {
                     finished = true
                 }
             }
-            guard let current = pending else { return result }
+            guard let current = pending else { return }
             if current.owner < owner {
                 pending = nil  // a link to an object of another entity in the same table (or a dangling key)
                 continue
             }
-            if current.owner > owner { return result }
-            result.append((current.key, current.entity))
+            if current.owner > owner { return }
+            body(current.key, current.entity)
             pending = nil
         }
     }
