@@ -105,18 +105,18 @@ public final class LocalStoreImporter {
             let outcomes = try store.write { batch -> [TransferOutcome] in
                 let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
                 var outcomes: [TransferOutcome] = []
-                for changes in batches.indices {
-                    for index in batches[changes].indices { outcomes.append(try applier.apply(&batches[changes][index])) }
+                for slot in batches.indices {
+                    for index in batches[slot].indices { outcomes.append(try applier.apply(&batches[slot][index])) }
                 }
                 try batch.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
                 tally.absorb(applier)
                 return outcomes
             }
             var next = 0
-            for changes in batches.indices {
-                for index in batches[changes].indices {
-                    tally.count(&batches[changes][index].change, outcomes[next])
-                    try report(&batches[changes][index], outcomes[next])
+            for slot in batches.indices {
+                for index in batches[slot].indices {
+                    tally.count(&batches[slot][index].change, outcomes[next])
+                    try report(&batches[slot][index], outcomes[next])
                     next += 1
                 }
             }
