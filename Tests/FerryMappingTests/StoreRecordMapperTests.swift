@@ -299,3 +299,36 @@ import Testing
         #expect(sameZone || conflicts.first?.contains("garage: GarageZone, owner: OwnerZone") == true, "\(conflicts)")
     }
 }
+
+/// A list whose targets turn out to be in another zone part-way through: the whole list holds names.
+@Suite struct CrossingListTests {
+    @Test func aListThatCrossesPartWayHoldsNamesThroughout() throws {
+        let scratch = try Scratch()
+        let builder = CoreDataStoreBuilder(entities: [
+            EntitySpec(
+                "Item", attributes: [AttributeSpec("recordID", "Transformable", transformer: "NSSecureUnarchiveFromData")]),
+            EntitySpec(
+                "Shelf", attributes: [AttributeSpec("label", "String")],
+                relationships: [RelationshipSpec("items", to: "Item", inverse: nil, toMany: true)]),
+        ])
+        let near = builder.insert("Item", ["recordID": SampleStores.archivedRecordID("Item.near", zone: "ShelfZone")])
+        let far = builder.insert("Item", ["recordID": SampleStores.archivedRecordID("Item.far", zone: "OtherZone")])
+        let shelf = builder.insert("Shelf", ["label": .text("Mixed")])
+        builder.relate(shelf, "items", [near, far])
+        let store = try CoreDataStore(path: try builder.write(to: scratch.file("shelf"), storeName: "Shelf.sqlite"))
+        let plan = MappingPlan(
+            separator: ".",
+            entities: ["Item": EntityPlan(name: NamePlan(archivedRecordID: "recordID")), "Shelf": EntityPlan(zone: "ShelfZone")])
+        let mapper = try StoreRecordMapper(store: store, plan: plan, assets: try StoreAssets(temporaryDirectory: scratch.path))
+        var mapped: [StoreRecordMapper.Mapped] = []
+        try mapper.run { mapped.append($0) }
+        let shelfChange = try #require(mapped.first { $0.change.recordType == "Shelf" })
+        guard case .record(let record) = shelfChange.change, case .list(let items)? = record.fields["items"] else {
+            Issue.record("the shelf should hold its items as a list: \(shelfChange.change)")
+            return
+        }
+        #expect(items.elementType == .string)
+        #expect(items.elements == [.string("Item.near"), .string("Item.far")], "the target written before the crossing is a name too")
+        #expect(shelfChange.problems.filter { $0.contains("cannot cross zones") }.count == 1, "\(shelfChange.problems)")
+    }
+}

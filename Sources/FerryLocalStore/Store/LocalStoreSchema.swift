@@ -22,7 +22,11 @@ import GRDB
 /// and may have a second `refs_source` index, and earlier version 2 stores have the indexes with the zone first or a
 /// unique `refs_target` with the source: every statement works on all of them, only bulk loading needs version 2.
 enum LocalStoreSchema {
-    static let sql = """
+    /// What a new store is created with: the tables and their indexes (the two a bulk load rebuilds are declared once,
+    /// in ``bulkIndexes``).
+    static var sql: String { tables + bulkIndexes.map { "\($0.sql);\n" }.joined() }
+
+    private static let tables = """
         CREATE TABLE ferry_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE zones(
             id INTEGER PRIMARY KEY,
@@ -42,17 +46,16 @@ enum LocalStoreSchema {
             deleted INTEGER NOT NULL DEFAULT 0,
             digest BLOB,
             body BLOB);
-        CREATE UNIQUE INDEX records_name ON records(name, zone);
         CREATE INDEX records_feed ON records(zone, seq);
         CREATE TABLE refs(zone INTEGER NOT NULL, target TEXT NOT NULL, source TEXT NOT NULL);
-        CREATE INDEX refs_target ON refs(target, zone);
         CREATE TABLE assets(sha256 BLOB PRIMARY KEY, size INTEGER NOT NULL, chunks INTEGER NOT NULL);
         CREATE TABLE asset_chunks(sha256 BLOB NOT NULL, n INTEGER NOT NULL, bytes BLOB NOT NULL, PRIMARY KEY(sha256, n)) WITHOUT ROWID;
         CREATE TABLE copy_journal(run TEXT PRIMARY KEY, done INTEGER NOT NULL, finished INTEGER NOT NULL, source TEXT NOT NULL);
         CREATE TABLE copy_deferred(run TEXT NOT NULL, seq INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY(run, seq)) WITHOUT ROWID;
+
         """
 
-    /// The indexes a bulk load drops, and builds again at its end.
+    /// The indexes a bulk load drops, and builds again at its end (and a new store is created with).
     static let bulkIndexes = [
         (name: "records_name", sql: "CREATE UNIQUE INDEX IF NOT EXISTS records_name ON records(name, zone)"),
         (name: "refs_target", sql: "CREATE INDEX IF NOT EXISTS refs_target ON refs(target, zone)"),

@@ -426,19 +426,25 @@ public final class StoreRecordMapper {
             return .reference(Reference(recordName: found.name, zoneID: found.zone, action: step.action))
         case .toMany(let references):
             guard step.holdsToMany else { return nil }
-            if crosses {
-                // Names already (the usual case once the relationship crossed): one pass, one array.
-                var names: [FieldValue] = []
-                names.reserveCapacity(references.count)
-                for reference in references {
-                    if let found = target(reference) { names.append(.string(found.name)) }
+            // One pass, one array: references while none crossed, names from then on; the references written before
+            // a target turned out to cross are made names after.
+            var elements: [FieldValue] = []
+            elements.reserveCapacity(references.count)
+            var wroteReferences = false
+            for reference in references {
+                guard let found = target(reference) else { continue }
+                if crosses {
+                    elements.append(.string(found.name))
+                } else {
+                    elements.append(.reference(Reference(recordName: found.name, zoneID: found.zone)))
+                    wroteReferences = true
                 }
-                return names.isEmpty ? nil : FieldList(.string, names).map(FieldValue.list)
             }
-            let found = references.compactMap(target)
-            guard !found.isEmpty else { return nil }
-            if crosses { return FieldList(.string, found.map { FieldValue.string($0.name) }).map(FieldValue.list) }
-            return FieldList(.reference, found.map { FieldValue.reference(Reference(recordName: $0.name, zoneID: $0.zone)) }).map(FieldValue.list)
+            guard !elements.isEmpty else { return nil }
+            if crosses, wroteReferences {
+                elements = elements.map { if case .reference(let reference) = $0 { .string(reference.recordName) } else { $0 } }
+            }
+            return FieldList(crosses ? .string : .reference, elements).map(FieldValue.list)
         }
     }
 

@@ -106,15 +106,19 @@ extension KeyedArchive {
     /// An owner name field; the default owner's name comes back as the constant, not as a string made of the bytes
     /// (one fewer allocation per record ID, and nothing to count: see ``ZoneID/init(zoneName:ownerName:)``).
     private func ownerName(_ field: Int) throws(PlistError) -> String {
-        let target = try graph.kind(of: field) == .uid ? try object(try graph.uid(field)) : field
-        if try graph.kind(of: target) == .string, try graph.string(target, equals: "__defaultOwner__") { return "__defaultOwner__" }
-        return try string(field)
+        let target = try stringObject(field)
+        return try graph.string(target, equals: "__defaultOwner__") ? "__defaultOwner__" : try graph.string(target)
     }
 
     /// A string field: inline, or by UID to a string object.
     private func string(_ field: Int) throws(PlistError) -> String {
+        try graph.string(try stringObject(field))
+    }
+
+    /// The string object a field holds: itself, or the object its UID names.
+    private func stringObject(_ field: Int) throws(PlistError) -> Int {
         let target = try graph.kind(of: field) == .uid ? try object(try graph.uid(field)) : field
         guard try graph.kind(of: target) == .string else { throw PlistError(.malformedArchive, "expected a string") }
-        return try graph.string(target)
+        return target
     }
 }

@@ -12,12 +12,9 @@ extension FieldValue {
 
     /// The references in this value: itself, or the elements of a reference list.
     public var references: [Reference] {
-        switch self {
-        case .reference(let reference): [reference]
-        case .list(let list) where list.elementType == .reference:
-            list.elements.compactMap { if case .reference(let reference) = $0 { reference } else { nil } }
-        default: []
-        }
+        var references: [Reference] = []
+        forEachReference { references.append($0) }
+        return references
     }
 
     /// The assets in this value: itself, or the elements of an asset list.
