@@ -1,4 +1,3 @@
-import Dispatch
 import FerryCore
 
 /// Reads records and deletions from an NDJSON file of CloudKit record dictionaries, one per line.
@@ -47,6 +46,9 @@ public struct NDJSONRecordReader {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength)
         let decoder = self.decoder
         let limit = maxLineLength
+        // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer is the
+        // thread the workers wait for: the batch's last reference goes to another thread, a few batches at most.
+        let spent = BackgroundRelease(limit: 4)
         // A deeper window than one batch per worker: batches take uneven time, and with few in flight the workers
         // waited on the reader and the reader on the oldest batch.
         try OrderedParallelMap.run(
@@ -55,10 +57,7 @@ public struct NDJSONRecordReader {
             transform: { batch in batch.items(decoder: decoder, maxLineLength: limit).map(transform) },
             consume: { (outputs: consuming [Output]) in
                 for index in outputs.indices { try consume(outputs[index]) }
-                // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer
-                // is the thread the workers wait for: the batch's last reference goes to another thread.
-                let spent = outputs
-                DispatchQueue.global(qos: .utility).async { withExtendedLifetime(spent) {} }
+                spent.release(outputs)
             })
     }
 }
