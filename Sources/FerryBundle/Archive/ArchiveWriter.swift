@@ -5,10 +5,13 @@ import Foundation
 /// Writes a tar (pax) or zip archive through libarchive into an ``OutputFile``, one entry at a time.
 ///
 /// Output is deterministic: every entry gets the same fixed mtime, owner 0:0, mode 0644 (0755 for directories), and
-/// gzip writes no timestamp. The caller streams each entry's bytes in order; nothing is held in memory.
+/// gzip writes no timestamp. The caller streams each entry's bytes in order; nothing is held in memory. A tar
+/// archive's compression runs on a thread of its own (``CompressionStage``), beside the caller.
 final class ArchiveWriter {
     private let handle: OpaquePointer
     private let sink: ArchiveSink
+    /// The compressor of a tar archive; `nil` for zip, which compresses inside the format.
+    private let stage: CompressionStage?
     private var isOpen = true
     private let mtime: Int64
 
@@ -17,25 +20,25 @@ final class ArchiveWriter {
     ///   - file: the output; the writer flushes into it but does not close it.
     ///   - format: container and compression.
     ///   - mtime: the modification time given to every entry (seconds since 1970).
-    ///   - zstdThreads: worker threads for Zstandard compression (0: compress on the calling thread).
+    ///   - zstdThreads: Zstandard's own worker threads (0: compress on the compression stage's thread).
     init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdThreads: Int = 0) throws {
         ArchiveLocale.ensureUTF8()
-        guard let handle = archive_write_new() else { throw BundleError(.writeFailed, "libarchive could not allocate a writer") }
+        switch format {
+        case .tarGzip: stage = try CompressionStage(file: file, filter: .gzip)
+        case .tarZstd: stage = try CompressionStage(file: file, filter: .zstd(threads: zstdThreads))
+        case .zip: stage = nil
+        }
+        sink = stage.map { stage in ArchiveSink { try stage.write($0) } } ?? ArchiveSink { try file.write($0) }
+        guard let handle = archive_write_new() else {
+            stage?.abandon()
+            throw BundleError(.writeFailed, "libarchive could not allocate a writer")
+        }
         self.handle = handle
         self.mtime = mtime
-        sink = ArchiveSink(file: file)
         do {
             switch format {
-            case .tarGzip:
+            case .tarGzip, .tarZstd:
                 try check(archive_write_set_format_pax_restricted(handle), "set tar format")
-                try check(archive_write_add_filter_gzip(handle), "add gzip")
-                try check(archive_write_set_options(handle, "gzip:!timestamp"), "set gzip options")
-            case .tarZstd:
-                try check(archive_write_set_format_pax_restricted(handle), "set tar format")
-                try check(archive_write_add_filter_zstd(handle), "add zstd")
-                if zstdThreads > 0 {
-                    try check(archive_write_set_filter_option(handle, "zstd", "threads", "\(zstdThreads)"), "set zstd threads")
-                }
             case .zip:
                 try check(archive_write_set_format_zip(handle), "set zip format")
                 try check(archive_write_set_options(handle, "zip:compression=deflate"), "set zip options")
@@ -46,12 +49,18 @@ final class ArchiveWriter {
             try check(archive_write_open2(handle, context, nil, archiveWriteCallback, nil, nil), "open output")
         } catch {
             archive_write_free(handle)
+            stage?.abandon()
             throw error
         }
     }
 
     deinit {
-        if isOpen { archive_write_free(handle) }
+        if isOpen {
+            // Abandoned: freeing flushes the writer, and nothing more may reach the output.
+            sink.error = sink.error ?? BundleError(.writeFailed, "the archive was abandoned")
+            archive_write_free(handle)
+        }
+        stage?.abandon()
     }
 
     /// Starts a regular file entry of `size` bytes; write exactly that many bytes next.
@@ -83,8 +92,15 @@ final class ArchiveWriter {
         isOpen = false
         let status = archive_write_close(handle)
         defer { archive_write_free(handle) }
-        if let error = sink.error { throw error }
-        guard status == ARCHIVE_OK else { throw BundleError(.writeFailed, "finishing the archive failed: \(ArchiveStatus.message(handle))") }
+        if let error = sink.error {
+            stage?.abandon()
+            throw error
+        }
+        guard status == ARCHIVE_OK else {
+            stage?.abandon()
+            throw BundleError(.writeFailed, "finishing the archive failed: \(ArchiveStatus.message(handle))")
+        }
+        try stage?.close()
     }
 
     private func writeHeader(_ path: String, type: UInt32, permissions: UInt32, size: Int64) throws {
@@ -109,32 +125,4 @@ final class ArchiveWriter {
         if let error = sink.error { return error }
         return BundleError(.writeFailed, "libarchive could not \(action): \(ArchiveStatus.message(handle))")
     }
-}
-
-/// Where libarchive's compressed output goes; keeps the first write error for the writer to rethrow.
-private final class ArchiveSink {
-    let file: OutputFile
-    var error: (any Error)?
-
-    init(file: OutputFile) { self.file = file }
-
-    func receive(_ buffer: UnsafeRawPointer?, _ length: Int) -> la_ssize_t {
-        guard error == nil else { return -1 }
-        guard let buffer, length > 0 else { return 0 }
-        do {
-            try file.write(UnsafeRawBufferPointer(start: buffer, count: length))
-            return la_ssize_t(length)
-        } catch {
-            self.error = error
-            return -1
-        }
-    }
-}
-
-/// libarchive's write callback: forwards compressed bytes to the ``ArchiveSink``.
-private func archiveWriteCallback(
-    _ archive: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ buffer: UnsafeRawPointer?, _ length: Int
-) -> la_ssize_t {
-    guard let context else { return -1 }
-    return Unmanaged<ArchiveSink>.fromOpaque(context).takeUnretainedValue().receive(buffer, length)
 }

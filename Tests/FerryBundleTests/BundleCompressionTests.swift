@@ -1,0 +1,103 @@
+import FerryBundle
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+/// The compression stage: a tar archive's compressor runs on its own thread, fed in 1 MiB chunks through a queue.
+@Suite struct BundleCompressionTests {
+    /// 24 MB of compressible, non-repeating text (many chunks, with entry boundaries inside chunks).
+    static let manualText: Data = {
+        let words = ["brake ", "door ", "seat ", "winch ", "tyres ", "oil ", "mirror ", "lift "].map { Array($0.utf8) }
+        var text: [UInt8] = []
+        text.reserveCapacity(24 << 20 + 8)
+        var state: UInt64 = 11
+        while text.count < 24 << 20 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            text += words[Int(state >> 61)]
+        }
+        return Data(text)
+    }()
+
+    /// Collects asset bytes by digest.
+    final class AssetCollector: BundleAssetSink {
+        var assets: [SHA256Digest: Data] = [:]
+        private var current = Data()
+        func wants(_ digest: SHA256Digest) -> Bool { true }
+        func begin(_ digest: SHA256Digest) throws { current = Data() }
+        func append(_ bytes: UnsafeRawBufferPointer) throws { current.append(contentsOf: bytes) }
+        func end(_ digest: SHA256Digest) throws { assets[digest] = current }
+    }
+
+    @Test(
+        "a payload of many compression chunks reads back byte for byte, and writing it twice gives the same file",
+        arguments: ArchiveFormat.allCases)
+    func manyChunksRoundTrip(format: ArchiveFormat) throws {
+        let scratch = try Scratch()
+        let manual = try TestBundles.storeAsset(Self.manualText, in: scratch.file("assets"), fileName: "manual.txt")
+        var changes = try BundleRoundTripTests.changes(assets: scratch.file("assets"))
+        var truck = TestRecords.vehicle("Truck", index: 99)
+        truck.fields["manual"] = .asset(manual)
+        changes.append(.record(truck))
+        var files: [Data] = []
+        for attempt in 0..<2 {
+            try FileManager.default.createDirectory(atPath: scratch.file("\(attempt)"), withIntermediateDirectories: true)
+            let path = scratch.file("\(attempt)/b.\(format.rawValue)")
+            try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"))
+            let reader = try BundleReader(path: path)
+            let report = try reader.verify()
+            #expect(report.isValid, "\(report.issues)")
+            let collector = AssetCollector()
+            try reader.forEachAsset(into: collector)
+            let same = collector.assets[manual.sha256] == Self.manualText  // not in #expect: it would print 24 MB
+            #expect(same, "the 24 MB asset did not read back intact")
+            files.append(try scratch.read("\(attempt)/b.\(format.rawValue)"))
+        }
+        let identical = files[0] == files[1]
+        #expect(identical, "two writes of the same \(format.rawValue) bundle differ")
+    }
+
+    /// Gives an asset's bytes until `failAfter`, then fails as a disk would.
+    final class FailingAssets: AssetProvider, @unchecked Sendable {
+        let failAfter: Int
+        init(failAfter: Int) { self.failAfter = failAfter }
+        func canProvide(_ asset: Asset) -> Bool { true }
+        func open(_ asset: Asset) throws -> any AssetReading { Reader(failAfter: failAfter) }
+
+        final class Reader: AssetReading {
+            let failAfter: Int
+            var given = 0
+            init(failAfter: Int) { self.failAfter = failAfter }
+            var isVerified: Bool { true }
+            func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+                guard given < failAfter else { throw CoreError(.readFailed, "the disk went away") }
+                let count = min(buffer.count, failAfter - given)
+                buffer.initializeMemory(as: UInt8.self, repeating: 0x5A)
+                given += count
+                return count
+            }
+            func finish() throws {}
+        }
+    }
+
+    @Test(
+        "a failure while the compressor is busy stops the write cleanly: the error surfaces, nothing is left behind",
+        arguments: ArchiveFormat.allCases)
+    func failureMidStream(format: ArchiveFormat) throws {
+        let scratch = try Scratch()
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.format = format
+        let path = scratch.file("out/b.\(format.rawValue)")
+        try FileManager.default.createDirectory(atPath: scratch.file("out"), withIntermediateDirectories: true)
+        let writer = try BundleWriter(path: path, options: options, assets: FailingAssets(failAfter: 9 << 20))
+        let big = Asset(sha256: SHA256Hasher.digest(Array("big".utf8)), size: 32 << 20, fileName: "big.bin")
+        for index in 0..<2000 {
+            var car = TestRecords.vehicle("Car", index: index)
+            if index == 0 { car.fields["photo"] = .asset(big) }
+            #expect(try writer.add(.record(car)) == .accepted(warnings: []))
+        }
+        #expect(throws: CoreError.self) { try writer.finish(createdAt: Date(timeIntervalSince1970: 0)) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("out")).isEmpty)
+    }
+}
