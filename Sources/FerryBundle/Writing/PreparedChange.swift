@@ -31,7 +31,7 @@ public struct ChangePreparer: Sendable {
     public init(validator: RecordValidator) { self.validator = validator }
 
     /// Validates and encodes one change.
-    public func prepare(_ change: RecordChange) -> PreparedChange {
+    public func prepare(_ change: consuming RecordChange) -> PreparedChange {
         var json = JSONWriter(capacity: 1024)
         change.writeCloudKitJSON(to: &json)
         var references: [(target: RecordKey, deleteSelf: Bool)] = []

@@ -41,7 +41,7 @@ public struct NDJSONRecordReader {
     /// Lines travel in batches of about a megabyte, and only a few batches are in flight, so memory stays bounded.
     /// - Throws: ``CoreError`` when the file cannot be read; whatever `consume` throws.
     public func forEach<Output: Sendable>(
-        workers: Int, transform: @escaping @Sendable (Item) -> Output, consume: (Output) throws -> Void
+        workers: Int, transform: @escaping @Sendable (consuming Item) -> Output, consume: (Output) throws -> Void
     ) throws {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength)
         let decoder = self.decoder
@@ -54,7 +54,7 @@ public struct NDJSONRecordReader {
         try OrderedParallelMap.run(
             workers: workers, window: workers * 6,
             produce: { try LineBatch.read(from: reader) },
-            transform: { batch in batch.items(decoder: decoder, maxLineLength: limit).map(transform) },
+            transform: { batch in batch.map(decoder: decoder, maxLineLength: limit, transform) },
             consume: { (outputs: consuming [Output]) in
                 for index in outputs.indices { try consume(outputs[index]) }
                 spent.release(outputs)
@@ -91,23 +91,30 @@ private struct LineBatch: Sendable {
         return batch.entries.isEmpty ? nil : batch
     }
 
-    func items(decoder: CloudKitJSONDecoder, maxLineLength: Int) -> [NDJSONRecordReader.Item] {
+    /// Decodes each line and hands its outcome straight to `transform`, which takes it over (no copy of the record).
+    func map<Output>(
+        decoder: CloudKitJSONDecoder, maxLineLength: Int, _ transform: (consuming NDJSONRecordReader.Item) -> Output
+    ) -> [Output] {
         bytes.withUnsafeBytes { buffer in
-            entries.map { entry in
-                switch entry {
-                case .tooLong(let position, let length):
-                    return .invalid(
-                        RecordError(.invalidRecord, at: "", "line of \(length) bytes is longer than the \(maxLineLength)-byte limit"),
-                        position, text: nil)
-                case .line(let range, let position):
-                    let line = UnsafeRawBufferPointer(rebasing: buffer[range])
-                    do throws(RecordError) {
-                        return .change(try decoder.decode(line: line), position)
-                    } catch {
-                        let text = line.count <= 1 << 20 ? String(validating: line, as: UTF8.self) : nil
-                        return .invalid(error, position, text: text)
-                    }
-                }
+            entries.map { entry in transform(item(entry, in: buffer, decoder: decoder, maxLineLength: maxLineLength)) }
+        }
+    }
+
+    private func item(
+        _ entry: Entry, in buffer: UnsafeRawBufferPointer, decoder: CloudKitJSONDecoder, maxLineLength: Int
+    ) -> NDJSONRecordReader.Item {
+        switch entry {
+        case .tooLong(let position, let length):
+            return .invalid(
+                RecordError(.invalidRecord, at: "", "line of \(length) bytes is longer than the \(maxLineLength)-byte limit"),
+                position, text: nil)
+        case .line(let range, let position):
+            let line = UnsafeRawBufferPointer(rebasing: buffer[range])
+            do throws(RecordError) {
+                return .change(try decoder.decode(line: line), position)
+            } catch {
+                let text = line.count <= 1 << 20 ? String(validating: line, as: UTF8.self) : nil
+                return .invalid(error, position, text: text)
             }
         }
     }

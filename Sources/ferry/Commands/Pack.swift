@@ -142,8 +142,8 @@ enum PackItem: Sendable {
     case prepared(PreparedChange, LineReader.Position)
     case invalid(RecordError, LineReader.Position, text: String?)
 
-    init(_ item: NDJSONRecordReader.Item, _ preparer: ChangePreparer) {
-        switch item {
+    init(_ item: consuming NDJSONRecordReader.Item, _ preparer: ChangePreparer) {
+        switch consume item {
         case .change(let change, let position): self = .prepared(preparer.prepare(change), position)
         case .invalid(let error, let position, let text): self = .invalid(error, position, text: text)
         }
