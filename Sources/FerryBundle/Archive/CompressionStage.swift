@@ -20,8 +20,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
     /// The compressor.
     enum Filter: Sendable {
         case gzip
-        /// Zstandard, with `threads` worker threads of its own (0: compress on the stage's thread).
-        case zstd(threads: Int)
+        case zstd
     }
 
     private static let chunkSize = 1 << 20
@@ -135,9 +134,8 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         case .gzip:
             try check(archive_write_add_filter_gzip(handle), "add gzip")
             try check(archive_write_set_options(handle, "gzip:!timestamp"), "set gzip options")
-        case .zstd(let threads):
+        case .zstd:
             try check(archive_write_add_filter_zstd(handle), "add zstd")
-            if threads > 0 { try check(archive_write_set_filter_option(handle, "zstd", "threads", "\(threads)"), "set zstd threads") }
         }
         try check(archive_write_set_bytes_in_last_block(handle, 1), "set block padding")
         let context = Unmanaged.passUnretained(sink).toOpaque()
