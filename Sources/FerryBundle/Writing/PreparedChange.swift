@@ -33,12 +33,13 @@ public struct ChangePreparer: Sendable {
     /// Validates and encodes one change.
     public func prepare(_ change: consuming RecordChange) -> PreparedChange {
         var json = JSONWriter(capacity: 1024)
-        change.writeCloudKitJSON(to: &json)
-        var references: [(target: RecordKey, deleteSelf: Bool)] = []
-        var assets: [(field: String, asset: Asset)] = []
-        var layout: RecordSchema.Layout?
-        if case .record(let record) = change {
-            layout = RecordSchema.Layout(of: record)
+        // The record is taken out of the change once and moved back at the end: each use of a payload bound from the
+        // enum would otherwise copy it (a retain and release of every string in it).
+        switch consume change {
+        case .record(let record):
+            record.writeCloudKitJSON(to: &json)
+            var references: [(target: RecordKey, deleteSelf: Bool)] = []
+            var assets: [(field: String, asset: Asset)] = []
             for field in record.fields {
                 switch field.value {
                 case .reference(let reference): references.append((RecordKey(reference.target), reference.action == .deleteSelf))
@@ -50,9 +51,19 @@ public struct ChangePreparer: Sendable {
                 default: break
                 }
             }
+            let problems = validator.problems(in: record)
+            let key = RecordKey(record.id)
+            let layout = RecordSchema.Layout(of: record)
+            return PreparedChange(
+                change: .record(record), canonicalJSON: json.bytes, problems: problems, key: key, references: references,
+                assets: assets, layout: layout)
+        case .deletion(let deletion):
+            deletion.writeCloudKitJSON(to: &json)
+            let problems = validator.problems(in: deletion)
+            let key = RecordKey(deletion.id)
+            return PreparedChange(
+                change: .deletion(deletion), canonicalJSON: json.bytes, problems: problems, key: key, references: [], assets: [],
+                layout: nil)
         }
-        return PreparedChange(
-            change: change, canonicalJSON: json.bytes, problems: validator.problems(in: change), key: RecordKey(change.id),
-            references: references, assets: assets, layout: layout)
     }
 }
