@@ -148,11 +148,15 @@ public struct CloudKitJSONDecoder: Sendable {
             }
             return .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zoneID))
         }
-        var fields = decoded?.fields ?? []
-        for (index, pending) in decoded?.pendingZones ?? [] {
+        // Taken out of `decoded`, so that the array is not shared when references get their zone in place.
+        var parts = decoded ?? DecodedFields()
+        decoded = nil
+        var fields = parts.fields
+        parts.fields = []
+        for (index, pending) in parts.pendingZones {
             fields[index].value = fields[index].value.settingZone(zoneID, ofReferencesAt: pending)
         }
-        guard let sorted = RecordFields(unsorted: fields) else {
+        guard let sorted = RecordFields(unsorted: consume fields) else {
             throw RecordError(.invalidJSON, at: "fields", "a field name appears twice")
         }
         return .record(
@@ -171,6 +175,8 @@ public struct CloudKitJSONDecoder: Sendable {
         guard kind == .object else { throw RecordError(.invalidRecord, at: "fields", "expected an object of fields, found \(kind.name)") }
         try scanner.beginObject()
         var result = DecodedFields()
+        // Room for a typical record's fields: growing from empty reallocated the array three or four times.
+        result.fields.reserveCapacity(8)
         var first = true
         while let name = try scanner.nextKey(&first) {
             var context = FieldContext(name: name)

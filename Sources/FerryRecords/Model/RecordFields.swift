@@ -35,10 +35,11 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
 
     /// Fields from a list that may be in any order.
     /// - Returns: `nil` if a name appears twice (the first repeated name is given to `duplicate`).
-    public init?(unsorted fields: [Field], duplicate: ((String) -> Void)? = nil) {
-        var sorted = fields
+    public init?(unsorted fields: consuming [Field], duplicate: ((String) -> Void)? = nil) {
+        // Taken over, not copied: sorting a borrowed array would copy it, retaining every name and value.
+        var sorted = consume fields
         // Canonical input is already in order; only sort when it is not.
-        if !fields.indices.dropFirst().allSatisfy({ Self.precedes(fields[$0 - 1].name, fields[$0].name) }) {
+        if !sorted.indices.dropFirst().allSatisfy({ Self.precedes(sorted[$0 - 1].name, sorted[$0].name) }) {
             sorted.sort { Self.precedes($0.name, $1.name) }
         }
         for index in sorted.indices.dropFirst() where sorted[index].name == sorted[index - 1].name {
