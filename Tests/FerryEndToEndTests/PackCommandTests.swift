@@ -149,3 +149,31 @@ import Testing
                 + "\n")
     }
 }
+
+@Suite struct PackFileSizeLimitTests {
+    @Test(
+        "past a file-size limit (ulimit -f) pack fails with exit 73 and the file's name, and leaves no partial bundle or scratch",
+        arguments: ["tar.zst", "tar.gz", "zip"])
+    func fileSizeLimit(format: String) throws {
+        let scratch = try Scratch()
+        // 3 MB that do not compress, where the limit is 1 MB: the compressor's output crosses it.
+        var generator = SeededGenerator(seed: 3)
+        let noise = Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        _ = try scratch.write("assets/noise.bin", noise)
+        _ = try scratch.write(
+            "records.ndjson", #"{"recordName":"Car.1","recordType":"Car","fields":{"photo":{"value":{"path":"noise.bin"},"type":"ASSET"}}}"# + "\n")
+        try FileManager.default.createDirectory(atPath: scratch.file("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: scratch.file("tmp"), withIntermediateDirectories: true)
+        let result = try ProcessResult.run(
+            "/bin/sh",
+            [
+                "-c", #"ulimit -f 2048; exec "$0" "$@""#, TestEnvironment.ferryBinary, "pack", "records.ndjson", "--assets", "assets",
+                "-o", "out/b.\(format)", "--temp-dir", "tmp",
+            ], in: scratch.path)
+        #expect(result.status == 73, "\(result.errors)")
+        #expect(result.errors.contains("File too large"), "\(result.errors)")
+        #expect(result.errors.contains("b.\(format)"), "\(result.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("out")).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.file("tmp")).isEmpty)
+    }
+}

@@ -16,6 +16,9 @@ enum CommandRunner {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         // Before any command opens a database.
         SQLiteProcessSettings.apply()
+        // Past a file-size limit (`ulimit -f`) a write should fail with EFBIG and be reported, not kill the process and
+        // leave its scratch and partial files behind.
+        signal(SIGXFSZ, SIG_IGN)
         for (signalNumber, code) in [(SIGINT, ExitCodes.interrupted), (SIGTERM, ExitCodes.terminated)] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
