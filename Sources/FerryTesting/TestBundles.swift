@@ -37,4 +37,18 @@ public enum TestBundles {
         try bytes.write(to: URL(fileURLWithPath: "\(folder)/\(hex)"))
         return Asset(sha256: digest, size: Int64(bytes.count), fileName: fileName)
     }
+
+    /// About `count` bytes of compressible, non-repeating text: words picked by a linear congruential generator
+    /// started at `seed` (payloads that span many compression chunks and zstd jobs).
+    public static func compressibleText(count: Int, seed: UInt64) -> Data {
+        let words = ["brake ", "door ", "seat ", "winch ", "tyres ", "oil ", "mirror ", "lift "].map { Array($0.utf8) }
+        var text: [UInt8] = []
+        text.reserveCapacity(count + 8)
+        var state = seed
+        while text.count < count {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            text += words[Int(state >> 61)]
+        }
+        return Data(text)
+    }
 }

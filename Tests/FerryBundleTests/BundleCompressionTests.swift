@@ -8,17 +8,7 @@ import Testing
 /// The compression stage: a tar archive's compressor runs on its own thread, fed in 1 MiB chunks through a queue.
 @Suite struct BundleCompressionTests {
     /// 24 MB of compressible, non-repeating text (many chunks, with entry boundaries inside chunks).
-    static let manualText: Data = {
-        let words = ["brake ", "door ", "seat ", "winch ", "tyres ", "oil ", "mirror ", "lift "].map { Array($0.utf8) }
-        var text: [UInt8] = []
-        text.reserveCapacity(24 << 20 + 8)
-        var state: UInt64 = 11
-        while text.count < 24 << 20 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            text += words[Int(state >> 61)]
-        }
-        return Data(text)
-    }()
+    static let manualText = TestBundles.compressibleText(count: 24 << 20, seed: 11)
 
     /// Collects asset bytes by digest.
     final class AssetCollector: BundleAssetSink {

@@ -73,16 +73,8 @@ import Testing
     @Test func zstdBundlesDoNotDependOnTheThreadCount() throws {
         let scratch = try Scratch()
         var changes = try Self.changes(assets: scratch.file("assets"))
-        // 24 MB of compressible, non-repeating text: words picked by a linear congruential generator.
-        let words = ["brake ", "door ", "seat ", "winch ", "tyres ", "oil ", "mirror ", "lift "].map { Array($0.utf8) }
-        var text: [UInt8] = []
-        text.reserveCapacity(24 << 20 + 8)
-        var state: UInt64 = 7
-        while text.count < 24 << 20 {
-            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            text += words[Int(state >> 61)]
-        }
-        let manual = try TestBundles.storeAsset(Data(text), in: scratch.file("assets"), fileName: "manual.txt")
+        let text = TestBundles.compressibleText(count: 24 << 20, seed: 7)
+        let manual = try TestBundles.storeAsset(text, in: scratch.file("assets"), fileName: "manual.txt")
         var truck = TestRecords.vehicle("Truck", index: 99)
         truck.fields["manual"] = .asset(manual)
         changes.append(.record(truck))

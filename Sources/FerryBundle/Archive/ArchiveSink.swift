@@ -22,6 +22,27 @@ final class ArchiveSink {
     }
 }
 
+extension ArchiveSink {
+    /// Opens a libarchive writer so that everything it writes reaches this sink, with no padding to 10 KiB tape blocks
+    /// beyond what the format needs.
+    func open(_ handle: OpaquePointer) throws {
+        try check(archive_write_set_bytes_in_last_block(handle, 1), "set block padding", handle)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        try check(archive_write_open2(handle, context, nil, archiveWriteCallback, nil, nil), "open the output", handle)
+    }
+
+    /// Throws ``failure(_:_:)`` unless `status` is success or a warning.
+    func check(_ status: Int32, _ action: String, _ handle: OpaquePointer) throws {
+        guard status >= ARCHIVE_WARN else { throw failure(action, handle) }
+    }
+
+    /// What to report when a call on a writer into this sink failed: the output's own error if it failed, else
+    /// libarchive's message.
+    func failure(_ action: String, _ handle: OpaquePointer) -> any Error {
+        error ?? BundleError(.writeFailed, "libarchive could not \(action): \(ArchiveStatus.message(handle))")
+    }
+}
+
 /// libarchive's write callback: forwards the writer's bytes to the ``ArchiveSink`` it was opened with.
 func archiveWriteCallback(
     _ archive: OpaquePointer?, _ context: UnsafeMutableRawPointer?, _ buffer: UnsafeRawPointer?, _ length: Int

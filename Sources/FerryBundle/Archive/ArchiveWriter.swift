@@ -24,11 +24,14 @@ final class ArchiveWriter {
     ///   - zstdThreads: Zstandard's own worker threads (0: compress on a ``CompressionStage``'s thread).
     init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdThreads: Int = 0) throws {
         ArchiveLocale.ensureUTF8()
+        // A tar archive compresses on a stage's thread, unless zstd's own workers are asked for: they already compress
+        // beside the caller, and a stage in front of them added 50 MB and time.
+        let inline: ArchiveCompression?
         switch format {
-        case .tarGzip: stage = try CompressionStage(file: file, filter: .gzip)
-        case .tarZstd where zstdThreads == 0: stage = try CompressionStage(file: file, filter: .zstd)
-        // zstd's own workers already compress beside the caller; a stage in front of them added 50 MB and time.
-        case .tarZstd, .zip: stage = nil
+        case .tarGzip: (stage, inline) = (try CompressionStage(file: file, compression: .gzip), nil)
+        case .tarZstd where zstdThreads == 0: (stage, inline) = (try CompressionStage(file: file, compression: .zstd(threads: 0)), nil)
+        case .tarZstd: (stage, inline) = (nil, .zstd(threads: zstdThreads))
+        case .zip: (stage, inline) = (nil, nil)
         }
         sink = stage.map { stage in ArchiveSink { try stage.write($0) } } ?? ArchiveSink { try file.write($0) }
         guard let handle = archive_write_new() else {
@@ -41,18 +44,12 @@ final class ArchiveWriter {
             switch format {
             case .tarGzip, .tarZstd:
                 try check(archive_write_set_format_pax_restricted(handle), "set tar format")
-                if format == .tarZstd && stage == nil {
-                    try check(archive_write_add_filter_zstd(handle), "add zstd")
-                    try check(archive_write_set_filter_option(handle, "zstd", "threads", "\(zstdThreads)"), "set zstd threads")
-                }
             case .zip:
                 try check(archive_write_set_format_zip(handle), "set zip format")
                 try check(archive_write_set_options(handle, "zip:compression=deflate"), "set zip options")
             }
-            // No padding to 10 KiB tape blocks beyond what the format needs.
-            try check(archive_write_set_bytes_in_last_block(handle, 1), "set block padding")
-            let context = Unmanaged.passUnretained(sink).toOpaque()
-            try check(archive_write_open2(handle, context, nil, archiveWriteCallback, nil, nil), "open output")
+            try inline?.add(to: handle, sink)
+            try sink.open(handle)
         } catch {
             archive_write_free(handle)
             stage?.abandon()
@@ -123,12 +120,7 @@ final class ArchiveWriter {
         guard status >= ARCHIVE_WARN else { throw failure("write the header of \(path)") }
     }
 
-    private func check(_ status: Int32, _ action: String) throws {
-        guard status >= ARCHIVE_WARN else { throw failure(action) }
-    }
+    private func check(_ status: Int32, _ action: String) throws { try sink.check(status, action, handle) }
 
-    private func failure(_ action: String) -> any Error {
-        if let error = sink.error { return error }
-        return BundleError(.writeFailed, "libarchive could not \(action): \(ArchiveStatus.message(handle))")
-    }
+    private func failure(_ action: String) -> any Error { sink.failure(action, handle) }
 }

@@ -12,17 +12,11 @@ import Foundation
 /// reproducible.
 ///
 /// ```swift
-/// let stage = try CompressionStage(file: output, filter: .zstd)
+/// let stage = try CompressionStage(file: output, compression: .zstd(threads: 0))
 /// try stage.write(tarBytes)   // any number of times
 /// try stage.close()           // flushes the compressor into `output`
 /// ```
 final class CompressionStage: @unchecked Sendable {  // the queue's state is guarded by `condition`; see each member
-    /// The compressor.
-    enum Filter: Sendable {
-        case gzip
-        case zstd
-    }
-
     private static let chunkSize = 1 << 20
     private static let depth = 4
 
@@ -48,7 +42,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
     private var isOpen = true
 
     /// Starts the stage's thread, writing compressed bytes to `file`.
-    init(file: OutputFile, filter: Filter) throws {
+    init(file: OutputFile, compression: ArchiveCompression) throws {
         guard let handle = archive_write_new() else { throw BundleError(.writeFailed, "libarchive could not allocate a compressor") }
         self.handle = handle
         sink = ArchiveSink { try file.write($0) }
@@ -56,7 +50,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         free = Array(1..<Self.depth)
         current = 0
         do {
-            try open(filter)
+            try open(compression)
         } catch {
             archive_write_free(handle)
             for chunk in chunks { chunk.deallocate() }
@@ -128,24 +122,16 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         archive_write_free(handle)
     }
 
-    private func open(_ filter: Filter) throws {
-        try check(archive_write_set_format_raw(handle), "set the raw format")
-        switch filter {
-        case .gzip:
-            try check(archive_write_add_filter_gzip(handle), "add gzip")
-            try check(archive_write_set_options(handle, "gzip:!timestamp"), "set gzip options")
-        case .zstd:
-            try check(archive_write_add_filter_zstd(handle), "add zstd")
-        }
-        try check(archive_write_set_bytes_in_last_block(handle, 1), "set block padding")
-        let context = Unmanaged.passUnretained(sink).toOpaque()
-        try check(archive_write_open2(handle, context, nil, archiveWriteCallback, nil, nil), "open the output")
+    private func open(_ compression: ArchiveCompression) throws {
+        try sink.check(archive_write_set_format_raw(handle), "set the raw format", handle)
+        try compression.add(to: handle, sink)
+        try sink.open(handle)
         // The raw format writes one entry's data and nothing else; the header only opens the entry.
         guard let entry = archive_entry_new() else { throw BundleError(.writeFailed, "libarchive could not allocate an entry") }
         defer { archive_entry_free(entry) }
         archive_entry_set_filetype(entry, CArchive_AE_IFREG)
         archive_entry_set_pathname(entry, "stream")
-        try check(archive_write_header(handle, entry), "start the compressed stream")
+        try sink.check(archive_write_header(handle, entry), "start the compressed stream", handle)
     }
 
     /// The stage's thread: compresses chunks in order until the queue ends, then ends the compressed stream.
@@ -158,7 +144,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
             condition.unlock()
             guard let next else { break }
             if !failed, let base = chunks[next.chunk].baseAddress, archive_write_data(handle, base, next.count) != next.count {
-                fail(sink.error ?? BundleError(.writeFailed, "compressing failed: \(ArchiveStatus.message(handle))"))
+                fail(sink.failure("compress", handle))
             }
             condition.withLock {
                 free.append(next.chunk)
@@ -166,7 +152,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
             }
         }
         if condition.withLock({ failure == nil }), archive_write_close(handle) != ARCHIVE_OK {
-            fail(sink.error ?? BundleError(.writeFailed, "finishing the compressed stream failed: \(ArchiveStatus.message(handle))"))
+            fail(sink.failure("finish the compressed stream", handle))
         }
         stopped.signal()
     }
@@ -175,12 +161,6 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         condition.withLock {
             failure = failure ?? error
             condition.broadcast()
-        }
-    }
-
-    private func check(_ status: Int32, _ action: String) throws {
-        guard status >= ARCHIVE_WARN else {
-            throw sink.error ?? BundleError(.writeFailed, "libarchive could not \(action): \(ArchiveStatus.message(handle))")
         }
     }
 }

@@ -73,15 +73,7 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// The 32 bytes of the digest.
-    public var bytes: [UInt8] {
-        var result = [UInt8]()
-        result.reserveCapacity(32)
-        for index in 0..<4 {
-            let word = self.word(index)
-            for shift in stride(from: 56, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
-        }
-        return result
-    }
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// The digest as 64 lowercase hex digits.
     public var hex: String {

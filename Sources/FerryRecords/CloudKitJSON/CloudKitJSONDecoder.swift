@@ -149,11 +149,10 @@ public struct CloudKitJSONDecoder: Sendable {
             return .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zoneID))
         }
         // Taken out of `decoded`, so that the array is not shared when references get their zone in place.
-        var parts = decoded ?? DecodedFields()
+        var fields = decoded?.fields ?? []
+        let pendingZones = decoded?.pendingZones ?? []
         decoded = nil
-        var fields = parts.fields
-        parts.fields = []
-        for (index, pending) in parts.pendingZones {
+        for (index, pending) in pendingZones {
             fields[index].value = fields[index].value.settingZone(zoneID, ofReferencesAt: pending)
         }
         guard let sorted = RecordFields(unsorted: consume fields) else {
