@@ -125,6 +125,7 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
         ("FuzzJSON", ["FerryCore"]),
         ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
         ("FuzzCanonicalScanner", ["FerryCore", "FerryRecords", "FerryTesting"]),
+        ("FuzzTranscoder", ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
         ("FuzzPlist", ["FerryPlist", "FerryTesting"]),
         ("FuzzKeyedArchive", ["FerryPlist"]),

@@ -75,9 +75,9 @@ public final class BundleWriter {
     /// The records admitted so far, in scratch files by type and zone.
     let spool: RecordSpool
     private let ledger: RecordLedger
-    /// The record types, fields and zones of the records admitted so far (see ``absorb(_:)``).
+    /// The record types, fields and zones of the records admitted so far (see ``absorb(_:newLayout:)``).
     var schema = RecordSchema()
-    /// The assets the records admitted so far use, with their sizes (see ``absorb(_:)``).
+    /// The assets the records admitted so far use, with their sizes (see ``absorb(_:newLayout:)``).
     var assetSizes: [SHA256Digest: Int64] = [:]
     private var types = RecordTypeIndex()
     private var lastSequence: Int64 = 0
@@ -123,15 +123,19 @@ public final class BundleWriter {
         precondition(!finished, "BundleWriter.add after finish")
         let sequence = max(origin ?? 0, lastSequence + 1)
         lastSequence = sequence
-        let change = prepared.change
         var problems = prepared.problems
-        if case .record(let record) = change {
-            problems += schema.conflicts(in: record, layout: prepared.layout)
+        // The record itself is only needed for a layout not seen before (the first record of each, mostly).
+        var newLayout: Record?
+        if !prepared.isDeletion {
+            if prepared.layout.map(schema.knows) != true, case .record(let record) = prepared.change {
+                problems += schema.conflicts(in: record, layout: prepared.layout)
+                newLayout = record
+            }
             problems += assetProblems(prepared.assets)
         }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
-        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: absorb(prepared)) }
-        let type = types.index(of: change.recordType)
+        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: absorb(prepared, newLayout: newLayout)) }
+        let type = types.index(of: prepared.recordType)
         try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
         for reference in prepared.references {
             try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
@@ -140,18 +144,17 @@ public final class BundleWriter {
     }
 
     /// Takes an admitted change's record type, fields and assets into the schema and the asset list.
+    /// - Parameter newLayout: the record, if its layout is not in the schema yet.
     /// - Returns: the spool file its line goes to.
     @discardableResult
-    func absorb(_ prepared: PreparedChange) -> RecordSpool.Key {
-        switch prepared.change {
-        case .record(let record):
-            schema.add(record, layout: prepared.layout)
-            for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
-            return RecordSpool.Key(kind: .records, recordType: record.recordType, zoneID: record.zoneID)
-        case .deletion(let deletion):
-            schema.add(deletion)
-            return RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: deletion.zoneID)
+    func absorb(_ prepared: PreparedChange, newLayout: Record?) -> RecordSpool.Key {
+        if prepared.isDeletion {
+            schema.addDeletion(recordType: prepared.recordType, zoneID: prepared.zoneID)
+            return RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: prepared.zoneID)
         }
+        if let newLayout { schema.add(newLayout, layout: prepared.layout) }
+        for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
+        return RecordSpool.Key(kind: .records, recordType: prepared.recordType, zoneID: prepared.zoneID)
     }
 
     /// Writes the archive and renames it into place (or, for a dry run, only works out what it would hold).

@@ -7,19 +7,67 @@ import FerryRecords
 /// Preparing is pure and thread-safe, so many changes can be prepared in parallel; ``BundleWriter/add(_:)-(PreparedChange)``
 /// then applies the checks that need the records seen before (duplicates, field types, asset sizes) in order.
 public struct PreparedChange: Sendable {
-    /// The change.
-    public let change: RecordChange
+    /// The record type.
+    public let recordType: String
+    /// The zone.
+    public let zoneID: ZoneID
+    /// Whether it is a deletion.
+    public let isDeletion: Bool
     /// Its canonical CloudKit JSON (what the bundle stores).
     public let canonicalJSON: [UInt8]
     /// What per-record validation found.
     public let problems: [RecordProblem]
-    let key: RecordKey
+    /// Its identity's key.
+    public let key: RecordKey
     /// The references' targets in field order, each with whether it is a DELETE_SELF reference (counted against the
     /// per-target limit).
-    let references: [(target: RecordKey, deleteSelf: Bool)]
+    public let references: [(target: RecordKey, deleteSelf: Bool)]
     /// The assets, with the field each is in.
-    let assets: [(field: String, asset: Asset)]
-    let layout: RecordSchema.Layout?
+    public let assets: [(field: String, asset: Asset)]
+    /// A record's layout (`nil` for a deletion).
+    public let layout: RecordSchema.Layout?
+    /// The change, when it was prepared from one (not from a line).
+    private let given: RecordChange?
+
+    /// The change; decoded from ``canonicalJSON`` when it was prepared from a line, which only a rejected record or
+    /// the first record of a layout needs.
+    public var change: RecordChange {
+        if let given { return given }
+        do {
+            return try CloudKitJSONDecoder().decode(bytes: canonicalJSON)
+        } catch {
+            // The bytes were accepted by CanonicalRecordScanner, which promises they decode (tests and fuzzing).
+            preconditionFailure("canonical JSON of a prepared line does not decode: \(error)")
+        }
+    }
+
+    init(
+        change: RecordChange, canonicalJSON: [UInt8], problems: [RecordProblem], key: RecordKey,
+        references: [(target: RecordKey, deleteSelf: Bool)], assets: [(field: String, asset: Asset)], layout: RecordSchema.Layout?
+    ) {
+        (recordType, zoneID, isDeletion) = (change.recordType, change.zoneID, change.isDeletion)
+        given = change
+        self.canonicalJSON = canonicalJSON
+        self.problems = problems
+        self.key = key
+        self.references = references
+        self.assets = assets
+        self.layout = layout
+    }
+
+    /// A valid record prepared from a line (it has no problems).
+    init(
+        record recordType: String, zoneID: ZoneID, canonicalJSON: [UInt8], key: RecordKey, references: [(target: RecordKey, deleteSelf: Bool)],
+        assets: [(field: String, asset: Asset)], layout: RecordSchema.Layout
+    ) {
+        (self.recordType, self.zoneID, isDeletion, given) = (recordType, zoneID, false, nil)
+        self.canonicalJSON = canonicalJSON
+        problems = []
+        self.key = key
+        self.references = references
+        self.assets = assets
+        self.layout = layout
+    }
 }
 
 /// Prepares changes for a ``BundleWriter``; a value that can be shared between threads.

@@ -24,6 +24,15 @@ public struct JSONWriter: Sendable {
     /// Appends bytes that are already valid JSON (a pre-escaped key, a literal).
     public mutating func raw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
 
+    /// Appends raw, already valid JSON bytes from a buffer.
+    public mutating func raw(_ json: UnsafeRawBufferPointer) { bytes.append(contentsOf: json) }
+
+    /// The number of bytes written so far.
+    public var count: Int { bytes.count }
+
+    /// Drops what was written after the first `count` bytes (to take back a part that turned out not to be wanted).
+    public mutating func truncate(to count: Int) { bytes.removeSubrange(count...) }
+
     /// Lets a formatter append already valid JSON in place (no intermediate string).
     public mutating func appendRaw(_ body: (inout [UInt8]) -> Void) { body(&bytes) }
 
@@ -84,6 +93,18 @@ public struct JSONWriter: Sendable {
             if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends a string as a scanner read it: its bytes as they were when it had no escapes (a scanned string
+    /// holds no quote, backslash or control byte, the only bytes ``string(_:)-(String)`` escapes), else re-escaped.
+    public mutating func string(_ text: JSONRawString) {
+        guard let unescaped = text.unescaped else {
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: text.raw)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        string(unescaped)
     }
 
     /// Appends an object key and its colon.

@@ -22,13 +22,18 @@ public struct CanonicalRecordScanner {
         public var deleteSelf: [(line: Int, target: RecordKey)] = []
         /// The assets referenced.
         public var assets: [(sha256: SHA256Digest, size: Int64)] = []
+        /// Every reference's target in field order, with whether it is DELETE_SELF; only from a scanner made with
+        /// `collectingReferences`.
+        public var references: [(target: RecordKey, deleteSelf: Bool)] = []
 
         /// No facts yet.
         public init() {}
     }
 
-    private let fieldTypes: [String: FieldType]
+    /// The schema's fields of the file's type; `nil` to accept any valid field names and types.
+    private let fieldTypes: [String: FieldType]?
     private let validator: RecordValidator
+    private let collectsReferences: Bool
     private let seed: RecordKey.Seed
     /// `"recordType":…,"zoneID":{…}}` after the record name: the bytes every record of the file ends with.
     private let tail: [UInt8]
@@ -39,7 +44,9 @@ public struct CanonicalRecordScanner {
     /// Field names and type tags of the records accepted (the few layouts a file's records have, most recent first),
     /// and of the one being scanned.
     private var acceptedLayouts: [[UInt8]] = []
-    private var layout: [UInt8] = []
+    /// The field names and type tags of the last line accepted, each followed by a 0 byte: what
+    /// ``RecordSchema/Layout`` hashes.
+    public private(set) var layout: [UInt8] = []
     private static let maxAcceptedLayouts = 16
 
     /// A scanner for the lines of one record file; `nil` when the file's type or zone is itself invalid or its type is
@@ -47,11 +54,28 @@ public struct CanonicalRecordScanner {
     /// - Parameters:
     ///   - fieldTypes: the schema's fields of the record type.
     public init?(recordType: String, zoneID: ZoneID, fieldTypes: [String: FieldType]?, validator: RecordValidator = RecordValidator()) {
-        guard let fieldTypes, validator.identifierProblem(recordType, what: "record type") == nil,
+        guard let fieldTypes else { return nil }
+        self.init(recordType: recordType, zoneID: zoneID, schema: fieldTypes, validator: validator, collectingReferences: false)
+    }
+
+    /// A scanner for records of one type and zone that may have any valid fields; `nil` when the type or zone is
+    /// itself invalid.
+    ///
+    /// There is no schema to fit, and it can collect every reference (``Facts/references``): what admitting records
+    /// into a bundle needs.
+    public init?(recordType: String, zoneID: ZoneID, validator: RecordValidator, collectingReferences: Bool) {
+        self.init(recordType: recordType, zoneID: zoneID, schema: nil, validator: validator, collectingReferences: collectingReferences)
+    }
+
+    private init?(
+        recordType: String, zoneID: ZoneID, schema fieldTypes: [String: FieldType]?, validator: RecordValidator, collectingReferences: Bool
+    ) {
+        guard validator.identifierProblem(recordType, what: "record type") == nil,
             validator.zoneNameProblem(zoneID.zoneName) == nil, validator.ownerNameProblem(zoneID.ownerName) == nil
         else { return nil }
         self.fieldTypes = fieldTypes
         self.validator = validator
+        collectsReferences = collectingReferences
         seed = RecordKey.Seed(zoneID)
         var json = JSONWriter()
         json.raw(",\"recordType\":")
@@ -74,10 +98,12 @@ public struct CanonicalRecordScanner {
     public mutating func accept(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> RecordKey? {
         let deleteSelfCount = facts.deleteSelf.count
         let assetCount = facts.assets.count
+        let referenceCount = facts.references.count
         var cursor = Cursor(line)
         if let key = scan(&cursor, line: index, into: &facts) { return key }
         facts.deleteSelf.removeSubrange(deleteSelfCount...)
         facts.assets.removeSubrange(assetCount...)
+        facts.references.removeSubrange(referenceCount...)
         return nil
     }
 
@@ -129,7 +155,8 @@ public struct CanonicalRecordScanner {
         while index + 1 < parts.count {
             let name = String(decoding: parts[index], as: UTF8.self)
             guard validator.identifierProblem(name, what: "field name") == nil, !RecordValidator.isReserved(name),
-                let type = FieldType(tag: String(decoding: parts[index + 1], as: UTF8.self)), fieldTypes[name]?.accepts(type) == true
+                let type = FieldType(tag: String(decoding: parts[index + 1], as: UTF8.self)),
+                fieldTypes.map({ $0[name]?.accepts(type) == true }) ?? true
             else { return false }
             index += 2
         }
@@ -178,7 +205,11 @@ public struct CanonicalRecordScanner {
                 return nil
             }
             guard cursor.skip(",\"recordName\":"), let name = recordName(&cursor), cursor.skip(referenceTail) else { return nil }
-            if deleteSelf { facts.deleteSelf.append((line, seed.key(recordName: name))) }
+            if deleteSelf || collectsReferences {
+                let target = seed.key(recordName: name)
+                if deleteSelf { facts.deleteSelf.append((line, target)) }
+                if collectsReferences { facts.references.append((target, deleteSelf)) }
+            }
             return FieldValue.referenceSize(nameBytes: name.count, zoneBytes: zoneBytes)
         case .asset:
             guard cursor.skip("{") else { return nil }

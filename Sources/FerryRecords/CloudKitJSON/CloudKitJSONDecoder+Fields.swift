@@ -78,11 +78,8 @@ extension CloudKitJSONDecoder {
     /// `ASSETID`, `ASSETID_LIST`).
     private func tag(_ scanner: inout JSONScanner, _ context: FieldContext) throws -> FieldType {
         let text = try rawString(&scanner, path: "fields.\(context.name).type")
-        if let type = text.withBytes(FieldType.init(tag:)) { return type }
+        if let type = Self.fieldType(tag: text) { return type }
         switch text {
-        case "LIST": return .list(nil)
-        case "ASSETID": return .scalar(.asset)
-        case "ASSETID_LIST": return .list(.asset)
         case "ENCRYPTED_BYTES", "ENCRYPTED_BYTES_LIST":
             throw RecordError(.unsupported, at: "fields.\(context.name).type", "encrypted fields cannot be copied outside CloudKit")
         default:
@@ -93,8 +90,19 @@ extension CloudKitJSONDecoder {
         }
     }
 
+    /// The type a tag names, in Ferry's spelling or CloudKit's other ones; `nil` for an unknown or unsupported tag.
+    static func fieldType(tag text: JSONRawString) -> FieldType? {
+        if let type = text.withBytes(FieldType.init(tag:)) { return type }
+        switch text {
+        case "LIST": return .list(nil)
+        case "ASSETID": return .scalar(.asset)
+        case "ASSETID_LIST": return .list(.asset)
+        default: return nil
+        }
+    }
+
     /// Decodes a value of the type a tag names, or of the inferred type when there is no tag.
-    private func value(_ scanner: inout JSONScanner, tag: FieldType?, _ context: inout FieldContext) throws -> FieldValue? {
+    func value(_ scanner: inout JSONScanner, tag: FieldType?, _ context: inout FieldContext) throws -> FieldValue? {
         if try scanner.peek() == .null {
             try scanner.null()
             return nil

@@ -211,7 +211,7 @@ public struct CloudKitJSONDecoder: Sendable {
         return ZoneID(zoneName: zoneName ?? ZoneID.defaultZoneName, ownerName: owner ?? ZoneID.defaultOwnerName)
     }
 
-    private func stamp(_ scanner: inout JSONScanner, path: String) throws -> RecordStamp {
+    func stamp(_ scanner: inout JSONScanner, path: String) throws -> RecordStamp {
         let kind = try scanner.peek()
         guard kind == .object else { throw RecordError(.invalidRecord, at: path, "expected an object with a timestamp, found \(kind.name)") }
         try scanner.beginObject()

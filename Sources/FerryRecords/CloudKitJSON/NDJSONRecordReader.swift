@@ -13,6 +13,32 @@ public struct NDJSONRecordReader {
         case invalid(RecordError, LineReader.Position, text: String?)
     }
 
+    /// One non-blank line, for callers that handle some lines without the full decoder.
+    public struct Line: ~Copyable {
+        /// The line's bytes, without its newline (`nil` for a line over the length limit); valid during the call only.
+        public let bytes: UnsafeRawBufferPointer?
+        /// Where the line is.
+        public let position: LineReader.Position
+        fileprivate let length: Int
+        fileprivate let decoder: CloudKitJSONDecoder
+        fileprivate let maxLineLength: Int
+
+        /// The line decoded the full way.
+        public func decoded() -> Item {
+            guard let bytes else {
+                return .invalid(
+                    RecordError(.invalidRecord, at: "", "line of \(length) bytes is longer than the \(maxLineLength)-byte limit"), position,
+                    text: nil)
+            }
+            do throws(RecordError) {
+                return .change(try decoder.decode(line: bytes), position)
+            } catch {
+                let text = bytes.count <= 1 << 20 ? String(validating: bytes, as: UTF8.self) : nil
+                return .invalid(error, position, text: text)
+            }
+        }
+    }
+
     /// The file.
     public let path: String
     private let decoder: CloudKitJSONDecoder
@@ -43,6 +69,15 @@ public struct NDJSONRecordReader {
     public func forEach<Output: Sendable>(
         workers: Int, transform: @escaping @Sendable (consuming Item) -> Output, consume: (Output) throws -> Void
     ) throws {
+        try forEachLine(workers: workers, context: {}, transform: { line, _ in transform(line.decoded()) }, consume: consume)
+    }
+
+    /// Like ``forEach(workers:transform:consume:)``, but hands `transform` each line undecoded, with a context made
+    /// by `context` for each batch of lines (on the worker thread that transforms them).
+    public func forEachLine<Output: Sendable, Context>(
+        workers: Int, context: @escaping @Sendable () -> Context, transform: @escaping @Sendable (borrowing Line, inout Context) -> Output,
+        consume: (Output) throws -> Void
+    ) throws {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength)
         let decoder = self.decoder
         let limit = maxLineLength
@@ -54,7 +89,10 @@ public struct NDJSONRecordReader {
         try OrderedParallelMap.run(
             workers: workers, window: workers * 6,
             produce: { try LineBatch.read(from: reader) },
-            transform: { batch in batch.map(decoder: decoder, maxLineLength: limit, transform) },
+            transform: { batch in
+                var state = context()
+                return batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
+            },
             consume: { (outputs: consuming [Output]) in
                 for index in outputs.indices { try consume(outputs[index]) }
                 spent.release(outputs)
@@ -91,30 +129,20 @@ private struct LineBatch: Sendable {
         return batch.entries.isEmpty ? nil : batch
     }
 
-    /// Decodes each line and hands its outcome straight to `transform`, which takes it over (no copy of the record).
-    func map<Output>(
-        decoder: CloudKitJSONDecoder, maxLineLength: Int, _ transform: (consuming NDJSONRecordReader.Item) -> Output
-    ) -> [Output] {
+    /// Hands each line to `transform`, in order.
+    func map<Output>(decoder: CloudKitJSONDecoder, maxLineLength: Int, _ transform: (borrowing NDJSONRecordReader.Line) -> Output) -> [Output] {
         bytes.withUnsafeBytes { buffer in
-            entries.map { entry in transform(item(entry, in: buffer, decoder: decoder, maxLineLength: maxLineLength)) }
-        }
-    }
-
-    private func item(
-        _ entry: Entry, in buffer: UnsafeRawBufferPointer, decoder: CloudKitJSONDecoder, maxLineLength: Int
-    ) -> NDJSONRecordReader.Item {
-        switch entry {
-        case .tooLong(let position, let length):
-            return .invalid(
-                RecordError(.invalidRecord, at: "", "line of \(length) bytes is longer than the \(maxLineLength)-byte limit"),
-                position, text: nil)
-        case .line(let range, let position):
-            let line = UnsafeRawBufferPointer(rebasing: buffer[range])
-            do throws(RecordError) {
-                return .change(try decoder.decode(line: line), position)
-            } catch {
-                let text = line.count <= 1 << 20 ? String(validating: line, as: UTF8.self) : nil
-                return .invalid(error, position, text: text)
+            entries.map { entry in
+                switch entry {
+                case .tooLong(let position, let length):
+                    return transform(
+                        NDJSONRecordReader.Line(bytes: nil, position: position, length: length, decoder: decoder, maxLineLength: maxLineLength))
+                case .line(let range, let position):
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[range])
+                    return transform(
+                        NDJSONRecordReader.Line(bytes: bytes, position: position, length: bytes.count, decoder: decoder, maxLineLength: maxLineLength)
+                    )
+                }
             }
         }
     }

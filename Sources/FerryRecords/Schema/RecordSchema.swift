@@ -16,22 +16,42 @@ public struct RecordSchema: Sendable, Hashable {
     ///
     /// Computed where records are prepared (on any thread), so that the schema checks of the many records sharing a
     /// layout cost one set lookup. A set holds a few layouts per record type, so 64 bits keep a collision (which would
-    /// skip one record's checks) below 10⁻¹³ even for thousands of layouts.
+    /// skip one record's checks) below 10⁻¹³ even for thousands of layouts. The hash is over bytes, so a layout is the
+    /// same whether made from a record or from the bytes ``CanonicalRecordScanner`` saw.
     public struct Layout: Sendable, Hashable {
         private let hash: Int
 
         /// The layout of a record.
         public init(of record: Record) {
-            var hasher = Hasher()
-            hasher.combine(0x1A70_0001 as UInt32)
-            hasher.combine(record.recordType)
-            hasher.combine(record.zoneID.zoneName)
-            hasher.combine(record.zoneID.ownerName)
+            var hasher = Self.hasher(recordType: record.recordType, zoneID: record.zoneID)
             for field in record.fields {
-                hasher.combine(field.name)
-                hasher.combine(field.value.type)
+                field.name.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                hasher.combine(0 as UInt8)
+                field.value.type.tag.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                hasher.combine(0 as UInt8)
             }
             hash = hasher.finalize()
+        }
+
+        /// The layout of a record of this type and zone whose field names and type tags are `fields`, each followed
+        /// by a 0 byte (``CanonicalRecordScanner/layout``).
+        public init(recordType: String, zoneID: ZoneID, fields: [UInt8]) {
+            var hasher = Self.hasher(recordType: recordType, zoneID: zoneID)
+            fields.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hash = hasher.finalize()
+        }
+
+        private static func hasher(recordType: String, zoneID: ZoneID) -> Hasher {
+            var hasher = Hasher()
+            hasher.combine(0x1A70_0002 as UInt32)
+            func add(_ name: String) {
+                name.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+                hasher.combine(0xFF as UInt8)
+            }
+            add(recordType)
+            add(zoneID.zoneName)
+            add(zoneID.ownerName)
+            return hasher
         }
     }
 
@@ -52,6 +72,9 @@ public struct RecordSchema: Sendable, Hashable {
         self.recordTypes = recordTypes
         self.zones = zones
     }
+
+    /// Whether records of this layout were added: they need no schema checks.
+    public func knows(_ layout: Layout) -> Bool { knownLayouts.contains(layout) }
 
     /// Fields whose type differs from what earlier records of the same type had.
     /// - Parameter layout: the record's layout, if known; a layout already added has no conflicts.
@@ -87,8 +110,13 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// Adds a deletion's type and zone.
     public mutating func add(_ deletion: Deletion) {
-        zones.insert(deletion.zoneID)
-        if recordTypes[deletion.recordType] == nil { recordTypes[deletion.recordType] = [:] }
+        addDeletion(recordType: deletion.recordType, zoneID: deletion.zoneID)
+    }
+
+    /// Adds the type and zone of a deletion.
+    public mutating func addDeletion(recordType: String, zoneID: ZoneID) {
+        zones.insert(zoneID)
+        if recordTypes[recordType] == nil { recordTypes[recordType] = [:] }
     }
 
     /// The schema as JSON: `{"recordTypes": {"Car": {"fields": {"name": "STRING"}}}, "zones": [...]}`.

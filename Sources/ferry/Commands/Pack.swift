@@ -88,19 +88,25 @@ struct Pack: AsyncParsableCommand {
         let preparer = writer.preparer
         for (fileIndex, input) in inputs.enumerated() {
             let reader = NDJSONRecordReader(path: input, decoder: decoder)
-            // Decoding, validation and encoding run on all cores; admission runs here, in input order.
-            try reader.forEach(workers: OrderedParallelMap.defaultWorkers, transform: { PackItem($0, preparer) }) { item in
+            // Preparing lines (rewriting them in canonical form, or decoding, validating and encoding them) runs on all
+            // cores; admission runs here, in input order.
+            try reader.forEachLine(
+                workers: OrderedParallelMap.defaultWorkers,
+                context: { [decoder] in LinePreparer(decoder: decoder, validator: preparer.validator) },
+                transform: { line, lines in PackItem(line, preparer, &lines) }
+            ) { item in
                 switch item {
                 case .prepared(let prepared, let position):
-                    let change = prepared.change
                     switch try writer.add(prepared, origin: FileLine(file: fileIndex, line: position.line).packed) {
                     case .accepted(let found):
-                        tally.count(change, rejected: false)
+                        tally.read += 1
                         for warning in found {
                             warnings += 1
+                            let change = prepared.change
                             console.warning("\(input):\(position.line) \(change.recordType) \(change.recordName): \(warning)")
                         }
                     case .rejected(let problems):
+                        let change = prepared.change
                         tally.count(change, rejected: true)
                         try rejects.reject(file: input, position: position, change: change, problems: problems, text: nil)
                     }
@@ -141,6 +147,15 @@ struct Pack: AsyncParsableCommand {
 enum PackItem: Sendable {
     case prepared(PreparedChange, LineReader.Position)
     case invalid(RecordError, LineReader.Position, text: String?)
+
+    /// Prepares a line: straight from its bytes when it is a valid record of a common form, else decoded.
+    init(_ line: borrowing NDJSONRecordReader.Line, _ preparer: ChangePreparer, _ lines: inout LinePreparer) {
+        if let bytes = line.bytes, let prepared = lines.prepare(bytes) {
+            self = .prepared(prepared, line.position)
+        } else {
+            self.init(line.decoded(), preparer)
+        }
+    }
 
     init(_ item: consuming NDJSONRecordReader.Item, _ preparer: ChangePreparer) {
         switch consume item {

@@ -1,0 +1,59 @@
+import FerryCore
+import FerryRecords
+
+/// Prepares record lines for a ``BundleWriter`` without decoding them into records: the fast path of `ferry pack`.
+///
+/// A line is rewritten in canonical form by ``CloudKitJSONTranscoder``, and the bytes are then held to every
+/// per-record check by ``CanonicalRecordScanner``. A line either of them declines (a deletion, an invalid record, a
+/// rare form) is the caller's to decode and hand to ``ChangePreparer/prepare(_:)``, which names its problems. Both
+/// ways give the same prepared change. One preparer serves one thread: it remembers the record types and zones it
+/// has seen.
+///
+/// ```swift
+/// var lines = LinePreparer(decoder: decoder, validator: writer.preparer.validator)
+/// let prepared = lines.prepare(line) ?? writer.preparer.prepare(try decoder.decode(line: line))
+/// ```
+public struct LinePreparer {
+    private var transcoder: CloudKitJSONTranscoder
+    private let validator: RecordValidator
+    /// The record types and zones seen recently, and a scanner for each (`nil` where the type or zone is invalid):
+    /// apart, so that finding one copies no scanner.
+    private var files: [(recordType: String, zoneID: ZoneID)] = []
+    private var scanners: [CanonicalRecordScanner?] = []
+    private var facts = CanonicalRecordScanner.Facts()
+    private static let maxScanners = 16
+
+    /// A preparer that reads values with `decoder` (and its asset resolver) and checks records against `validator`.
+    public init(decoder: CloudKitJSONDecoder, validator: RecordValidator) {
+        transcoder = CloudKitJSONTranscoder(decoder: decoder)
+        self.validator = validator
+    }
+
+    /// Prepares a line that is a valid record; `nil` if it is declined.
+    public mutating func prepare(_ line: UnsafeRawBufferPointer) -> PreparedChange? {
+        // Sized for the line, so that the bytes are handed over without growing or copying.
+        var json = JSONWriter(capacity: line.count + 64)
+        guard let record = transcoder.transcode(line, into: &json) else { return nil }
+        let index = scannerIndex(recordType: record.recordType, zoneID: record.zoneID)
+        facts.deleteSelf.removeAll(keepingCapacity: true)
+        facts.assets.removeAll(keepingCapacity: true)
+        facts.references = []
+        guard let key = json.bytes.withUnsafeBytes({ scanners[index]?.accept($0, index: 0, into: &facts) }),
+            let layout = scanners[index]?.layout
+        else { return nil }
+        return PreparedChange(
+            record: record.recordType, zoneID: record.zoneID, canonicalJSON: json.bytes, key: key, references: facts.references,
+            assets: record.assets, layout: RecordSchema.Layout(recordType: record.recordType, zoneID: record.zoneID, fields: layout))
+    }
+
+    private mutating func scannerIndex(recordType: String, zoneID: ZoneID) -> Int {
+        if let index = files.firstIndex(where: { $0.recordType == recordType && $0.zoneID == zoneID }) { return index }
+        if files.count == Self.maxScanners {
+            files.removeLast()
+            scanners.removeLast()
+        }
+        files.insert((recordType, zoneID), at: 0)
+        scanners.insert(CanonicalRecordScanner(recordType: recordType, zoneID: zoneID, validator: validator, collectingReferences: true), at: 0)
+        return 0
+    }
+}
