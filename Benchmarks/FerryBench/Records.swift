@@ -1,5 +1,6 @@
 // `ferry-bench records NDJSON...`: times the per-record phases of pack and verify on one thread (decode, canonical
-// encode, validation, the bundle writer's preparation) and prints microseconds per record for each.
+// encode, validation, the bundle writer's preparation, and pack's fast path that prepares lines without decoding
+// them) and prints microseconds per record for each.
 import FerryBundle
 import FerryCore
 import FerryRecords
@@ -56,9 +57,16 @@ func benchRecords(paths: [String]) -> Int32 {
     let preparer = ChangePreparer(validator: validator)
     var bytes = 0
     let prepare = timed { for change in changes { bytes += preparer.prepare(change).canonicalJSON.count } }
+    var linePreparer = LinePreparer(decoder: decoder, validator: validator)
+    var fast = 0
+    let prepareLines = timed {
+        for line in lines where line.withUnsafeBytes({ linePreparer.prepare($0) }) != nil { fast += 1 }
+    }
     let perRecord = { (seconds: Double) in String(format: "%.2f µs", seconds * 1e6 / Double(lines.count)) }
-    print("\(lines.count) records, \(same) canonical, \(problems) problems, \(bytes) bytes")
-    print("decode \(perRecord(decode))  encode \(perRecord(encode))  validate \(perRecord(validate))  prepare \(perRecord(prepare))")
+    print("\(lines.count) records, \(same) canonical, \(problems) problems, \(bytes) bytes, \(fast) prepared from their lines")
+    print(
+        "decode \(perRecord(decode))  encode \(perRecord(encode))  validate \(perRecord(validate))  prepare \(perRecord(prepare))"
+            + "  lines \(perRecord(prepareLines))")
     return 0
 }
 
