@@ -23,16 +23,16 @@ import Testing
             "away": .reference(Reference(recordName: "Bus.C", zoneID: ZoneID(zoneName: "BusZone"))),
         ])
 
-    @Test("every record, in every layout, is prepared from its line as decoding it prepares it")
+    @Test("every record, in every JSON style, is prepared from its line as decoding it prepares it")
     func agreesWithDecoding() throws {
         let scratch = try Scratch()
         var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator())
         var declined: Set<String> = []
         for change in try BundleRoundTripTests.changes(assets: scratch.file("assets")) + [.record(Self.linked)] {
-            for layout in RecordLayout.allCases {
-                let line = Array(layout.render(change).utf8)
+            for style in RecordJSONStyle.allCases {
+                let line = Array(style.render(change).utf8)
                 let disagreement = Self.oracle.preparedDisagreement(line, lines: &lines)
-                #expect(disagreement == nil, "\(layout) \(change.recordName): \(disagreement ?? "")")
+                #expect(disagreement == nil, "\(style) \(change.recordName): \(disagreement ?? "")")
                 if line.withUnsafeBytes({ lines.prepare($0) }) == nil { declined.insert(change.recordName) }
             }
         }
@@ -78,7 +78,7 @@ import Testing
         let scratch = try Scratch()
         let assets = scratch.file("assets")
         let changes = try BundleRoundTripTests.changes(assets: assets) + [.record(Self.linked)]
-        let lines = RecordLayout.allCases.flatMap { layout in changes.map { Array(layout.render($0).utf8) } }
+        let lines = RecordJSONStyle.allCases.flatMap { style in changes.map { Array(style.render($0).utf8) } }
         func write(_ name: String, fast: Bool) throws -> BundleSummary {
             try FileManager.default.createDirectory(atPath: scratch.file(name), withIntermediateDirectories: true)
             var options = BundleWriter.Options(source: .init(kind: "test", description: "lines"))
@@ -96,7 +96,7 @@ import Testing
         let prepared = try write("prepared", fast: true)
         #expect(try scratch.read("decoded/b.tar.zst") == scratch.read("prepared/b.tar.zst"))
         #expect(decoded.manifest.recordCount == prepared.manifest.recordCount)
-        // The same names in every layout: later ones are rejected as duplicates, the same ones both ways.
+        // The same names in every style: later ones are rejected as duplicates, the same ones both ways.
         #expect(decoded.rejectedAtFinish > 0)
         #expect(decoded.rejectedAtFinish == prepared.rejectedAtFinish)
     }

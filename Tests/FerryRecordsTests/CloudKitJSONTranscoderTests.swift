@@ -25,21 +25,21 @@ struct CloudKitJSONTranscoderTests {
         return records
     }()
 
-    @Test("every record, written in every layout other tools use, transcodes to the bytes decoding gives")
+    @Test("every record, written in every style other tools use, transcodes to the bytes decoding gives")
     func everyRecordInEveryLayout() throws {
         var transcoder = CloudKitJSONTranscoder(decoder: Self.decoder)
         var transcoded = 0
         for record in Self.records {
-            for layout in RecordLayout.allCases {
-                let line = Array(layout.render(record).utf8)
+            for style in RecordJSONStyle.allCases {
+                let line = Array(style.render(record).utf8)
                 let verdict = oracle.verdict(line, transcoder: &transcoder)
-                #expect(verdict.decodedRecord, "\(layout): \(String(decoding: line, as: UTF8.self))")
-                #expect(verdict.disagreement == nil, "\(layout): \(verdict.disagreement ?? "")")
+                #expect(verdict.decodedRecord, "\(style): \(String(decoding: line, as: UTF8.self))")
+                #expect(verdict.disagreement == nil, "\(style): \(verdict.disagreement ?? "")")
                 if verdict.transcoded { transcoded += 1 }
             }
         }
-        // Every layout of every record is handled: none of them needs the decoder's error reporting.
-        #expect(transcoded == Self.records.count * RecordLayout.allCases.count)
+        // Every style of every record is handled: none of them needs the decoder's error reporting.
+        #expect(transcoded == Self.records.count * RecordJSONStyle.allCases.count)
     }
 
     @Test(

@@ -33,13 +33,8 @@ extension BundleWriter {
         var types: Set<String> = []
         for segment in segments.values.sorted(by: { $0.index < $1.index }) {
             try RecordSpool.forEachLine(of: segment) { _, line in
-                let change = try Self.decodeSpooled(line)
-                let prepared = preparer.prepare(change)
-                if case .record(let record) = change, prepared.layout.map(schema.knows) != true {
-                    absorb(prepared, newLayout: record)
-                } else {
-                    absorb(prepared, newLayout: nil)
-                }
+                let prepared = preparer.prepare(try Self.decodeSpooled(line))
+                absorb(prepared, newLayout: recordOfNewLayout(prepared))
                 types.insert(prepared.recordType)
             }
         }

@@ -124,15 +124,9 @@ public final class BundleWriter {
         let sequence = max(origin ?? 0, lastSequence + 1)
         lastSequence = sequence
         var problems = prepared.problems
-        // The record itself is only needed for a layout not seen before (the first record of each, mostly).
-        var newLayout: Record?
-        if !prepared.isDeletion {
-            if prepared.layout.map(schema.knows) != true, case .record(let record) = prepared.change {
-                problems += schema.conflicts(in: record, layout: prepared.layout)
-                newLayout = record
-            }
-            problems += assetProblems(prepared.assets)
-        }
+        let newLayout = recordOfNewLayout(prepared)
+        if let newLayout { problems += schema.conflicts(in: newLayout, layout: prepared.layout) }
+        if !prepared.isDeletion { problems += assetProblems(prepared.assets) }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
         let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: absorb(prepared, newLayout: newLayout)) }
         let type = types.index(of: prepared.recordType)
@@ -141,6 +135,14 @@ public final class BundleWriter {
             try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
         }
         return .accepted(warnings: problems)
+    }
+
+    /// The record of a change whose layout the schema has not seen yet (the first record of each, mostly: only those
+    /// need the record itself, decoded from the canonical JSON when the change was prepared from a line); `nil` for a
+    /// deletion or a known layout.
+    func recordOfNewLayout(_ prepared: PreparedChange) -> Record? {
+        guard !prepared.isDeletion, prepared.layout.map(schema.knows) != true, case .record(let record) = prepared.change else { return nil }
+        return record
     }
 
     /// Takes an admitted change's record type, fields and assets into the schema and the asset list.

@@ -35,7 +35,7 @@ public struct LinePreparer {
         var json = JSONWriter(capacity: line.count + 64)
         guard let record = transcoder.transcode(line, into: &json) else { return nil }
         let index = scannerIndex(recordType: record.recordType, zoneID: record.zoneID)
-        facts.deleteSelf.removeAll(keepingCapacity: true)
+        // The references are handed over with the change; the assets come from the transcoder, with their fields.
         facts.assets.removeAll(keepingCapacity: true)
         facts.references = []
         guard let key = json.bytes.withUnsafeBytes({ scanners[index]?.accept($0, index: 0, into: &facts) }),

@@ -18,12 +18,13 @@ import FerryCore
 public struct CanonicalRecordScanner {
     /// What the checks across lines need of accepted lines, appended line after line.
     public struct Facts: Sendable {
-        /// The targets of DELETE_SELF references, each with the index the caller gave the line holding it.
+        /// The targets of DELETE_SELF references, each with the index the caller gave the line holding it (not from a
+        /// scanner made with `collectingReferences`, whose ``references`` hold them).
         public var deleteSelf: [(line: Int, target: RecordKey)] = []
         /// The assets referenced.
         public var assets: [(sha256: SHA256Digest, size: Int64)] = []
         /// Every reference's target in field order, with whether it is DELETE_SELF; only from a scanner made with
-        /// `collectingReferences`.
+        /// `collectingReferences` (instead of ``deleteSelf``).
         public var references: [(target: RecordKey, deleteSelf: Bool)] = []
 
         /// No facts yet.
@@ -61,8 +62,8 @@ public struct CanonicalRecordScanner {
     /// A scanner for records of one type and zone that may have any valid fields; `nil` when the type or zone is
     /// itself invalid.
     ///
-    /// There is no schema to fit, and it can collect every reference (``Facts/references``): what admitting records
-    /// into a bundle needs.
+    /// There is no schema to fit, and it can collect every reference (``Facts/references``, instead of only the
+    /// DELETE_SELF targets in ``Facts/deleteSelf``): what admitting records into a bundle needs.
     public init?(recordType: String, zoneID: ZoneID, validator: RecordValidator, collectingReferences: Bool) {
         self.init(recordType: recordType, zoneID: zoneID, schema: nil, validator: validator, collectingReferences: collectingReferences)
     }
@@ -205,10 +206,10 @@ public struct CanonicalRecordScanner {
                 return nil
             }
             guard cursor.skip(",\"recordName\":"), let name = recordName(&cursor), cursor.skip(referenceTail) else { return nil }
-            if deleteSelf || collectsReferences {
-                let target = seed.key(recordName: name)
-                if deleteSelf { facts.deleteSelf.append((line, target)) }
-                if collectsReferences { facts.references.append((target, deleteSelf)) }
+            if collectsReferences {
+                facts.references.append((seed.key(recordName: name), deleteSelf))
+            } else if deleteSelf {
+                facts.deleteSelf.append((line, seed.key(recordName: name)))
             }
             return FieldValue.referenceSize(nameBytes: name.count, zoneBytes: zoneBytes)
         case .asset:

@@ -36,10 +36,12 @@ public struct CloudKitJSONTranscoder {
         var canonical: [UInt8]
     }
 
-    /// Where a field's output is: its name (offsets into the line) and its bytes in ``fieldsOut``.
+    /// Where a field's parts are: its name (offsets into the line), its bytes in ``fieldsOut`` and its assets in
+    /// ``assets``.
     private struct FieldSpan {
         var name: Range<Int>
         var output: Range<Int>
+        var assets: Range<Int>
     }
 
     private let decoder: CloudKitJSONDecoder
@@ -143,43 +145,25 @@ public struct CloudKitJSONTranscoder {
             guard try fields(&scanner, line, zone: zoneIndex) else { return nil }
         }
         guard sortFields(line) else { return nil }
-        if assets.count > 1 {
-            // In field order, as the record lists them; a list's assets keep their order.
-            assets = assets.enumerated().sorted { lhs, rhs in
-                lhs.element.field == rhs.element.field
-                    ? lhs.offset < rhs.offset : RecordFields.precedes(lhs.element.field, rhs.element.field)
-            }.map(\.element)
-        }
+        // In field order, as the record lists them.
+        if assets.count > 1 { assets = spans.flatMap { assets[$0.assets] } }
 
-        json.byte(UInt8(ascii: "{"))
-        if let created {
-            json.raw("\"created\":")
-            created.writeCloudKitJSON(to: &json)
-            json.byte(UInt8(ascii: ","))
-        }
-        json.raw("\"fields\":{")
-        fieldsOut.bytes.withUnsafeBytes { output in
-            for (index, span) in spans.enumerated() {
-                if index > 0 { json.byte(UInt8(ascii: ",")) }
-                json.raw(UnsafeRawBufferPointer(rebasing: output[span.output]))
+        let system = SystemFields(changeTag: changeTag?.string, created: created, modified: modified)
+        Record.writeDictionary(system: system, to: &json) { json in
+            fieldsOut.bytes.withUnsafeBytes { output in
+                for (index, span) in spans.enumerated() {
+                    if index > 0 { json.byte(UInt8(ascii: ",")) }
+                    json.raw(UnsafeRawBufferPointer(rebasing: output[span.output]))
+                }
             }
+        } identity: { json in
+            json.raw("\"recordName\":")
+            json.string(recordName)
+            json.raw(",\"recordType\":")
+            json.string(recordType)
+            json.raw(",\"zoneID\":")
+            json.raw(zones[zoneIndex].canonical)
         }
-        json.byte(UInt8(ascii: "}"))
-        if let modified {
-            json.raw(",\"modified\":")
-            modified.writeCloudKitJSON(to: &json)
-        }
-        if let changeTag {
-            json.raw(",\"recordChangeTag\":")
-            json.string(changeTag)
-        }
-        json.raw(",\"recordName\":")
-        json.string(recordName)
-        json.raw(",\"recordType\":")
-        json.string(recordType)
-        json.raw(",\"zoneID\":")
-        json.raw(zones[zoneIndex].canonical)
-        json.byte(UInt8(ascii: "}"))
         return Transcoded(recordType: recordType, zoneID: zones[zoneIndex].zoneID, assets: assets)
     }
 
@@ -248,12 +232,15 @@ public struct CloudKitJSONTranscoder {
             guard name.unescaped == nil, name.raw.allSatisfy({ $0 < 0x80 }), let nameStart = name.raw.baseAddress.map({ $0 - base })
             else { return false }
             let start = fieldsOut.count
+            let firstAsset = assets.count
             fieldsOut.string(name)
             fieldsOut.byte(UInt8(ascii: ":"))
             switch try field(&scanner, line, name: name, zone: zone) {
             case nil: return false
             case false?: fieldsOut.truncate(to: start)  // a null value: the decoder drops the field
-            case true?: spans.append(FieldSpan(name: nameStart..<(nameStart + name.raw.count), output: start..<fieldsOut.count))
+            case true?:
+                spans.append(
+                    FieldSpan(name: nameStart..<(nameStart + name.raw.count), output: start..<fieldsOut.count, assets: firstAsset..<assets.count))
             }
         }
         return true

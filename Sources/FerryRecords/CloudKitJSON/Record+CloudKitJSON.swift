@@ -4,22 +4,31 @@ extension Record {
     /// Writes the record as a CloudKit record dictionary in canonical form (keys sorted, no whitespace).
     /// - Parameter includeSystemFields: whether to write the change tag and created/modified stamps.
     public func writeCloudKitJSON(to writer: inout JSONWriter, includeSystemFields: Bool = true) {
-        let system = includeSystemFields ? self.system : nil
+        Self.writeDictionary(system: includeSystemFields ? system : nil, to: &writer) { writer in
+            for (index, field) in fields.enumerated() {
+                if index > 0 { writer.byte(UInt8(ascii: ",")) }
+                writer.key(field.name)
+                field.value.writeCloudKitJSON(to: &writer)
+            }
+        } identity: { writer in
+            id.writeIdentity(recordType: recordType, to: &writer)
+        }
+    }
+
+    /// Writes a record dictionary in canonical key order (created, fields, modified, recordChangeTag, then the
+    /// identity), with the fields object's members and the identity keys written by the caller: the one place that
+    /// order is kept, for the record writer and ``CloudKitJSONTranscoder``.
+    static func writeDictionary(
+        system: SystemFields?, to writer: inout JSONWriter, fields: (inout JSONWriter) -> Void, identity: (inout JSONWriter) -> Void
+    ) {
         writer.byte(UInt8(ascii: "{"))
         if let created = system?.created {
             writer.key("created")
             created.writeCloudKitJSON(to: &writer)
             writer.byte(UInt8(ascii: ","))
         }
-        writer.key("fields")
-        writer.byte(UInt8(ascii: "{"))
-        var first = true
-        for field in fields {
-            if !first { writer.byte(UInt8(ascii: ",")) }
-            first = false
-            writer.key(field.name)
-            field.value.writeCloudKitJSON(to: &writer)
-        }
+        writer.raw("\"fields\":{")
+        fields(&writer)
         writer.byte(UInt8(ascii: "}"))
         if let modified = system?.modified {
             writer.raw(",\"modified\":")
@@ -30,7 +39,7 @@ extension Record {
             writer.string(tag)
         }
         writer.byte(UInt8(ascii: ","))
-        id.writeIdentity(recordType: recordType, to: &writer)
+        identity(&writer)
         writer.byte(UInt8(ascii: "}"))
     }
 

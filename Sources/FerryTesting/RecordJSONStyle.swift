@@ -2,7 +2,7 @@ import FerryCore
 import FerryRecords
 
 /// The ways other tools lay out the same CloudKit record dictionary, for tests of readers that must not care.
-public enum RecordLayout: CaseIterable, Sendable {
+public enum RecordJSONStyle: CaseIterable, Sendable {
     /// Canonical: keys sorted, no spaces.
     case canonical
     /// Every object's keys reversed (values before types, zoneID and fields before the name), with spaces.
