@@ -38,12 +38,12 @@ public struct LinePreparer {
         // The references are handed over with the change; the assets come from the transcoder, with their fields.
         facts.assets.removeAll(keepingCapacity: true)
         facts.references = []
-        guard let key = json.bytes.withUnsafeBytes({ scanners[index]?.accept($0, index: 0, into: &facts) }),
-            let layout = scanners[index]?.layout
-        else { return nil }
+        guard let (key, layout) = json.bytes.withUnsafeBytes({ scanners[index]?.acceptWithLayout($0, index: 0, into: &facts) }) else {
+            return nil
+        }
         return PreparedChange(
             record: record.recordType, zoneID: record.zoneID, canonicalJSON: json.bytes, key: key, references: facts.references,
-            assets: record.assets, layout: RecordSchema.Layout(recordType: record.recordType, zoneID: record.zoneID, fields: layout))
+            assets: record.assets, layout: layout)
     }
 
     private mutating func scannerIndex(recordType: String, zoneID: ZoneID) -> Int {

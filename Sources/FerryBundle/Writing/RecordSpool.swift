@@ -46,8 +46,10 @@ final class RecordSpool {
     private var files: [Key: File] = [:]
     private var openCount = 0
     private var clock = 0
-    /// The file of the last append: records mostly arrive grouped, so most appends skip the hash lookup.
-    private var last: (key: Key, file: File)?
+    /// The file of the last append and its key: records mostly arrive grouped, so most appends skip the hash lookup
+    /// (and, kept apart, copy no key).
+    private var lastKey: Key?
+    private var lastFile: File?
     private static let newline: [UInt8] = [UInt8(ascii: "\n")]
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
@@ -59,18 +61,21 @@ final class RecordSpool {
     /// - Returns: where the line went: its file's number and its 0-based line number there.
     func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> FileLine {
         let file: File
-        if let last, last.key == key {
-            file = last.file
-        } else if let existing = files[key] {
-            file = existing
+        if let lastFile, lastKey == key {
+            file = lastFile
         } else {
-            guard files.count <= FileLine.maxFile else {
-                throw BundleError(.writeFailed, "more than \(FileLine.maxFile + 1) record files (record types times zones)")
+            if let existing = files[key] {
+                file = existing
+            } else {
+                guard files.count <= FileLine.maxFile else {
+                    throw BundleError(.writeFailed, "more than \(FileLine.maxFile + 1) record files (record types times zones)")
+                }
+                file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
+                files[key] = file
             }
-            file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
-            files[key] = file
+            lastKey = key
+            lastFile = file
         }
-        last = (key, file)
         let location = FileLine(file: file.index, line: file.count)
         file.bytes += Int64(line.count + 1)
         file.count += 1
@@ -101,7 +106,8 @@ final class RecordSpool {
 
     /// Removes the scratch files (after ``finish()``, once they have been copied).
     func remove() {
-        last = nil
+        lastKey = nil
+        lastFile = nil
         files = [:]
         directory.remove()
     }

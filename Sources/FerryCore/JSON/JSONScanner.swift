@@ -141,9 +141,9 @@ public struct JSONScanner {
             throw error("expected a string, found \(describeCurrent())")
         }
         let open = offset
-        try skipString()
+        let escaped = try skipString()
         let raw = UnsafeRawBufferPointer(rebasing: bytes[(open + 1)..<(offset - 1)])
-        guard raw.contains(UInt8(ascii: "\\")) else { return JSONRawString(raw: raw, unescaped: nil) }
+        guard escaped else { return JSONRawString(raw: raw, unescaped: nil) }
         offset = open
         return JSONRawString(raw: raw, unescaped: try scanString())
     }
@@ -234,28 +234,30 @@ public struct JSONScanner {
         }
     }
 
-    /// Steps over a string, validating it, without building it.
-    private mutating func skipString() throws(JSONSyntaxError) {
+    /// Steps over a string, validating it, without building it; whether it has escapes.
+    @discardableResult
+    private mutating func skipString() throws(JSONSyntaxError) -> Bool {
         let open = offset
-        offset += 1
-        var high: UInt8 = 0
-        let start = offset
+        let start = offset + 1
+        let plain = JSONStringBytes.skipPlainWords(bytes, from: start, asciiOnly: false)
+        offset = plain.offset
+        var nonASCII = plain.nonASCII
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
-                if high & 0x80 != 0, let bad = UTF8Validation.firstInvalidOffset(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])) {
+                if nonASCII, let bad = UTF8Validation.firstInvalidOffset(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])) {
                     throw JSONSyntaxError(offset: start + bad, reason: "invalid UTF-8 in string")
                 }
                 offset += 1
-                return
+                return false
             }
             if byte == UInt8(ascii: "\\") {
                 offset = open
                 _ = try scanString()
-                return
+                return true
             }
             if byte < 0x20 { throw error("unescaped control character 0x\(String(byte, radix: 16)) in string") }
-            high |= byte
+            if byte >= 0x80 { nonASCII = true }
             offset += 1
         }
         throw JSONSyntaxError(offset: open, reason: "unterminated string")
@@ -314,10 +316,11 @@ public struct JSONScanner {
 
     private mutating func scanString() throws(JSONSyntaxError) -> String {
         let open = offset
-        offset += 1
-        let start = offset
-        var high: UInt8 = 0
+        let start = offset + 1
         // Fast path: no escapes; remember whether any byte is non-ASCII.
+        let plain = JSONStringBytes.skipPlainWords(bytes, from: start, asciiOnly: false)
+        offset = plain.offset
+        var high: UInt8 = plain.nonASCII ? 0x80 : 0
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {

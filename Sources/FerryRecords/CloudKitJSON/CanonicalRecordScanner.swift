@@ -35,6 +35,8 @@ public struct CanonicalRecordScanner {
     private let fieldTypes: [String: FieldType]?
     private let validator: RecordValidator
     private let collectsReferences: Bool
+    private let recordType: String
+    private let zoneID: ZoneID
     private let seed: RecordKey.Seed
     /// `"recordType":…,"zoneID":{…}}` after the record name: the bytes every record of the file ends with.
     private let tail: [UInt8]
@@ -43,11 +45,13 @@ public struct CanonicalRecordScanner {
     /// The zone's two names' UTF-8 length, which a reference counts toward the record size (``FieldValue/referenceSize(nameBytes:zoneBytes:)``).
     private let zoneBytes: Int
     /// Field names and type tags of the records accepted (the few layouts a file's records have, most recent first),
-    /// and of the one being scanned.
-    private var acceptedLayouts: [[UInt8]] = []
-    /// The field names and type tags of the last line accepted, each followed by a 0 byte: what
+    /// each with its hash, so that the many records sharing a layout hash nothing.
+    private var acceptedLayouts: [(fields: [UInt8], layout: RecordSchema.Layout)] = []
+    /// The field names and type tags of the line being scanned, each followed by a 0 byte: what
     /// ``RecordSchema/Layout`` hashes.
-    public private(set) var layout: [UInt8] = []
+    private var fields: [UInt8] = []
+    /// The layout of the last line accepted.
+    private var layout: RecordSchema.Layout?
     private static let maxAcceptedLayouts = 16
 
     /// A scanner for the lines of one record file; `nil` when the file's type or zone is itself invalid or its type is
@@ -76,6 +80,8 @@ public struct CanonicalRecordScanner {
         else { return nil }
         self.fieldTypes = fieldTypes
         self.validator = validator
+        self.recordType = recordType
+        self.zoneID = zoneID
         collectsReferences = collectingReferences
         seed = RecordKey.Seed(zoneID)
         var json = JSONWriter()
@@ -108,6 +114,15 @@ public struct CanonicalRecordScanner {
         return nil
     }
 
+    /// Accepts a line like ``accept(_:index:into:)``; the record's key and layout (its type, zone, field names and
+    /// types), or `nil` if the line is declined.
+    public mutating func acceptWithLayout(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> (
+        key: RecordKey, layout: RecordSchema.Layout
+    )? {
+        guard let key = accept(line, index: index, into: &facts), let layout else { return nil }
+        return (key, layout)
+    }
+
     /// Scans a whole record line; the record's key, or `nil` to decline it.
     private mutating func scan(_ cursor: inout Cursor, line: Int, into facts: inout Facts) -> RecordKey? {
         guard cursor.skip("{") else { return nil }
@@ -115,7 +130,7 @@ public struct CanonicalRecordScanner {
             guard cursor.stamp(), cursor.skip(",") else { return nil }
         }
         guard cursor.skip("\"fields\":{") else { return nil }
-        layout.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
         var size = 0
         var previousName: UnsafeRawBufferPointer?
         if !cursor.skip("}") {
@@ -126,10 +141,10 @@ public struct CanonicalRecordScanner {
                 else { return nil }
                 previousName = name
                 size += name.count + valueSize
-                layout.append(contentsOf: name)
-                layout.append(0)
-                layout.append(contentsOf: tag)
-                layout.append(0)
+                fields.append(contentsOf: name)
+                fields.append(0)
+                fields.append(contentsOf: tag)
+                fields.append(0)
             } while cursor.skip(",")
             guard cursor.skip("}") else { return nil }
         }
@@ -147,11 +162,12 @@ public struct CanonicalRecordScanner {
 
     /// Whether the fields just scanned are valid names of the schema's types: checked once per distinct layout.
     private mutating func layoutIsValid() -> Bool {
-        if let index = acceptedLayouts.firstIndex(of: layout) {
+        if let index = acceptedLayouts.firstIndex(where: { $0.fields == fields }) {
+            layout = acceptedLayouts[index].layout
             if index > 0 { acceptedLayouts.swapAt(index, index - 1) }
             return true
         }
-        let parts = layout.split(separator: 0, omittingEmptySubsequences: false)
+        let parts = fields.split(separator: 0, omittingEmptySubsequences: false)
         var index = 0
         while index + 1 < parts.count {
             let name = String(decoding: parts[index], as: UTF8.self)
@@ -161,8 +177,10 @@ public struct CanonicalRecordScanner {
             else { return false }
             index += 2
         }
+        let layout = RecordSchema.Layout(recordType: recordType, zoneID: zoneID, fields: fields)
         if acceptedLayouts.count == Self.maxAcceptedLayouts { acceptedLayouts.removeLast() }
-        acceptedLayouts.insert(layout, at: 0)
+        acceptedLayouts.insert((fields, layout), at: 0)
+        self.layout = layout
         return true
     }
 
@@ -303,17 +321,22 @@ private struct Cursor {
         guard skip("\"") else { return nil }
         let start = offset
         while offset < bytes.count {
-            let byte = bytes[offset]
-            if byte == UInt8(ascii: "\"") {
-                offset += 1
-                return UnsafeRawBufferPointer(rebasing: bytes[start..<(offset - 1)])
-            }
-            if byte < 0x80 {
-                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
-                offset += 1
-            } else {
-                guard let length = wellFormedSequence() else { return nil }
-                offset += length
+            // Whole words of plain ASCII at a time; the word after them is looked at byte by byte.
+            offset = JSONStringBytes.skipPlainWords(bytes, from: offset, asciiOnly: true).offset
+            let wordEnd = min(offset + 8, bytes.count)
+            while offset < wordEnd {
+                let byte = bytes[offset]
+                if byte == UInt8(ascii: "\"") {
+                    offset += 1
+                    return UnsafeRawBufferPointer(rebasing: bytes[start..<(offset - 1)])
+                }
+                if byte < 0x80 {
+                    guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+                    offset += 1
+                } else {
+                    guard let length = wellFormedSequence() else { return nil }
+                    offset += length
+                }
             }
         }
         return nil

@@ -254,8 +254,9 @@ public struct CloudKitJSONTranscoder {
         var tag: FieldType?
         var tagged = false
         var valueOffset: Int?
-        // A string value is read once, even before its type: most exporters write the value first.
+        // A string or number value is read once, even before its type: most exporters write the value first.
         var text: JSONRawString?
+        var number: JSONScanner.Number?
         var first = true
         while let key = try scanner.nextRawKey(&first) {
             switch key {
@@ -268,7 +269,11 @@ public struct CloudKitJSONTranscoder {
             case "value":
                 guard valueOffset == nil else { return nil }
                 valueOffset = scanner.offset
-                if try scanner.peek() == .string { text = try scanner.rawString() } else { try scanner.skipValue() }
+                switch try scanner.peek() {
+                case .string: text = try scanner.rawString()
+                case .number: number = try scanner.number()
+                default: try scanner.skipValue()
+                }
             default:
                 return nil
             }
@@ -279,6 +284,15 @@ public struct CloudKitJSONTranscoder {
             fieldsOut.string(text)
             fieldsOut.byte(UInt8(ascii: "}"))
             return true
+        }
+        if let number, case .scalar(let type)? = tag {
+            let start = fieldsOut.count
+            fieldsOut.raw(FieldType.scalar(type).openingJSON)
+            if write(number, as: type) {
+                fieldsOut.byte(UInt8(ascii: "}"))
+                return true
+            }
+            fieldsOut.truncate(to: start)
         }
         let end = scanner.offset
         scanner.rewind(to: valueOffset)
@@ -346,27 +360,31 @@ public struct CloudKitJSONTranscoder {
         case .string:
             guard kind == .string else { return false }
             fieldsOut.string(try scanner.rawString())
-        case .int64, .timestamp:
+        case .int64, .timestamp, .double:
             guard kind == .number else { return false }
-            // The decoder's rule (wholeNumber): integers, and doubles that are whole numbers in range.
-            switch try scanner.number() {
-            case .integer(let value): fieldsOut.integer(value)
-            case .double(let value):
-                guard value.rounded() == value, let exact = Int64(exactly: value) else { return false }
-                fieldsOut.integer(exact)
-            case .unsigned: return false
-            }
-        case .double:
-            guard kind == .number else { return false }
-            switch try scanner.number() {
-            case .integer(let value): fieldsOut.double(Double(value))
-            case .unsigned(let value): fieldsOut.double(Double(value))
-            case .double(let value): fieldsOut.double(value)
-            }
+            return write(try scanner.number(), as: type)
         case .reference:
             return try reference(&scanner, line, zone: zone)
         case .bytes, .asset, .location:
             return false
+        }
+        return true
+    }
+
+    /// Writes a number as a value of a numeric type, as the decoder would read it; `false` for a number the decoder
+    /// reads another way (or refuses), and for other types.
+    private mutating func write(_ number: JSONScanner.Number, as type: ScalarType) -> Bool {
+        switch (type, number) {
+        // The decoder's rule (wholeNumber): integers, and doubles that are whole numbers in range.
+        case (.int64, .integer(let value)), (.timestamp, .integer(let value)):
+            fieldsOut.integer(value)
+        case (.int64, .double(let value)), (.timestamp, .double(let value)):
+            guard value.rounded() == value, let exact = Int64(exactly: value) else { return false }
+            fieldsOut.integer(exact)
+        case (.double, .integer(let value)): fieldsOut.double(Double(value))
+        case (.double, .unsigned(let value)): fieldsOut.double(Double(value))
+        case (.double, .double(let value)): fieldsOut.double(value)
+        default: return false
         }
         return true
     }

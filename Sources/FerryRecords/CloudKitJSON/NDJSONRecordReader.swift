@@ -94,7 +94,11 @@ public struct NDJSONRecordReader {
                 return batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
             },
             consume: { (outputs: consuming [Output]) in
-                for index in outputs.indices { try consume(outputs[index]) }
+                // Lent from the buffer: a subscript of the array itself would copy each output (a retain and a release of
+                // everything it holds, on the thread the workers wait for).
+                try outputs.withUnsafeBufferPointer { items in
+                    for index in items.indices { try consume(items[index]) }
+                }
                 spent.release(outputs)
             })
     }

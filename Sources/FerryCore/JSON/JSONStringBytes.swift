@@ -1,0 +1,41 @@
+/// Eight-bytes-at-a-time stepping over the inside of a JSON string: the loops that find a string's end.
+///
+/// Most bytes of a string need no attention; these tests find the first 8-byte word that may hold one that does (a
+/// quote, a backslash or a control byte, and optionally a non-ASCII byte), so the byte-by-byte loops that follow only
+/// see that word. The word tests are the exact "has a zero byte" and "has a byte less than n" tests of Hacker's
+/// Delight §6-1 (no false negatives, no false positives): written by hand, as no library scans byte buffers this
+/// way on Linux, and the standard library's string search works on `String`, not on raw bytes.
+public enum JSONStringBytes {
+    @usableFromInline static let ones: UInt64 = 0x0101_0101_0101_0101
+    @usableFromInline static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether a little-endian word of eight string bytes holds `"`, `\` or a byte below 0x20.
+    @inlinable
+    public static func needsEscape(_ word: UInt64) -> Bool {
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+        return found & highBits != 0
+    }
+
+    /// Whether a word holds a byte of 0x80 or above.
+    @inlinable
+    public static func hasNonASCII(_ word: UInt64) -> Bool { word & highBits != 0 }
+
+    /// Steps from `offset` over whole words that need no escape, stopping at the first word that may (or where fewer
+    /// than eight bytes are left); the offset reached, and whether any byte passed over is non-ASCII.
+    /// - Parameter asciiOnly: stop at a word with a non-ASCII byte too.
+    @inlinable
+    public static func skipPlainWords(_ bytes: UnsafeRawBufferPointer, from offset: Int, asciiOnly: Bool) -> (offset: Int, nonASCII: Bool) {
+        guard let base = bytes.baseAddress else { return (offset, false) }
+        var position = offset
+        var high: UInt64 = 0
+        while bytes.count - position >= 8 {
+            let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            if needsEscape(word) || (asciiOnly && hasNonASCII(word)) { break }
+            high |= word
+            position += 8
+        }
+        return (position, hasNonASCII(high))
+    }
+}
