@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import FerryCore
 
 /// Recognizes record lines that are already in canonical form and pass every check a line can pass on its own,
@@ -277,8 +282,15 @@ private struct Cursor {
     }
 
     private mutating func skip(_ literal: UnsafeRawBufferPointer) -> Bool {
-        guard literal.count <= bytes.count - offset else { return false }
-        for index in 0..<literal.count where bytes[offset + index] != literal[index] { return false }
+        guard literal.count <= bytes.count - offset, let base = bytes.baseAddress, let expected = literal.baseAddress else {
+            return literal.isEmpty
+        }
+        // Most literals are a few bytes, compared in place; a file's record tail (its type and zone) is long.
+        if literal.count < 16 {
+            for index in 0..<literal.count where bytes[offset + index] != literal[index] { return false }
+        } else {
+            guard memcmp(base + offset, expected, literal.count) == 0 else { return false }
+        }
         offset += literal.count
         return true
     }

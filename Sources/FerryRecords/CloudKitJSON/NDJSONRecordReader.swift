@@ -94,11 +94,7 @@ public struct NDJSONRecordReader {
                 return batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
             },
             consume: { (outputs: consuming [Output]) in
-                // Lent from the buffer: a subscript of the array itself would copy each output (a retain and a release of
-                // everything it holds, on the thread the workers wait for).
-                try outputs.withUnsafeBufferPointer { items in
-                    for index in items.indices { try consume(items[index]) }
-                }
+                for index in outputs.indices { try consume(outputs[index]) }
                 spent.release(outputs)
             })
     }
