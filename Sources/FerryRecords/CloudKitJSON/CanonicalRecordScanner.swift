@@ -1,9 +1,10 @@
+import FerryCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import FerryCore
 
 /// Recognizes record lines that are already in canonical form and pass every check a line can pass on its own,
 /// without decoding them into ``Record`` values: the fast path of `ferry verify`, whose bundles hold nothing else.
