@@ -64,15 +64,7 @@ final class RecordSpool {
         if let lastFile, lastKey == key {
             file = lastFile
         } else {
-            if let existing = files[key] {
-                file = existing
-            } else {
-                guard files.count <= FileLine.maxFile else {
-                    throw BundleError(.writeFailed, "more than \(FileLine.maxFile + 1) record files (record types times zones)")
-                }
-                file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
-                files[key] = file
-            }
+            file = try self.file(for: key)
             lastKey = key
             lastFile = file
         }
@@ -89,6 +81,17 @@ final class RecordSpool {
             file.hasher.update(newline)
         }
         return location
+    }
+
+    /// A key's file, made the first time the key is seen.
+    private func file(for key: Key) throws -> File {
+        if let existing = files[key] { return existing }
+        guard files.count <= FileLine.maxFile else {
+            throw BundleError(.writeFailed, "more than \(FileLine.maxFile + 1) record files (record types times zones)")
+        }
+        let file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
+        files[key] = file
+        return file
     }
 
     /// Closes every file and returns them.

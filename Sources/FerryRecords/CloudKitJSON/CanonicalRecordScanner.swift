@@ -56,8 +56,6 @@ public struct CanonicalRecordScanner {
     /// The field names and type tags of the line being scanned, each followed by a 0 byte: what
     /// ``RecordSchema/Layout`` hashes.
     private var fields: [UInt8] = []
-    /// The layout of the last line accepted.
-    private var layout: RecordSchema.Layout?
     private static let maxAcceptedLayouts = 16
 
     /// A scanner for the lines of one record file; `nil` when the file's type or zone is itself invalid or its type is
@@ -109,15 +107,7 @@ public struct CanonicalRecordScanner {
     /// - Parameter index: the line's index, recorded with its DELETE_SELF targets.
     /// - Returns: the record's key, or `nil` if the line is declined (and `facts` is left as it was).
     public mutating func accept(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> RecordKey? {
-        let deleteSelfCount = facts.deleteSelf.count
-        let assetCount = facts.assets.count
-        let referenceCount = facts.references.count
-        var cursor = Cursor(line)
-        if let key = scan(&cursor, line: index, into: &facts) { return key }
-        facts.deleteSelf.removeSubrange(deleteSelfCount...)
-        facts.assets.removeSubrange(assetCount...)
-        facts.references.removeSubrange(referenceCount...)
-        return nil
+        acceptWithLayout(line, index: index, into: &facts)?.key
     }
 
     /// Accepts a line like ``accept(_:index:into:)``; the record's key and layout (its type, zone, field names and
@@ -125,12 +115,19 @@ public struct CanonicalRecordScanner {
     public mutating func acceptWithLayout(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> (
         key: RecordKey, layout: RecordSchema.Layout
     )? {
-        guard let key = accept(line, index: index, into: &facts), let layout else { return nil }
-        return (key, layout)
+        let deleteSelfCount = facts.deleteSelf.count
+        let assetCount = facts.assets.count
+        let referenceCount = facts.references.count
+        var cursor = Cursor(line)
+        if let accepted = scan(&cursor, line: index, into: &facts) { return accepted }
+        facts.deleteSelf.removeSubrange(deleteSelfCount...)
+        facts.assets.removeSubrange(assetCount...)
+        facts.references.removeSubrange(referenceCount...)
+        return nil
     }
 
-    /// Scans a whole record line; the record's key, or `nil` to decline it.
-    private mutating func scan(_ cursor: inout Cursor, line: Int, into facts: inout Facts) -> RecordKey? {
+    /// Scans a whole record line; the record's key and layout, or `nil` to decline it.
+    private mutating func scan(_ cursor: inout Cursor, line: Int, into facts: inout Facts) -> (key: RecordKey, layout: RecordSchema.Layout)? {
         guard cursor.skip("{") else { return nil }
         if cursor.skip("\"created\":") {
             guard cursor.stamp(), cursor.skip(",") else { return nil }
@@ -161,17 +158,18 @@ public struct CanonicalRecordScanner {
             guard cursor.plainString() != nil else { return nil }
         }
         guard cursor.skip(",\"recordName\":"), let name = recordName(&cursor), cursor.skip(tail), cursor.isAtEnd,
-            size <= validator.limits.maxRecordBytes, layoutIsValid()
+            size <= validator.limits.maxRecordBytes, let layout = validLayout()
         else { return nil }
-        return seed.key(recordName: name)
+        return (seed.key(recordName: name), layout)
     }
 
-    /// Whether the fields just scanned are valid names of the schema's types: checked once per distinct layout.
-    private mutating func layoutIsValid() -> Bool {
+    /// The layout of the fields just scanned if they are valid names of the schema's types: checked once per distinct
+    /// layout.
+    private mutating func validLayout() -> RecordSchema.Layout? {
         if let index = acceptedLayouts.firstIndex(where: { $0.fields == fields }) {
-            layout = acceptedLayouts[index].layout
+            let layout = acceptedLayouts[index].layout
             if index > 0 { acceptedLayouts.swapAt(index, index - 1) }
-            return true
+            return layout
         }
         let parts = fields.split(separator: 0, omittingEmptySubsequences: false)
         var index = 0
@@ -180,14 +178,13 @@ public struct CanonicalRecordScanner {
             guard validator.identifierProblem(name, what: "field name") == nil, !RecordValidator.isReserved(name),
                 let type = FieldType(tag: String(decoding: parts[index + 1], as: UTF8.self)),
                 fieldTypes.map({ $0[name]?.accepts(type) == true }) ?? true
-            else { return false }
+            else { return nil }
             index += 2
         }
         let layout = RecordSchema.Layout(recordType: recordType, zoneID: zoneID, fields: fields)
         if acceptedLayouts.count == Self.maxAcceptedLayouts { acceptedLayouts.removeLast() }
         acceptedLayouts.insert((fields, layout), at: 0)
-        self.layout = layout
-        return true
+        return layout
     }
 
     /// Scans a field's value; the bytes it counts toward the record size, or `nil` to decline.
@@ -283,13 +280,11 @@ private struct Cursor {
     }
 
     private mutating func skip(_ literal: UnsafeRawBufferPointer) -> Bool {
-        guard literal.count <= bytes.count - offset, let base = bytes.baseAddress, let expected = literal.baseAddress else {
-            return literal.isEmpty
-        }
+        guard literal.count <= bytes.count - offset else { return false }
         // Most literals are a few bytes, compared in place; a file's record tail (its type and zone) is long.
         if literal.count < 16 {
             for index in 0..<literal.count where bytes[offset + index] != literal[index] { return false }
-        } else {
+        } else if let base = bytes.baseAddress, let expected = literal.baseAddress {
             guard memcmp(base + offset, expected, literal.count) == 0 else { return false }
         }
         offset += literal.count

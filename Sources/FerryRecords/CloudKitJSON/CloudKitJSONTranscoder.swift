@@ -255,8 +255,7 @@ public struct CloudKitJSONTranscoder {
         var tagged = false
         var valueOffset: Int?
         // A string or number value is read once, even before its type: most exporters write the value first.
-        var text: JSONRawString?
-        var number: JSONScanner.Number?
+        var scalar: ScalarToken?
         var first = true
         while let key = try scanner.nextRawKey(&first) {
             switch key {
@@ -269,26 +268,17 @@ public struct CloudKitJSONTranscoder {
             case "value":
                 guard valueOffset == nil else { return nil }
                 valueOffset = scanner.offset
-                switch try scanner.peek() {
-                case .string: text = try scanner.rawString()
-                case .number: number = try scanner.number()
-                default: try scanner.skipValue()
-                }
+                scalar = try ScalarToken(&scanner)
+                if scalar == nil { try scanner.skipValue() }
             default:
                 return nil
             }
         }
         guard let valueOffset else { return nil }
-        if let text, tag == .scalar(.string) {
-            fieldsOut.raw(FieldType.scalar(.string).openingJSON)
-            fieldsOut.string(text)
-            fieldsOut.byte(UInt8(ascii: "}"))
-            return true
-        }
-        if let number, case .scalar(let type)? = tag {
+        if let scalar, case .scalar(let type)? = tag {
             let start = fieldsOut.count
             fieldsOut.raw(FieldType.scalar(type).openingJSON)
-            if write(number, as: type) {
+            if write(scalar, as: type) {
                 fieldsOut.byte(UInt8(ascii: "}"))
                 return true
             }
@@ -355,35 +345,47 @@ public struct CloudKitJSONTranscoder {
     /// Writes one value of a type with a shortcut, as the decoder would read it; `false` for a form the decoder reads
     /// another way (a number in a string, say).
     private mutating func scalar(_ type: ScalarType, _ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer, zone: Int) throws -> Bool {
-        let kind = try scanner.peek()
         switch type {
-        case .string:
-            guard kind == .string else { return false }
-            fieldsOut.string(try scanner.rawString())
-        case .int64, .timestamp, .double:
-            guard kind == .number else { return false }
-            return write(try scanner.number(), as: type)
+        case .string, .int64, .timestamp, .double:
+            guard let scalar = try ScalarToken(&scanner) else { return false }
+            return write(scalar, as: type)
         case .reference:
             return try reference(&scanner, line, zone: zone)
         case .bytes, .asset, .location:
             return false
         }
-        return true
     }
 
-    /// Writes a number as a value of a numeric type, as the decoder would read it; `false` for a number the decoder
-    /// reads another way (or refuses), and for other types.
-    private mutating func write(_ number: JSONScanner.Number, as type: ScalarType) -> Bool {
-        switch (type, number) {
+    /// A string or number as read, before it is written as a value of some type.
+    private enum ScalarToken {
+        case string(JSONRawString)
+        case number(JSONScanner.Number)
+
+        /// Reads the next value if it is a string or a number; `nil` (having read nothing) for any other kind.
+        init?(_ scanner: inout JSONScanner) throws {
+            switch try scanner.peek() {
+            case .string: self = .string(try scanner.rawString())
+            case .number: self = .number(try scanner.number())
+            default: return nil
+            }
+        }
+    }
+
+    /// Writes a string or number as a value of a type, as the decoder would read it; `false` for a form the decoder
+    /// reads another way or refuses (a number in a string, a fraction as an integer, say), and for other types.
+    private mutating func write(_ scalar: ScalarToken, as type: ScalarType) -> Bool {
+        switch (type, scalar) {
+        case (.string, .string(let text)):
+            fieldsOut.string(text)
         // The decoder's rule (wholeNumber): integers, and doubles that are whole numbers in range.
-        case (.int64, .integer(let value)), (.timestamp, .integer(let value)):
+        case (.int64, .number(.integer(let value))), (.timestamp, .number(.integer(let value))):
             fieldsOut.integer(value)
-        case (.int64, .double(let value)), (.timestamp, .double(let value)):
+        case (.int64, .number(.double(let value))), (.timestamp, .number(.double(let value))):
             guard value.rounded() == value, let exact = Int64(exactly: value) else { return false }
             fieldsOut.integer(exact)
-        case (.double, .integer(let value)): fieldsOut.double(Double(value))
-        case (.double, .unsigned(let value)): fieldsOut.double(Double(value))
-        case (.double, .double(let value)): fieldsOut.double(value)
+        case (.double, .number(.integer(let value))): fieldsOut.double(Double(value))
+        case (.double, .number(.unsigned(let value))): fieldsOut.double(Double(value))
+        case (.double, .number(.double(let value))): fieldsOut.double(value)
         default: return false
         }
         return true

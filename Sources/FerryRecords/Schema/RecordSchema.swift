@@ -34,7 +34,7 @@ public struct RecordSchema: Sendable, Hashable {
         }
 
         /// The layout of a record of this type and zone whose field names and type tags are `fields`, each followed
-        /// by a 0 byte (``CanonicalRecordScanner/layout``).
+        /// by a 0 byte: what ``CanonicalRecordScanner`` collects from a line.
         public init(recordType: String, zoneID: ZoneID, fields: [UInt8]) {
             var hasher = Self.hasher(recordType: recordType, zoneID: zoneID)
             fields.withUnsafeBytes { hasher.combine(bytes: $0) }
