@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // zlib, through a system-library shim: raw DEFLATE for Core Data's model cache.
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // Zstandard, through a system-library shim: a .tar.zst bundle's multi-threaded compressor with small jobs.
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
         // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
         .target(
             name: "FerryCore",
@@ -75,7 +77,7 @@ let package = Package(
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryRecords", "CArchive", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FerryCore", "FerryRecords", "CArchive", "CZstd", .product(name: "Logging", package: "swift-log")]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(

@@ -39,5 +39,5 @@ ferry_pip() {
 ferry_build_dependencies() {
     command -v swift >/dev/null || { echo "error: the Swift toolchain is not on PATH" >&2; exit 1; }
     command -v python3 >/dev/null || ferry_apt python3 python3-pip
-    ferry_apt libarchive-dev libsqlite3-dev zlib1g-dev pkg-config zstd sqlite3
+    ferry_apt libarchive-dev libsqlite3-dev zlib1g-dev libzstd-dev pkg-config zstd sqlite3
 }

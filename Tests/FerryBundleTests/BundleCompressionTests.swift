@@ -5,7 +5,8 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// The compression stage: a tar archive's compressor runs on its own thread, fed in 1 MiB chunks through a queue.
+/// A tar archive's compressor runs beside the writing thread: gzip on a stage of its own fed 1 MiB chunks through a
+/// queue, Zstandard on its own workers in 1 MiB jobs.
 @Suite struct BundleCompressionTests {
     /// 24 MB of compressible, non-repeating text (many chunks, with entry boundaries inside chunks).
     static let manualText = TestBundles.compressibleText(count: 24 << 20, seed: 11)
@@ -46,6 +47,32 @@ import Testing
         }
         let identical = files[0] == files[1]
         #expect(identical, "two writes of the same \(format.rawValue) bundle differ")
+    }
+
+    @Test("the zstd tool checks a .tar.zst bundle's content checksum, and tar --zstd extracts its assets intact")
+    func zstdToolReadsTheBundle() throws {
+        let scratch = try Scratch()
+        let manual = try TestBundles.storeAsset(Self.manualText, in: scratch.file("assets"), fileName: "manual.txt")
+        var changes = try BundleRoundTripTests.changes(assets: scratch.file("assets"))
+        var truck = TestRecords.vehicle("Truck", index: 99)
+        truck.fields["manual"] = .asset(manual)
+        changes.append(.record(truck))
+        let path = scratch.file("b.tar.zst")
+        try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"))
+        let listing = try ProcessResult.run("/usr/bin/env", ["zstd", "-lv", path])
+        #expect(listing.status == 0, "\(listing.errors)")
+        #expect(listing.output.contains("Check: XXH64"), "no content checksum: \(listing.output)")
+        let tested = try ProcessResult.run("/usr/bin/env", ["zstd", "-t", path])
+        #expect(tested.status == 0, "zstd -t failed: \(tested.errors)")
+        // The tar inside holds the manual as it was written.
+        let extracted = scratch.file("x")
+        try FileManager.default.createDirectory(atPath: extracted, withIntermediateDirectories: true)
+        let untar = try ProcessResult.run("/usr/bin/tar", ["--zstd", "-xf", path, "-C", extracted])
+        #expect(untar.status == 0, "\(untar.errors)")
+        let hex = manual.sha256.hex
+        let stored = try Data(contentsOf: URL(fileURLWithPath: extracted + "/b/data/assets/sha256/\(hex.prefix(2))/\(hex)"))
+        let same = stored == Self.manualText  // not in #expect: it would print 24 MB
+        #expect(same, "the manual extracted by tar --zstd differs from the asset")
     }
 
     /// Gives an asset's bytes until `failAfter`, then fails as a disk would.

@@ -6,13 +6,15 @@ import Foundation
 ///
 /// Output is deterministic: every entry gets the same fixed mtime, owner 0:0, mode 0644 (0755 for directories), and
 /// gzip writes no timestamp. The caller streams each entry's bytes in order; nothing is held in memory. A tar
-/// archive's compression runs beside the caller: on a thread of its own (``CompressionStage``), or on Zstandard's own
-/// worker threads when they are asked for.
+/// archive's compression runs beside the caller: gzip on a thread of its own (``CompressionStage``), Zstandard on its
+/// own worker threads (``ZstdCompressor``).
 final class ArchiveWriter {
     private let handle: OpaquePointer
     private let sink: ArchiveSink
-    /// The compressor of a tar archive; `nil` for zip, which compresses inside the format.
+    /// The gzip compressor of a .tar.gz archive.
     private let stage: CompressionStage?
+    /// The Zstandard compressor of a .tar.zst archive.
+    private let zstd: ZstdCompressor?
     private var isOpen = true
     private let mtime: Int64
 
@@ -21,19 +23,23 @@ final class ArchiveWriter {
     ///   - file: the output; the writer flushes into it but does not close it.
     ///   - format: container and compression.
     ///   - mtime: the modification time given to every entry (seconds since 1970).
-    ///   - zstdThreads: Zstandard's own worker threads (0: compress on a ``CompressionStage``'s thread).
-    init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdThreads: Int = 0) throws {
+    ///   - zstdWorkers: Zstandard's worker threads (at least 1; the bytes do not depend on the count).
+    init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdWorkers: Int = 2) throws {
         ArchiveLocale.ensureUTF8()
-        // A tar archive compresses on a stage's thread, unless zstd's own workers are asked for: they already compress
-        // beside the caller, and a stage in front of them added 50 MB and time.
-        let inline: ArchiveCompression?
         switch format {
-        case .tarGzip: (stage, inline) = (try CompressionStage(file: file, compression: .gzip), nil)
-        case .tarZstd where zstdThreads == 0: (stage, inline) = (try CompressionStage(file: file, compression: .zstd(threads: 0)), nil)
-        case .tarZstd: (stage, inline) = (nil, .zstd(threads: zstdThreads))
-        case .zip: (stage, inline) = (nil, nil)
+        case .tarGzip: (stage, zstd) = (try CompressionStage(file: file), nil)
+        case .tarZstd: (stage, zstd) = (nil, try ZstdCompressor(file: file, workers: zstdWorkers))
+        case .zip: (stage, zstd) = (nil, nil)
         }
-        sink = stage.map { stage in ArchiveSink { try stage.write($0) } } ?? ArchiveSink { try file.write($0) }
+        sink = ArchiveSink { [stage, zstd] bytes in
+            if let stage {
+                try stage.write(bytes)
+            } else if let zstd {
+                try zstd.write(bytes)
+            } else {
+                try file.write(bytes)
+            }
+        }
         guard let handle = archive_write_new() else {
             stage?.abandon()
             throw BundleError(.writeFailed, "libarchive could not allocate a writer")
@@ -48,7 +54,6 @@ final class ArchiveWriter {
                 try check(archive_write_set_format_zip(handle), "set zip format")
                 try check(archive_write_set_options(handle, "zip:compression=deflate"), "set zip options")
             }
-            try inline?.add(to: handle, sink)
             try sink.open(handle)
         } catch {
             archive_write_free(handle)
@@ -104,6 +109,7 @@ final class ArchiveWriter {
             throw BundleError(.writeFailed, "finishing the archive failed: \(ArchiveStatus.message(handle))")
         }
         try stage?.close()
+        try zstd?.close()
     }
 
     private func writeHeader(_ path: String, type: UInt32, permissions: UInt32, size: Int64) throws {

@@ -2,17 +2,16 @@ import CArchive
 import FerryCore
 import Foundation
 
-/// Compresses a byte stream on a thread of its own, so that the thread producing the stream (reading the spool and
-/// the assets, framing tar entries) runs beside the compressor instead of waiting for it.
+/// Compresses a byte stream with gzip on a thread of its own, so that the thread producing the stream (reading the
+/// spool and the assets, framing tar entries) runs beside the compressor instead of waiting for it.
 ///
-/// The bytes go through libarchive's `raw` format with the one compression filter, on a thread that takes 1 MiB
-/// chunks from a queue of four: the memory added is those 4 MiB, where Zstandard's own worker threads add about 40 MB
-/// for one worker (measured). The compressor sees the same bytes in the same order as when it ran inline, and
-/// both zstd and gzip write the same output however their input is split, so bundles stay byte-identical and
-/// reproducible.
+/// The bytes go through libarchive's `raw` format with its gzip filter (no timestamp), on a thread that takes 1 MiB
+/// chunks from a queue of four: the memory added is those 4 MiB. gzip writes the same output however its input is
+/// split, so bundles stay byte-identical and reproducible. (Zstandard has worker threads of its own:
+/// ``ZstdCompressor``.)
 ///
 /// ```swift
-/// let stage = try CompressionStage(file: output, compression: .zstd(threads: 0))
+/// let stage = try CompressionStage(file: output)
 /// try stage.write(tarBytes)   // any number of times
 /// try stage.close()           // flushes the compressor into `output`
 /// ```
@@ -42,7 +41,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
     private var isOpen = true
 
     /// Starts the stage's thread, writing compressed bytes to `file`.
-    init(file: OutputFile, compression: ArchiveCompression) throws {
+    init(file: OutputFile) throws {
         guard let handle = archive_write_new() else { throw BundleError(.writeFailed, "libarchive could not allocate a compressor") }
         self.handle = handle
         sink = ArchiveSink { try file.write($0) }
@@ -50,7 +49,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         free = Array(1..<Self.depth)
         current = 0
         do {
-            try open(compression)
+            try open()
         } catch {
             archive_write_free(handle)
             for chunk in chunks { chunk.deallocate() }
@@ -122,9 +121,10 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         archive_write_free(handle)
     }
 
-    private func open(_ compression: ArchiveCompression) throws {
+    private func open() throws {
         try sink.check(archive_write_set_format_raw(handle), "set the raw format", handle)
-        try compression.add(to: handle, sink)
+        try sink.check(archive_write_add_filter_gzip(handle), "add gzip", handle)
+        try sink.check(archive_write_set_options(handle, "gzip:!timestamp"), "set gzip options", handle)
         try sink.open(handle)
         // The raw format writes one entry's data and nothing else; the header only opens the entry.
         guard let entry = archive_entry_new() else { throw BundleError(.writeFailed, "libarchive could not allocate an entry") }

@@ -49,8 +49,8 @@ struct Copy: AsyncParsableCommand {
 
     @Option(
         help: """
-            Zstandard compression threads for a .tar.zst bundle. Any count from 2 up gives the same bytes and costs \
-            about 60 MB of memory; 1 compresses on one thread beside the writing thread.
+            Zstandard compression threads for a .tar.zst bundle, beside the thread that frames the entries. Every \
+            count gives the same bytes; each thread costs a few MB of memory.
             """)
     var threads: Int = 2
 
@@ -104,7 +104,7 @@ struct Copy: AsyncParsableCommand {
             }
             return try CopyToBundle(
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
-                tempDir: tempDir, zstdThreads: threads > 1 ? threads : 0, dryRun: dryRun
+                tempDir: tempDir, zstdThreads: threads, dryRun: dryRun
             ).run(console: console, started: started)
         case .localStore:
             guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {
