@@ -12,11 +12,11 @@ public enum TestBundles {
     @discardableResult
     public static func write(
         _ changes: [RecordChange], to path: String, assetDirectory: String? = nil, format: ArchiveFormat? = nil,
-        zstdThreads: Int? = nil
+        zstdWorkers: Int? = nil
     ) throws -> BundleSummary {
         var options = BundleWriter.Options(source: .init(kind: "test", description: "TestBundles"))
         options.format = format
-        if let zstdThreads { options.zstdThreads = zstdThreads }
+        if let zstdWorkers { options.zstdWorkers = zstdWorkers }
         options.softwareAgent = "ferry-tests"
         let provider = try assetDirectory.map { try DirectoryAssetProvider(root: $0) }
         let writer = try BundleWriter(path: path, options: options, assets: provider)

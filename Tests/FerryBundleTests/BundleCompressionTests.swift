@@ -5,7 +5,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// A tar archive's compressor runs beside the writing thread: gzip on a stage of its own fed 1 MiB chunks through a
+/// A tar archive's compressor runs beside the writing thread: gzip on a thread of its own fed 1 MiB chunks through a
 /// queue, Zstandard on its own workers in 1 MiB jobs.
 @Suite struct BundleCompressionTests {
     /// 24 MB of compressible, non-repeating text (many chunks, with entry boundaries inside chunks).
@@ -26,11 +26,7 @@ import Testing
         arguments: ArchiveFormat.allCases)
     func manyChunksRoundTrip(format: ArchiveFormat) throws {
         let scratch = try Scratch()
-        let manual = try TestBundles.storeAsset(Self.manualText, in: scratch.file("assets"), fileName: "manual.txt")
-        var changes = try BundleRoundTripTests.changes(assets: scratch.file("assets"))
-        var truck = TestRecords.vehicle("Truck", index: 99)
-        truck.fields["manual"] = .asset(manual)
-        changes.append(.record(truck))
+        let (changes, manual) = try BundleRoundTripTests.changes(assets: scratch.file("assets"), manual: Self.manualText)
         var files: [Data] = []
         for attempt in 0..<2 {
             try FileManager.default.createDirectory(atPath: scratch.file("\(attempt)"), withIntermediateDirectories: true)
@@ -52,11 +48,7 @@ import Testing
     @Test("the zstd tool checks a .tar.zst bundle's content checksum, and tar --zstd extracts its assets intact")
     func zstdToolReadsTheBundle() throws {
         let scratch = try Scratch()
-        let manual = try TestBundles.storeAsset(Self.manualText, in: scratch.file("assets"), fileName: "manual.txt")
-        var changes = try BundleRoundTripTests.changes(assets: scratch.file("assets"))
-        var truck = TestRecords.vehicle("Truck", index: 99)
-        truck.fields["manual"] = .asset(manual)
-        changes.append(.record(truck))
+        let (changes, manual) = try BundleRoundTripTests.changes(assets: scratch.file("assets"), manual: Self.manualText)
         let path = scratch.file("b.tar.zst")
         try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"))
         let listing = try ProcessResult.run("/usr/bin/env", ["zstd", "-lv", path])

@@ -18,6 +18,16 @@ import Testing
         return changes
     }
 
+    /// ``changes(assets:)`` and a truck whose manual is `text`, an asset large enough to span many compression chunks.
+    static func changes(assets: String, manual text: Data) throws -> (changes: [RecordChange], manual: Asset) {
+        var changes = try Self.changes(assets: assets)
+        let manual = try TestBundles.storeAsset(text, in: assets, fileName: "manual.txt")
+        var truck = TestRecords.vehicle("Truck", index: 99)
+        truck.fields["manual"] = .asset(manual)
+        changes.append(.record(truck))
+        return (changes, manual)
+    }
+
     @Test(arguments: ArchiveFormat.allCases)
     func writesAndReadsBackEveryRecordByteForByte(format: ArchiveFormat) throws {
         let scratch = try Scratch()
@@ -72,17 +82,13 @@ import Testing
     /// compression jobs.
     @Test func zstdBundlesDoNotDependOnTheThreadCount() throws {
         let scratch = try Scratch()
-        var changes = try Self.changes(assets: scratch.file("assets"))
         let text = TestBundles.compressibleText(count: 6 << 20, seed: 7)
-        let manual = try TestBundles.storeAsset(text, in: scratch.file("assets"), fileName: "manual.txt")
-        var truck = TestRecords.vehicle("Truck", index: 99)
-        truck.fields["manual"] = .asset(manual)
-        changes.append(.record(truck))
+        let (changes, _) = try Self.changes(assets: scratch.file("assets"), manual: text)
         var files: [[UInt8]] = []
         for threads in [1, 2, 5] {
             let path = scratch.file("\(threads)/b.tar.zst")
             try FileManager.default.createDirectory(atPath: scratch.file("\(threads)"), withIntermediateDirectories: true)
-            let summary = try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"), zstdThreads: threads)
+            let summary = try TestBundles.write(changes, to: path, assetDirectory: scratch.file("assets"), zstdWorkers: threads)
             #expect(summary.payloadBytes > 4 << 20, "the payload should span several 1 MiB zstd jobs")
             files.append([UInt8](try scratch.read("\(threads)/b.tar.zst")))
         }

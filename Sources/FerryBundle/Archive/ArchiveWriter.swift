@@ -6,15 +6,13 @@ import Foundation
 ///
 /// Output is deterministic: every entry gets the same fixed mtime, owner 0:0, mode 0644 (0755 for directories), and
 /// gzip writes no timestamp. The caller streams each entry's bytes in order; nothing is held in memory. A tar
-/// archive's compression runs beside the caller: gzip on a thread of its own (``CompressionStage``), Zstandard on its
-/// own worker threads (``ZstdCompressor``).
+/// archive's compression runs beside the caller (``StreamCompressor``): gzip on a thread of its own
+/// (``GzipCompressor``), Zstandard on its own worker threads (``ZstdCompressor``).
 final class ArchiveWriter {
     private let handle: OpaquePointer
     private let sink: ArchiveSink
-    /// The gzip compressor of a .tar.gz archive.
-    private let stage: CompressionStage?
-    /// The Zstandard compressor of a .tar.zst archive.
-    private let zstd: ZstdCompressor?
+    /// A tar archive's compressor; `nil` for zip, which compresses inside the format.
+    private let compressor: (any StreamCompressor)?
     private var isOpen = true
     private let mtime: Int64
 
@@ -26,22 +24,16 @@ final class ArchiveWriter {
     ///   - zstdWorkers: Zstandard's worker threads (at least 1; the bytes do not depend on the count).
     init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdWorkers: Int = 2) throws {
         ArchiveLocale.ensureUTF8()
-        switch format {
-        case .tarGzip: (stage, zstd) = (try CompressionStage(file: file), nil)
-        case .tarZstd: (stage, zstd) = (nil, try ZstdCompressor(file: file, workers: zstdWorkers))
-        case .zip: (stage, zstd) = (nil, nil)
-        }
-        sink = ArchiveSink { [stage, zstd] bytes in
-            if let stage {
-                try stage.write(bytes)
-            } else if let zstd {
-                try zstd.write(bytes)
-            } else {
-                try file.write(bytes)
+        let compressor: (any StreamCompressor)? =
+            switch format {
+            case .tarGzip: try GzipCompressor(file: file)
+            case .tarZstd: try ZstdCompressor(file: file, workers: zstdWorkers)
+            case .zip: nil
             }
-        }
+        self.compressor = compressor
+        sink = compressor.map { compressor in ArchiveSink { try compressor.write($0) } } ?? ArchiveSink { try file.write($0) }
         guard let handle = archive_write_new() else {
-            stage?.abandon()
+            compressor?.abandon()
             throw BundleError(.writeFailed, "libarchive could not allocate a writer")
         }
         self.handle = handle
@@ -57,7 +49,7 @@ final class ArchiveWriter {
             try sink.open(handle)
         } catch {
             archive_write_free(handle)
-            stage?.abandon()
+            compressor?.abandon()
             throw error
         }
     }
@@ -68,7 +60,7 @@ final class ArchiveWriter {
             sink.error = sink.error ?? BundleError(.writeFailed, "the archive was abandoned")
             archive_write_free(handle)
         }
-        stage?.abandon()
+        compressor?.abandon()
     }
 
     /// Starts a regular file entry of `size` bytes; write exactly that many bytes next.
@@ -101,15 +93,14 @@ final class ArchiveWriter {
         let status = archive_write_close(handle)
         defer { archive_write_free(handle) }
         if let error = sink.error {
-            stage?.abandon()
+            compressor?.abandon()
             throw error
         }
         guard status == ARCHIVE_OK else {
-            stage?.abandon()
+            compressor?.abandon()
             throw BundleError(.writeFailed, "finishing the archive failed: \(ArchiveStatus.message(handle))")
         }
-        try stage?.close()
-        try zstd?.close()
+        try compressor?.close()
     }
 
     private func writeHeader(_ path: String, type: UInt32, permissions: UInt32, size: Int64) throws {

@@ -14,7 +14,7 @@ import FerryCore
 /// try zstd.write(tarBytes)  // any number of times
 /// try zstd.close()          // ends the frame and flushes it into `output`
 /// ```
-final class ZstdCompressor {
+final class ZstdCompressor: StreamCompressor {
     /// The compression level (`tar --zstd` and libarchive use Zstandard's default, 3).
     static let level: Int32 = 3
     /// Bytes of input per job (the smallest Zstandard allows is 512 KiB).
@@ -75,6 +75,9 @@ final class ZstdCompressor {
         var input = ZSTD_inBuffer(src: nil, size: 0, pos: 0)
         while try step(&input, ZSTD_e_end) > 0 {}
     }
+
+    /// Stops without ending the frame: later writes are refused, and what the workers still hold is dropped.
+    func abandon() { isOpen = false }
 
     /// Runs the compressor once and writes what it produced; returns what it has still to flush.
     @discardableResult

@@ -38,7 +38,7 @@ public final class BundleWriter {
         ///
         /// The bytes do not depend on the count (Zstandard's multi-threaded output does not), so bundles stay
         /// reproducible across machines. Each worker costs a few MB of buffers (1 MiB jobs, ``ZstdCompressor``).
-        public var zstdThreads = 2
+        public var zstdWorkers = 2
         /// The program name written into the bag.
         public var softwareAgent = "ferry"
         /// Admit and count everything, but write no bundle (scratch files are written and removed as in a real run).
@@ -274,7 +274,7 @@ public final class BundleWriter {
         let base = ArchiveFormat.baseName(of: URL(fileURLWithPath: path).lastPathComponent)
         let archive = try ArchiveWriter(
             file: file, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970),
-            zstdWorkers: options.zstdThreads)
+            zstdWorkers: options.zstdWorkers)
         try archive.file("\(base)/\(BundleLayout.bagitFile)", contents: BagIt.declaration)
         try archive.file("\(base)/\(BundleLayout.bagInfoFile)", contents: plan.bagInfoBytes)
         try archive.file("\(base)/\(BundleLayout.payloadManifestFile)", contents: plan.payloadManifest)

@@ -104,7 +104,7 @@ struct Copy: AsyncParsableCommand {
             }
             return try CopyToBundle(
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
-                tempDir: tempDir, zstdThreads: threads, dryRun: dryRun
+                tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun
             ).run(console: console, started: started)
         case .localStore:
             guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {

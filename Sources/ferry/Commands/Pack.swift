@@ -79,7 +79,7 @@ struct Pack: AsyncParsableCommand {
         options.format = format
         options.temporaryDirectory = tempDir
         options.softwareAgent = "ferry \(Ferry.version)"
-        options.zstdThreads = threads
+        options.zstdWorkers = threads
         options.dryRun = dryRun
         let writer = try BundleWriter(path: output, options: options, assets: provider)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)

@@ -13,7 +13,7 @@ struct CopyToBundle {
     var rejectFile: String?
     var createdAt: String?
     var tempDir: String?
-    var zstdThreads: Int
+    var zstdWorkers: Int
     var dryRun: Bool
 
     func run(console: Console, started: Date) throws -> Int32 {
@@ -21,7 +21,7 @@ struct CopyToBundle {
         options.format = format
         options.temporaryDirectory = tempDir
         options.softwareAgent = "ferry \(Ferry.version)"
-        options.zstdThreads = zstdThreads
+        options.zstdWorkers = zstdWorkers
         options.dryRun = dryRun
         let writer = try BundleWriter(path: target, options: options, assets: source.assets)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)

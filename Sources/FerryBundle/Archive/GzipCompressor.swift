@@ -11,15 +11,15 @@ import Foundation
 /// ``ZstdCompressor``.)
 ///
 /// ```swift
-/// let stage = try CompressionStage(file: output)
-/// try stage.write(tarBytes)   // any number of times
-/// try stage.close()           // flushes the compressor into `output`
+/// let gzip = try GzipCompressor(file: output)
+/// try gzip.write(tarBytes)   // any number of times
+/// try gzip.close()           // flushes the compressor into `output`
 /// ```
-final class CompressionStage: @unchecked Sendable {  // the queue's state is guarded by `condition`; see each member
+final class GzipCompressor: StreamCompressor, @unchecked Sendable {  // the queue's state is guarded by `condition`; see each member
     private static let chunkSize = 1 << 20
     private static let depth = 4
 
-    /// libarchive's writer; used only by the stage's thread until that thread has ended.
+    /// libarchive's writer; used only by the compressor's thread until that thread has ended.
     private let handle: OpaquePointer
     private let sink: ArchiveSink
     /// The chunk buffers; which of them each side holds is in the guarded state.
@@ -33,14 +33,14 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
     private var ended = false
     /// Guarded by `condition`: the first failure of the compressor or the output.
     private var failure: (any Error)?
-    /// Signalled when the stage's thread has finished.
+    /// Signalled when the compressor's thread has finished.
     private let stopped = DispatchSemaphore(value: 0)
     /// The producer's side: the chunk being filled and how full it is.
     private var current: Int
     private var filled = 0
     private var isOpen = true
 
-    /// Starts the stage's thread, writing compressed bytes to `file`.
+    /// Starts the compressor's thread, writing compressed bytes to `file`.
     init(file: OutputFile) throws {
         guard let handle = archive_write_new() else { throw BundleError(.writeFailed, "libarchive could not allocate a compressor") }
         self.handle = handle
@@ -79,7 +79,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         }
     }
 
-    /// Compresses what is left, ends the compressed stream and waits for the stage's thread.
+    /// Compresses what is left, ends the compressed stream and waits for the compressor's thread.
     /// - Throws: the compressor's or the output's first failure.
     func close() throws {
         guard isOpen else { return }
@@ -88,14 +88,14 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         if let failure = condition.withLock({ failure }) { throw failure }
     }
 
-    /// Stops the stage without finishing the stream (the output is to be discarded).
+    /// Stops the compressor without finishing the stream (the output is to be discarded).
     func abandon() {
         guard isOpen else { return }
         fail(BundleError(.writeFailed, "the archive was abandoned"))
         finish()
     }
 
-    /// Gives the filled chunk to the stage's thread and takes a free one (waiting for one unless this is the last).
+    /// Gives the filled chunk to the compressor's thread and takes a free one (waiting for one unless this is the last).
     private func handOver(last: Bool = false) throws {
         condition.lock()
         defer { condition.unlock() }
@@ -134,7 +134,7 @@ final class CompressionStage: @unchecked Sendable {  // the queue's state is gua
         try sink.check(archive_write_header(handle, entry), "start the compressed stream", handle)
     }
 
-    /// The stage's thread: compresses chunks in order until the queue ends, then ends the compressed stream.
+    /// The compressor's thread: compresses chunks in order until the queue ends, then ends the compressed stream.
     private func run() {
         while true {
             condition.lock()
