@@ -13,6 +13,8 @@ public final class AtomicOutputFile {
     public let path: String
     /// The temporary path being written.
     public let temporaryPath: String
+    /// The directory both paths are in.
+    private let directory: String
     /// The writer for the temporary file.
     public let file: OutputFile
     private let token: Int
@@ -23,7 +25,7 @@ public final class AtomicOutputFile {
     public init(path: String) throws {
         self.path = path
         let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
+        directory = url.deletingLastPathComponent().path
         let name = url.lastPathComponent
         var attempt = 0
         while true {
@@ -43,7 +45,8 @@ public final class AtomicOutputFile {
         if !finished { discard() }
     }
 
-    /// Flushes, syncs and renames the temporary file to the final path.
+    /// Flushes, syncs and renames the temporary file to the final path, then syncs the directory so that the rename
+    /// survives a crash too.
     public func commit() throws {
         guard !finished else { return }
         do {
@@ -58,6 +61,17 @@ public final class AtomicOutputFile {
         }
         finished = true
         CleanupRegistry.unregister(token)
+        try syncDirectory()
+    }
+
+    /// Syncs the directory's entries (filesystems that cannot, such as some network ones, are skipped).
+    private func syncDirectory() throws {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SystemError.current.coreError("open directory", path: directory, writing: true) }
+        defer { _ = close(fd) }
+        guard fsync(fd) == 0 || errno == EINVAL || errno == EROFS else {
+            throw SystemError.current.coreError("fsync directory", path: directory, writing: true)
+        }
     }
 
     /// Deletes the temporary file; the final path is left as it was.
