@@ -118,6 +118,9 @@ final class RecordLedger {
         var owner: Int32?
         var danglingFrom: Set<Int32> = []
         var deleteSelfCount = 0
+        // Most references repeat the edge before them (a type's records point at the same parent type): comparing
+        // with it skips hashing one per reference on this single thread.
+        var lastEdge: RecordTypeGraph.Edge?
         try sorter.forEachSorted { entry in
             if group.map({ $0.high != entry.high || $0.low != entry.low }) ?? true {
                 group = (entry.high, entry.low)
@@ -136,7 +139,11 @@ final class RecordLedger {
             }
             let child = Int32(bitPattern: UInt32(truncatingIfNeeded: entry.extra >> 32))
             if let owner {
-                if owner != child { resolution.edges.insert(RecordTypeGraph.Edge(child: child, parent: owner)) }
+                let edge = RecordTypeGraph.Edge(child: child, parent: owner)
+                if owner != child, edge != lastEdge {
+                    resolution.edges.insert(edge)
+                    lastEdge = edge
+                }
             } else if danglingFrom.insert(child).inserted {
                 resolution.danglingReferences += 1
             }

@@ -199,7 +199,7 @@ public final class BundleWriter {
         let output = try AtomicOutputFile(path: path)
         do {
             try write(plan, to: output.file, progress: progress)
-            try output.commit()
+            try spool.remove(whileRunning: output.commit)
         } catch {
             output.discard()
             throw error

@@ -1,5 +1,7 @@
+import Dispatch
 import FerryCore
 import FerryRecords
+import Foundation
 
 /// Scratch NDJSON files, one per (record type, zone) and one per zone for deletions, filled while records arrive in
 /// any order and copied into the bundle in dependency order at the end.
@@ -113,6 +115,22 @@ final class RecordSpool {
         lastFile = nil
         files = [:]
         directory.remove()
+    }
+
+    /// Removes the scratch files on another thread while `body` runs, and waits for both (after ``finish()``, once the
+    /// files have been copied): `body` is the output's sync, which waits on the disk and leaves time for the unlinks.
+    func remove<Result>(whileRunning body: () throws -> Result) rethrows -> Result {
+        let path = directory.path
+        let removed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? FileManager.default.removeItem(atPath: path)
+            removed.signal()
+        }
+        defer {
+            removed.wait()
+            remove()
+        }
+        return try body()
     }
 
     /// Calls `body` with each line of a finished segment (without its newline) and its 0-based number.

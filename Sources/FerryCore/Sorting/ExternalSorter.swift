@@ -88,18 +88,22 @@ public final class ExternalSorter<Element: BitwiseCopyable & Comparable> {
     @inlinable
     func merge(_ visit: (Element) throws -> Void) throws {
         let readers = try runs.map { try RunReader(path: $0) }
-        var heads: [(element: Element, run: Int)] = []
-        for index in readers.indices {
-            if let element = try readers[index].next() { heads.append((element, index)) }
+        // Each head keeps its reader unretained (`readers` keeps them alive): a retained reference taken from the
+        // array would cost a retain and a release per value, and this loop runs once per value on one thread.
+        var heads: [(element: Element, reader: Unmanaged<RunReader>)] = []
+        for reader in readers {
+            if let element = try reader.next() { heads.append((element, .passUnretained(reader))) }
         }
-        // Few runs (one per buffer of values): a linear search for the smallest head is enough.
-        while let smallest = heads.indices.min(by: { heads[$0].element < heads[$1].element }) {
-            let (element, run) = heads[smallest]
-            try visit(element)
-            if let next = try readers[run].next() {
-                heads[smallest] = (next, run)
-            } else {
-                heads.remove(at: smallest)
+        try withExtendedLifetime(readers) {
+            // Few runs (one per buffer of values): a linear search for the smallest head is enough.
+            while let smallest = heads.indices.min(by: { heads[$0].element < heads[$1].element }) {
+                let (element, reader) = heads[smallest]
+                try visit(element)
+                if let next = try reader._withUnsafeGuaranteedRef({ try $0.next() }) {
+                    heads[smallest].element = next
+                } else {
+                    heads.remove(at: smallest)
+                }
             }
         }
     }
