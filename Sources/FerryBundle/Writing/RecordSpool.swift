@@ -1,7 +1,5 @@
-import Dispatch
 import FerryCore
 import FerryRecords
-import Foundation
 
 /// Scratch NDJSON files, one per (record type, zone) and one per zone for deletions, filled while records arrive in
 /// any order and copied into the bundle in dependency order at the end.
@@ -117,20 +115,11 @@ final class RecordSpool {
         directory.remove()
     }
 
-    /// Removes the scratch files on another thread while `body` runs, and waits for both (after ``finish()``, once the
-    /// files have been copied): `body` is the output's sync, which waits on the disk and leaves time for the unlinks.
+    /// Removes the scratch files on another thread while `body` runs (after ``finish()``, once they have been copied).
+    ///
+    /// ``remove()`` still forgets the files.
     func remove<Result>(whileRunning body: () throws -> Result) rethrows -> Result {
-        let path = directory.path
-        let removed = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            try? FileManager.default.removeItem(atPath: path)
-            removed.signal()
-        }
-        defer {
-            removed.wait()
-            remove()
-        }
-        return try body()
+        try directory.remove(whileRunning: body)
     }
 
     /// Calls `body` with each line of a finished segment (without its newline) and its 0-based number.

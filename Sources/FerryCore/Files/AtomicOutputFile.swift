@@ -64,14 +64,12 @@ public final class AtomicOutputFile {
         try syncDirectory()
     }
 
-    /// Syncs the directory's entries (filesystems that cannot, such as some network ones, are skipped).
+    /// Syncs the directory's entries.
     private func syncDirectory() throws {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw SystemError.current.coreError("open directory", path: directory, writing: true) }
         defer { _ = close(fd) }
-        guard fsync(fd) == 0 || errno == EINVAL || errno == EROFS else {
-            throw SystemError.current.coreError("fsync directory", path: directory, writing: true)
-        }
+        try OutputFile.sync(descriptor: fd, path: directory)
     }
 
     /// Deletes the temporary file; the final path is left as it was.

@@ -82,6 +82,11 @@ public final class OutputFile {
     /// Flushes and asks the kernel to put the file on disk.
     public func sync() throws {
         try flush()
+        try Self.sync(descriptor: fd, path: path)
+    }
+
+    /// Asks the kernel to put an open file or directory on disk; a filesystem that cannot (EINVAL, EROFS) is skipped.
+    static func sync(descriptor fd: Int32, path: String) throws {
         guard fsync(fd) == 0 || errno == EINVAL || errno == EROFS else {
             throw SystemError.current.coreError("fsync", path: path, writing: true)
         }

@@ -44,6 +44,23 @@ public final class TemporaryDirectory {
         forget()
     }
 
+    /// Removes the directory and its files on another thread while `body` runs, and returns once both are done: for
+    /// work that waits on something else (an output's sync) and leaves time for the unlinks.
+    public func remove<Result>(whileRunning body: () throws -> Result) rethrows -> Result {
+        guard !keep else { return try body() }
+        let path = self.path
+        let removed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? FileManager.default.removeItem(atPath: path)
+            removed.signal()
+        }
+        defer {
+            removed.wait()
+            forget()
+        }
+        return try body()
+    }
+
     /// A path inside the directory.
     public func file(_ name: String) -> String { "\(path)/\(name)" }
 }
