@@ -43,6 +43,9 @@ public final class BundleWriter {
         public var softwareAgent = "ferry"
         /// Admit and count everything, but write no bundle (scratch files are written and removed as in a real run).
         public var dryRun = false
+        /// The run's inputs and outputs, which the bundle may not replace (checked when the writer is made, and
+        /// again before the rename); `nil` to check nothing.
+        public var files: InputFiles?
 
         /// Creates options.
         public init(source: BundleManifest.Source) {
@@ -87,6 +90,8 @@ public final class BundleWriter {
     ///   - options: format, time, source and limits.
     ///   - assets: where asset bytes come from; without it, records with assets are rejected.
     public init(path: String, options: Options, assets: (any AssetProvider)?) throws {
+        // Refused now rather than after reading everything: a path that names an input (in dry runs too).
+        try options.files?.claim(output: path, as: Self.role)
         self.path = path
         self.options = options
         format = options.format ?? ArchiveFormat(fileName: path) ?? .tarGzip
@@ -96,6 +101,9 @@ public final class BundleWriter {
             memoryLimit: options.admissionMemoryLimit, deleteSelfLimit: options.validator.limits.maxDeleteSelfReferencesPerTarget,
             temporaryDirectory: options.temporaryDirectory)
     }
+
+    /// What the output is called in errors.
+    private static let role = "the bundle"
 
     /// What prepares changes for this writer, on any thread.
     public var preparer: ChangePreparer { ChangePreparer(validator: options.validator) }
@@ -196,7 +204,7 @@ public final class BundleWriter {
         if options.dryRun { return summary }
         // What admission needed is gone; hand the memory back before compression threads allocate theirs.
         ProcessMemory.returnFreedMemory()
-        let output = try AtomicOutputFile(path: path)
+        let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role)
         do {
             try write(plan, to: output.file, progress: progress)
             try spool.remove(whileRunning: output.commit)

@@ -9,6 +9,7 @@ public struct CoreError: FerryError {
             case writeFailed = "write-failed"
             case jsonSyntax = "json-syntax"
             case lineTooLong = "line-too-long"
+            case outputReplacesInput = "output-replaces-input"
         }
 
         private let base: Base
@@ -26,6 +27,8 @@ public struct CoreError: FerryError {
         public static let jsonSyntax = Code(.jsonSyntax)
         /// A line of an NDJSON file is longer than the configured limit.
         public static let lineTooLong = Code(.lineTooLong)
+        /// An output's path names one of the run's inputs, or another output: writing it would replace that file.
+        public static let outputReplacesInput = Code(.outputReplacesInput)
 
         public var description: String { "core.\(base.rawValue)" }
 
@@ -35,6 +38,7 @@ public struct CoreError: FerryError {
             case .permissionDenied: .permission
             case .readFailed, .jsonSyntax, .lineTooLong: .dataError
             case .writeFailed: .cannotCreate
+            case .outputReplacesInput: .usage
             }
         }
     }

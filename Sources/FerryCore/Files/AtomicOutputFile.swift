@@ -19,11 +19,22 @@ public final class AtomicOutputFile {
     public let file: OutputFile
     private let token: Int
     private var finished = false
+    /// The run's inputs and outputs, which the rename may not replace, and what this output is called in errors.
+    private let files: InputFiles?
+    private let role: String
 
     /// Starts writing `path` under a temporary name beside it.
-    /// - Throws: ``CoreError`` when the directory does not exist or is not writable.
-    public init(path: String) throws {
+    /// - Parameters:
+    ///   - files: the run's inputs and outputs: `path` is claimed there when the file is opened, and checked again
+    ///     before the rename, so that the output never replaces an input or another output.
+    ///   - role: what the output is, for errors ("the bundle").
+    /// - Throws: ``CoreError`` when the directory does not exist or is not writable, or when `path` names one of
+    ///   `files` (`outputReplacesInput`).
+    public init(path: String, files: InputFiles? = nil, as role: String = "the output") throws {
         self.path = path
+        self.files = files
+        self.role = role
+        try files?.claim(output: path, as: role)
         let url = URL(fileURLWithPath: path)
         directory = url.deletingLastPathComponent().path
         let name = url.lastPathComponent
@@ -50,6 +61,8 @@ public final class AtomicOutputFile {
     public func commit() throws {
         guard !finished else { return }
         do {
+            // An input found during the run (an asset) may be the file the rename would replace.
+            try files?.check(output: path, as: role)
             try file.sync()
             try file.close()
             guard rename(temporaryPath, path) == 0 else {

@@ -17,6 +17,8 @@ public final class DirectoryAssetProvider: AssetProvider {
     public let root: String
     private let realRoot: String
     private let state = Mutex(State())
+    /// Where the files read are listed as inputs, so that no output of the run replaces an asset.
+    private let files: InputFiles?
 
     private struct State {
         var byPath: [String: Entry] = [:]
@@ -31,9 +33,11 @@ public final class DirectoryAssetProvider: AssetProvider {
     }
 
     /// Uses files under `root`.
+    /// - Parameter files: where each asset file is listed as an input when it is first read.
     /// - Throws: ``RecordError`` when the directory does not exist.
-    public init(root: String) throws {
+    public init(root: String, files: InputFiles? = nil) throws {
         self.root = root
+        self.files = files
         guard let resolved = Self.realPath(root), Self.isDirectory(resolved) else {
             throw CoreError(.fileNotFound, "\(root): the assets directory does not exist")
         }
@@ -50,6 +54,7 @@ public final class DirectoryAssetProvider: AssetProvider {
         }
         let full = try checkedPath(path)
         let file = try AssetFile(hashing: full, fileName: fileName ?? String(path.split(separator: "/").last ?? Substring(path)))
+        files?.add(file.signature.identity, as: "the asset \(root)/\(path)")
         let entry = Entry(path: full, asset: file.asset, signature: file.signature, verified: true)
         state.withLock { state in
             state.byPath[path] = entry
@@ -65,6 +70,7 @@ public final class DirectoryAssetProvider: AssetProvider {
         guard let signature = FileSignature(path: candidate), signature.isRegularFile, signature.size == asset.size else {
             return false
         }
+        files?.add(signature.identity, as: "the asset \(candidate)")
         let entry = Entry(path: candidate, asset: asset, signature: signature, verified: false)
         state.withLock { $0.byDigest[asset.sha256] = entry }
         return true
@@ -119,6 +125,9 @@ struct FileSignature: Sendable, Hashable {
     var modified: Int64
     var changed: Int64
     var isRegularFile: Bool
+
+    /// Which file it is.
+    var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
 
     init?(path: String) {
         var info = stat()

@@ -94,8 +94,9 @@ struct Copy: AsyncParsableCommand {
 
     private func copy(_ console: Console) throws -> Int32 {
         let started = Date()
-        let changes = try openSource(console)
         let targetPath = target ?? Endpoint.defaultLocalStore()
+        let files = try claimFiles(target: targetPath)
+        let changes = try openSource(console)
         switch Endpoint.target(targetPath) {
         case .bundle:
             if changes.kind == "bundle" {
@@ -104,19 +105,39 @@ struct Copy: AsyncParsableCommand {
             }
             return try CopyToBundle(
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
-                tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun
+                tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files
             ).run(console: console, started: started)
         case .localStore:
-            guard URL(fileURLWithPath: targetPath).standardized.path != URL(fileURLWithPath: source).standardized.path else {
-                throw TransferError(.unsupported, "\(source) is both the source and the target")
-            }
             var options = LocalStoreImporter.Options()
             options.batchSize = batchSize
             options.policy = try ConflictPolicy(parsing: onConflict)
             options.dryRun = dryRun
-            return try CopyToLocalStore(source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile)
-                .run(console: console, started: started)
+            return try CopyToLocalStore(
+                source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile, files: files
+            ).run(console: console, started: started)
         }
+    }
+
+    /// The files the copy reads, with its outputs claimed: refused before anything is read or written when an output
+    /// would replace an input (`--reject-file` naming the source, say) or the target is the source.
+    private func claimFiles(target: String) throws -> InputFiles {
+        let files = InputFiles()
+        // A SQLite store's rows may be in its write-ahead log.
+        for suffix in ["", "-wal", "-shm", "-journal"] { files.add(source + suffix, as: "the source \(source + suffix)") }
+        if let mapping = mappingOptions.mapping { files.add(mapping, as: "the mapping \(mapping)") }
+        if let model = modelOptions.model { files.add(model, as: "the model \(model)") }
+        switch Endpoint.target(target) {
+        case .bundle:
+            break  // claimed by the bundle writer
+        case .localStore:
+            // Changed in place, never renamed over: the reject file may not replace it.
+            if let identity = FileIdentity(path: target), identity == FileIdentity(path: source) {
+                throw TransferError(.unsupported, "\(source) is both the source and the target")
+            }
+            for suffix in ["", "-wal", "-shm"] { files.add(target + suffix, as: "the target local store \(target + suffix)") }
+        }
+        if let rejectFile { try files.claim(output: rejectFile, as: "the reject file") }
+        return files
     }
 
     private func openSource(_ console: Console) throws -> any ChangeSource {

@@ -69,7 +69,11 @@ struct Pack: AsyncParsableCommand {
     private func pack(_ console: Console) throws -> Int32 {
         let started = Date()
         let inputs = records.map { $0 == "-" ? "/dev/stdin" : $0 }
-        let provider = try assets.map { try DirectoryAssetProvider(root: $0) }
+        // Neither output may replace an input: checked now, and before each rename (the assets are found on the way).
+        let files = InputFiles()
+        for (input, name) in zip(inputs, records) { files.add(input, as: name == "-" ? "standard input" : "the records file \(name)") }
+        if let rejectFile { try files.claim(output: rejectFile, as: "the reject file") }
+        let provider = try assets.map { try DirectoryAssetProvider(root: $0, files: files) }
         var decoder = CloudKitJSONDecoder()
         if let provider {
             decoder.assetResolver = { path, fileName in try provider.resolve(path: path, fileName: fileName) }
@@ -81,8 +85,9 @@ struct Pack: AsyncParsableCommand {
         options.softwareAgent = "ferry \(Ferry.version)"
         options.zstdWorkers = threads
         options.dryRun = dryRun
+        options.files = files
         let writer = try BundleWriter(path: output, options: options, assets: provider)
-        let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
+        let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
         var tally = BundleTally()
         var warnings = 0
         let preparer = writer.preparer

@@ -15,6 +15,8 @@ struct CopyToBundle {
     var tempDir: String?
     var zstdWorkers: Int
     var dryRun: Bool
+    /// The copy's inputs and outputs, which neither the bundle nor the reject file may replace.
+    var files: InputFiles
 
     func run(console: Console, started: Date) throws -> Int32 {
         var options = BundleWriter.Options(source: .init(kind: source.kind, description: source.description))
@@ -23,8 +25,9 @@ struct CopyToBundle {
         options.softwareAgent = "ferry \(Ferry.version)"
         options.zstdWorkers = zstdWorkers
         options.dryRun = dryRun
+        options.files = files
         let writer = try BundleWriter(path: target, options: options, assets: source.assets)
-        let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console)
+        let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
         var tally = BundleTally()
         var warnings = WarningLog(console: console)
         try source.forEachChange { item in

@@ -11,6 +11,8 @@ struct CopyToLocalStore {
     var target: String
     var options: LocalStoreImporter.Options
     var rejectFile: String?
+    /// The copy's inputs and outputs, which the reject file may not replace.
+    var files: InputFiles
 
     func run(console: Console, started: Date) throws -> Int32 {
         // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.
@@ -29,7 +31,7 @@ struct CopyToLocalStore {
         let importer = LocalStoreImporter(store: store, source: source, options: options)
         let resumeFrom = options.dryRun ? 0 : try importer.resumePoint()
         if resumeFrom > 0 { console.note("resuming an interrupted copy: \(Formatting.count(Int(resumeFrom), "change")) already applied") }
-        let rejects = try RejectLog(path: options.dryRun ? nil : rejectFile, console: console)
+        let rejects = try RejectLog(path: options.dryRun ? nil : rejectFile, console: console, files: files)
         var warnings = WarningLog(console: console)
         var seen = 0
         let tally = try importer.run { item, outcome in

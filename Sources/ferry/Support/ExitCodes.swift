@@ -7,7 +7,7 @@ import FerryCore
 /// |---|---|
 /// | 0 | success |
 /// | 1 | finished, but some records were rejected (see the reject file) |
-/// | 64 | usage: bad flags or arguments |
+/// | 64 | usage: bad flags or arguments, or an output that would replace an input |
 /// | 65 | data error: corrupt, malformed or hostile input |
 /// | 66 | an input file does not exist |
 /// | 69 | a backend is unavailable |

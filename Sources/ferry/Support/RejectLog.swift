@@ -9,8 +9,9 @@ final class RejectLog {
     private(set) var count = 0
     private static let shownOnStderr = 10
 
-    init(path: String?, console: Console) throws {
-        file = try path.map { try AtomicOutputFile(path: $0) }
+    /// A log writing to `path` (none without), which may not replace any of `files`.
+    init(path: String?, console: Console, files: InputFiles) throws {
+        file = try path.map { try AtomicOutputFile(path: $0, files: files, as: "the reject file") }
         self.console = console
     }
 

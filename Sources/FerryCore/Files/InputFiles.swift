@@ -1,0 +1,84 @@
+import Synchronization
+
+/// The files a run reads and the outputs it writes, so that no output replaces an input or another output.
+///
+/// Outputs are written under a temporary name and renamed over their path at the end (``AtomicOutputFile``). Were that
+/// path one of the run's inputs (its records file, the source store, an asset, the bundle it just wrote), the rename
+/// would destroy it. A command lists its inputs before it starts, readers add the files they come upon (assets), and
+/// every output is claimed when it is opened and checked again just before its rename. Files are compared by
+/// ``FileIdentity``, so links and other spellings of a path are caught too.
+///
+/// ```swift
+/// let files = InputFiles()
+/// files.add("records.ndjson", as: "the records file records.ndjson")
+/// let output = try AtomicOutputFile(path: "records.ndjson", files: files, as: "the bundle")  // throws
+/// ```
+public final class InputFiles: Sendable {
+    /// Where an output goes: its directory's identity and its name there (the file may not exist yet).
+    private struct Location: Hashable {
+        var directory: FileIdentity
+        var name: String
+
+        init?(path: String) {
+            let (directory, name) = Self.split(path)
+            guard let identity = FileIdentity(path: directory) else { return nil }
+            self.directory = identity
+            self.name = name
+        }
+
+        private static func split(_ path: String) -> (directory: String, name: String) {
+            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+            guard let slash = trimmed.lastIndex(of: "/") else { return (".", trimmed) }
+            let directory = trimmed[..<slash]
+            return (directory.isEmpty ? "/" : String(directory), String(trimmed[trimmed.index(after: slash)...]))
+        }
+    }
+
+    private struct State {
+        var inputs: [FileIdentity: String] = [:]
+        var outputs: [Location: (path: String, description: String)] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// No files yet.
+    public init() {}
+
+    /// Lists the file at `path` as an input; nothing is listed when no file is there.
+    /// - Parameter description: how errors name it, such as "the records file records.ndjson".
+    public func add(_ path: String, as description: String) {
+        guard let identity = FileIdentity(path: path) else { return }
+        add(identity, as: description)
+    }
+
+    /// Lists a file already opened or examined as an input.
+    public func add(_ identity: FileIdentity, as description: String) {
+        state.withLock { state in
+            if state.inputs[identity] == nil { state.inputs[identity] = description }
+        }
+    }
+
+    /// Claims `path` for an output: refused when it names an input or another output claimed before.
+    ///
+    /// The same output may be claimed again (by a writer that checks its path early, then opens it at the end).
+    /// - Parameter description: what the output is, such as "the bundle".
+    /// - Throws: ``CoreError`` (`outputReplacesInput`).
+    public func claim(output path: String, as description: String) throws {
+        try check(output: path, as: description)
+        guard let location = Location(path: path) else { return }
+        try state.withLock { state in
+            if let other = state.outputs[location], other.description != description {
+                throw CoreError(
+                    .outputReplacesInput, "\(description) \(path) is also \(other.description) \(other.path); give each output its own path")
+            }
+            state.outputs[location] = (path, description)
+        }
+    }
+
+    /// Checks that `path` does not name an input now (just before an output is renamed there).
+    /// - Throws: ``CoreError`` (`outputReplacesInput`).
+    public func check(output path: String, as description: String) throws {
+        guard let identity = FileIdentity(path: path), let input = state.withLock({ $0.inputs[identity] }) else { return }
+        throw CoreError(.outputReplacesInput, "\(description) \(path) would replace \(input); write it to another path")
+    }
+}
