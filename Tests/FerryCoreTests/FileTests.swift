@@ -84,3 +84,17 @@ import Testing
         }
     }
 }
+
+@Suite struct SystemErrorTests {
+    @Test func aFullDiskSaysWhatToDo() {
+        let error = SystemError(errno: ENOSPC).coreError("write", path: "/tmp/out.tar.gz", writing: true)
+        #expect(error.code == .writeFailed && error.kind == .cannotCreate)
+        #expect(error.message.hasPrefix("/tmp/out.tar.gz: write failed: No space left on device; free some space there"))
+    }
+
+    @Test func mapsMissingFilesAndRefusals() {
+        #expect(SystemError(errno: ENOENT).coreError("open", path: "/x").code == .fileNotFound)
+        #expect(SystemError(errno: EACCES).coreError("open", path: "/x").code == .permissionDenied)
+        #expect(SystemError(errno: EIO).coreError("read", path: "/x").code == .readFailed)
+    }
+}

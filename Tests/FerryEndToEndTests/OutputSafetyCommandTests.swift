@@ -113,4 +113,26 @@ import Testing
         try expectRefused(
             ["copy", "local.ferry", "alias.ferry"], in: scratch, saying: "local.ferry is both the source and the target", keeping: ["local.ferry"])
     }
+
+    @Test func refusesADirectoryAsAnOutputBeforeWritingAnything() throws {
+        let scratch = try sample()
+        for name in ["dir.tar.gz", "dir.ferry"] {
+            try FileManager.default.createDirectory(atPath: scratch.file(name), withIntermediateDirectories: true)
+        }
+        let runs: [([String], String)] = [
+            (["pack", "records.ndjson", "--assets", "assets", "-o", "dir.tar.gz"], "dir.tar.gz is a directory; give the bundle the path of a file"),
+            (["copy", "store/CarsTrucksBuses.sqlite", "dir.ferry"], "dir.ferry is a directory; give the target local store the path of a file"),
+            (
+                ["copy", "store/CarsTrucksBuses.sqlite", "out.tar.gz", "--reject-file", "dir.tar.gz"],
+                "dir.tar.gz is a directory; give the reject file the path of a file"
+            ),
+        ]
+        for (arguments, message) in runs {
+            let result = try ferry(arguments, in: scratch.path)
+            #expect(result.status == 73, "\(arguments): \(result.errors)")
+            #expect(result.errors.contains(message), "\(result.errors)")
+        }
+        // Refused before the run: the copy wrote no bundle either.
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.gz")))
+    }
 }

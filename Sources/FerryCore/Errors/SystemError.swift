@@ -31,6 +31,11 @@ public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
             CoreError(.fileNotFound, "\(path): no such file or directory; check the path", cause: self)
         case EACCES, EPERM:
             CoreError(.permissionDenied, "\(path): permission denied (\(operation))", cause: self)
+        case ENOSPC, EDQUOT:
+            CoreError(
+                .writeFailed,
+                "\(path): \(operation) failed: \(description); free some space there, or write elsewhere (--temp-dir for scratch files)",
+                cause: self)
         default:
             CoreError(writing ? .writeFailed : .readFailed, "\(path): \(operation) failed: \(description)", cause: self)
         }

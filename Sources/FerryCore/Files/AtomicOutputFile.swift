@@ -34,6 +34,7 @@ public final class AtomicOutputFile {
         self.path = path
         self.files = files
         self.role = role
+        try Self.checkDestination(path, as: role)
         try files?.claim(output: path, as: role)
         let url = URL(fileURLWithPath: path)
         directory = url.deletingLastPathComponent().path
@@ -54,6 +55,14 @@ public final class AtomicOutputFile {
 
     deinit {
         if !finished { discard() }
+    }
+
+    /// Refuses a path where no output file can go: an existing directory.
+    /// - Throws: ``CoreError`` (`writeFailed`).
+    public static func checkDestination(_ path: String, as role: String = "the output") throws {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
+        throw CoreError(.writeFailed, "\(path) is a directory; give \(role) the path of a file")
     }
 
     /// Flushes, syncs and renames the temporary file to the final path, then syncs the directory so that the rename

@@ -62,8 +62,9 @@ public final class InputFiles: Sendable {
     ///
     /// The same output may be claimed again (by a writer that checks its path early, then opens it at the end).
     /// - Parameter description: what the output is, such as "the bundle".
-    /// - Throws: ``CoreError`` (`outputReplacesInput`).
+    /// - Throws: ``CoreError`` (`outputReplacesInput`; `writeFailed` when the path is a directory).
     public func claim(output path: String, as description: String) throws {
+        try AtomicOutputFile.checkDestination(path, as: description)
         try check(output: path, as: description)
         guard let location = Location(path: path) else { return }
         try state.withLock { state in
