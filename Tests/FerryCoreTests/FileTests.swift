@@ -4,11 +4,11 @@ import Foundation
 import Testing
 
 @Suite struct LineReaderTests {
-    private func lines(_ text: String, maxLineLength: Int = 1 << 20) throws -> [String] {
+    private func lines(_ text: String, maxLineLength: Int = 1 << 20, skippingByteOrderMark: Bool = false) throws -> [String] {
         let scratch = try Scratch()
         let path = try scratch.write("input.ndjson", text)
         var result: [String] = []
-        let reader = try LineReader(path: path, maxLineLength: maxLineLength)
+        let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: skippingByteOrderMark)
         try reader.forEachLine { line in
             switch line {
             case .bytes(let bytes, let position):
@@ -24,6 +24,14 @@ import Testing
         #expect(try lines("a\nbb\r\n\nccc") == ["1@0:a", "2@2:bb", "3@6:", "4@7:ccc"])
         #expect(try lines("") == [])
         #expect(try lines("x\n") == ["1@0:x"])
+    }
+
+    @Test func skipsAByteOrderMarkAtTheStartOnlyWhenAsked() throws {
+        #expect(try lines("\u{FEFF}a\nb", skippingByteOrderMark: true) == ["1@3:a", "2@5:b"])
+        #expect(try lines("\u{FEFF}", skippingByteOrderMark: true) == [])
+        #expect(try lines("a\n\u{FEFF}b", skippingByteOrderMark: true) == ["1@0:a", "2@2:\u{FEFF}b"])
+        #expect(try lines("\u{FEFF}a", skippingByteOrderMark: false) == ["1@0:\u{FEFF}a"])
+        #expect(try lines("ab", skippingByteOrderMark: true) == ["1@0:ab"])
     }
 
     @Test func skipsOverLongLinesAndCarriesOn() throws {

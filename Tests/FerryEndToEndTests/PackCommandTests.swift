@@ -65,6 +65,17 @@ import Testing
         #expect(listing.output.contains(#""created_at":"2023-11-14T22:13:20Z""#))
     }
 
+    @Test func readsAFileThatStartsWithAByteOrderMark() throws {
+        let scratch = try Scratch()
+        let line = #"{"recordName":"Car.1","recordType":"Car","fields":{"name":{"value":"ok","type":"STRING"}}}"#
+        try scratch.write("bom.ndjson", "\u{FEFF}\(line)\r\n\(line.replacingOccurrences(of: "Car.1", with: "Car.2"))\r\n")
+        let pack = try ferry(["pack", "bom.ndjson", "-o", "b.tar.gz", "-q"], in: scratch.path)
+        #expect(pack.status == 0, "\(pack.errors)")
+        let cat = try ferry(["cat", "b.tar.gz"], in: scratch.path)
+        #expect(cat.output.split(separator: "\n").count == 2)
+        #expect(cat.output.hasPrefix(#"{"fields":{"name":{"type":"STRING","value":"ok"}},"recordName":"Car.1""#))
+    }
+
     @Test func rejectsBadRecordsIntoTheRejectFileAndExitsOne() throws {
         let scratch = try Scratch()
         try scratch.write(

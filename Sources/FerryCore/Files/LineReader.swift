@@ -7,7 +7,8 @@
 /// Reads a file line by line with a bounded buffer, for NDJSON inputs of any size.
 ///
 /// Lines end at `\n`; a trailing `\r` is removed. A line longer than the limit is reported as too long and skipped,
-/// so one bad line cannot exhaust memory.
+/// so one bad line cannot exhaust memory. A UTF-8 byte order mark at the start of the file can be skipped (text
+/// editors on Windows and some exporters write one; RFC 8259 §8.1 lets JSON readers ignore it).
 public final class LineReader {
     /// Where a line was found.
     public struct Position: Sendable, Hashable {
@@ -33,14 +34,19 @@ public final class LineReader {
     private var atEOF = false
     private var lineNumber = 0
     private var consumed: Int64 = 0
+    /// Whether a byte order mark at the start is yet to be looked for.
+    private var looksForByteOrderMark: Bool
 
     /// Opens a file for line reading.
     /// - Parameters:
     ///   - path: the file.
     ///   - maxLineLength: the longest line accepted, in bytes.
-    public init(path: String, maxLineLength: Int = 64 << 20) throws {
+    ///   - skippingByteOrderMark: whether a UTF-8 byte order mark (`EF BB BF`) that starts the file is left out of
+    ///     its first line (the line's offset then counts it).
+    public init(path: String, maxLineLength: Int = 64 << 20, skippingByteOrderMark: Bool = false) throws {
         file = try InputFile(path: path)
         self.maxLineLength = maxLineLength
+        looksForByteOrderMark = skippingByteOrderMark
         buffer = .allocate(byteCount: min(1 << 20, maxLineLength + 1), alignment: 16)
     }
 
@@ -58,6 +64,7 @@ public final class LineReader {
 
     /// The next line, or `nil` at the end of the file; its bytes are valid until the next call.
     public func nextLine() throws -> Line? {
+        if looksForByteOrderMark { try skipByteOrderMark() }
         while true {
             // Look for a newline in the buffered bytes.
             if let newline = findNewline(from: start) {
@@ -89,6 +96,15 @@ public final class LineReader {
             }
             try refill()
         }
+    }
+
+    /// Skips `EF BB BF` at the start of the file.
+    private func skipByteOrderMark() throws {
+        looksForByteOrderMark = false
+        while end - start < 3, !atEOF { try refill() }
+        guard end - start >= 3, buffer[start] == 0xEF, buffer[start + 1] == 0xBB, buffer[start + 2] == 0xBF else { return }
+        start += 3
+        consumed += 3
     }
 
     private func findNewline(from index: Int) -> Int? {

@@ -3,7 +3,8 @@ import FerryCore
 /// Reads records and deletions from an NDJSON file of CloudKit record dictionaries, one per line.
 ///
 /// A bad line never stops the read: it is handed over as ``Item/invalid(_:_:text:)`` with its position, so callers
-/// can reject it and go on. Blank lines are skipped. Memory is bounded by the longest line allowed.
+/// can reject it and go on. Blank lines are skipped, and so is a UTF-8 byte order mark that starts the file. Memory
+/// is bounded by the longest line allowed.
 public struct NDJSONRecordReader {
     /// One line's outcome.
     public enum Item: Sendable {
@@ -78,7 +79,7 @@ public struct NDJSONRecordReader {
         workers: Int, context: @escaping @Sendable () -> Context, transform: @escaping @Sendable (borrowing Line, inout Context) -> Output,
         consume: (Output) throws -> Void
     ) throws {
-        let reader = try LineReader(path: path, maxLineLength: maxLineLength)
+        let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: true)
         let decoder = self.decoder
         let limit = maxLineLength
         // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer is the
