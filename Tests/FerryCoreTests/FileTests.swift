@@ -106,3 +106,34 @@ import Testing
         #expect(SystemError(errno: EIO).coreError("read", path: "/x").code == .readFailed)
     }
 }
+
+@Suite struct FileLockTests {
+    @Test func oneHolderAtATimeAndTheFileGoesWithTheLock() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("store-lock")
+        let first = try #require(try FileLock.acquire(path: path))
+        #expect(try FileLock.acquire(path: path) == nil, "taken, even from this process")
+        #expect(FileLock.holder(of: path) == getpid())
+        first.release()
+        #expect(!FileManager.default.fileExists(atPath: path))
+        first.release()
+        let second = try #require(try FileLock.acquire(path: path))
+        second.release()
+    }
+
+    @Test func aFileLeftByAKilledHolderIsTakenOver() throws {
+        let scratch = try Scratch()
+        let path = try scratch.write("store-lock", "99999\n")
+        let lock = try #require(try FileLock.acquire(path: path))
+        #expect(FileLock.holder(of: path) == getpid())
+        lock.release()
+    }
+
+    @Test func failsClearlyWhereNoLockFileCanBeMade() {
+        #expect {
+            _ = try FileLock.acquire(path: "/nonexistent-dir/store-lock")
+        } throws: { error in
+            (error as? CoreError)?.code == .fileNotFound && "\(error)".contains("/nonexistent-dir/store-lock")
+        }
+    }
+}

@@ -50,6 +50,20 @@ import Testing
         #expect(files == ["a.ferry", "b.tar.zst", "c.ferry"], "stores are closed cleanly, sources left as they were")
     }
 
+    @Test func aSecondWriterIsRefusedWhileTheFirstCopies() throws {
+        let scratch = try Scratch()
+        // This process stands for a copy under way: it holds the store's lock.
+        let lock = try #require(try FileLock.acquire(path: scratch.file("a.ferry-lock")))
+        let refused = try ferry(["copy", Self.cars, "a.ferry"], in: scratch.path)
+        #expect(refused.status == 75, "\(refused.errors)")
+        #expect(refused.errors.contains("a.ferry: another ferry (process \(getpid())) is writing this store; run again when it has finished"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("a.ferry")), "nothing created")
+        lock.release()
+        let copy = try ferry(["copy", Self.cars, "a.ferry", "-q"], in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["a.ferry"], "the lock file goes with the lock")
+    }
+
     @Test func dryRunCountsExactlyAndWritesNothing() throws {
         let scratch = try Scratch()
         let dry = try ferry(["copy", Self.cars, "a.ferry", "-n", "--json"], in: scratch.path)

@@ -195,9 +195,33 @@ import Testing
         #expect(throws: LocalStoreError.self) { try LocalStore(path: scratch.file("absent.ferry")) }
         #expect(!FileManager.default.fileExists(atPath: scratch.file("absent.ferry")))
         let created = try LocalStore(path: scratch.file("new.ferry"), create: true)
+        try created.close()
         let reopened = try LocalStore(path: scratch.file("new.ferry"))
         #expect(created.storeID == reopened.storeID)
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.contains("creating") }.isEmpty)
+    }
+
+    @Test func oneWriterAtATimeWhileReadersRead() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("shared.ferry")
+        let writer = try LocalStore(path: path, create: true)
+        // A second writer (another copy, in this process or another) is refused at once, naming the holder.
+        #expect {
+            _ = try LocalStore(path: path)
+        } throws: { error in
+            guard let error = error as? LocalStoreError else { return false }
+            return error.code == .busy && error.kind == .temporary
+                && error.message == "\(path): another ferry (process \(getpid())) is writing this store; run again when it has finished"
+        }
+        // Also before the store exists: two copies into a new store cannot both create it.
+        let fresh = try LocalStore(path: scratch.file("fresh.ferry"), create: true)
+        #expect(throws: LocalStoreError.self) { try LocalStore(path: scratch.file("fresh.ferry"), create: true) }
+        try fresh.close()
+        let reader = try LocalStore(path: path, readOnly: true)
+        #expect(reader.storeID == writer.storeID)
+        try writer.close()
+        let next = try LocalStore(path: path)
+        #expect(next.storeID == writer.storeID)
     }
 
     @Test func assetsAreStoredOnceAndReadBack() throws {

@@ -28,6 +28,8 @@ public final class LocalStore: @unchecked Sendable {
 
     /// The bulk load under way, if any (see ``beginBulkLoad()``); touched only inside write transactions.
     var bulkLoad: BulkLoad?
+    /// The writer's lock (`nil` for a reader): one process writes a store at a time.
+    private let writerLock: FileLock?
 
     static let format = "ferry-local-store"
     /// The format version new stores get; 1 (indexes inside their tables) is read and written too.
@@ -35,9 +37,14 @@ public final class LocalStore: @unchecked Sendable {
 
     /// Opens a store, creating it (atomically: a complete empty store or nothing) when `create` is set; `readOnly`
     /// for a store that is only a source.
+    ///
+    /// A writer holds the store's lock file (`<path>-lock`) until it is closed or freed, so a second writer, in this
+    /// process or another, is refused at once rather than interleaving its changes with the first one's (a copy's
+    /// bulk load and resume journal assume they are alone). Readers take no lock: they see committed transactions.
     /// - Throws: ``LocalStoreError``: `missing` (66), `not-a-store` (65), `unsupported-version` (65), `busy` (75).
     public init(path: String, create: Bool = false, readOnly: Bool = false) throws {
         self.path = path
+        writerLock = readOnly ? nil : try Self.lockForWriting(path)
         if !FileManager.default.fileExists(atPath: path) {
             guard create else {
                 throw LocalStoreError(.missing, "\(path): no local store here; copy into it first (ferry copy SOURCE \(path))")
@@ -49,6 +56,22 @@ public final class LocalStore: @unchecked Sendable {
         database = try Self.open(immutable ? SQLiteURI.immutable(path) : path, readOnly: readOnly)
         storeID = try Self.checkFormat(database, path: path)
         if !readOnly { try finishInterruptedBulkLoad() }
+    }
+
+    /// The writer's lock of the store at `path`, taken before the store is created or opened.
+    private static func lockForWriting(_ path: String) throws -> FileLock {
+        let lockPath = path + "-lock"
+        let lock: FileLock?
+        do {
+            lock = try FileLock.acquire(path: lockPath)
+        } catch let error as CoreError {
+            throw LocalStoreError(.cannotCreate, "\(path): cannot lock the store for writing (\(error.message))", cause: error)
+        }
+        guard let lock else {
+            let holder = FileLock.holder(of: lockPath).map { "another ferry (process \($0))" } ?? "another ferry"
+            throw LocalStoreError(.busy, "\(path): \(holder) is writing this store; run again when it has finished")
+        }
+        return lock
     }
 
     private static func configuration(readOnly: Bool = false) -> Configuration {
@@ -152,6 +175,7 @@ public final class LocalStore: @unchecked Sendable {
 
     /// Closes the store (checkpointing its write-ahead log); the store must not be used afterwards.
     public func close() throws {
+        defer { writerLock?.release() }
         do {
             try database.close()
         } catch let error as DatabaseError {
