@@ -11,6 +11,7 @@ public struct CoreDataError: FerryError {
             case modelNotFound = "model-not-found"
             case invalidModel = "invalid-model"
             case unknownEntity = "unknown-entity"
+            case changedWhileRead = "changed-while-read"
         }
 
         private let base: Base
@@ -28,6 +29,8 @@ public struct CoreDataError: FerryError {
         public static let invalidModel = Code(.invalidModel)
         /// An entity named on the command line is not in the model.
         public static let unknownEntity = Code(.unknownEntity)
+        /// Another process wrote the store while it was being read (or copied to be read).
+        public static let changedWhileRead = Code(.changedWhileRead)
 
         public var description: String { "coredata.\(base.rawValue)" }
 
@@ -35,6 +38,7 @@ public struct CoreDataError: FerryError {
             switch base {
             case .unknownEntity: .usage
             case .modelNotFound: .noInput
+            case .changedWhileRead: .temporary
             default: .dataError
             }
         }

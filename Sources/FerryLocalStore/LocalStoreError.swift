@@ -12,6 +12,7 @@ public struct LocalStoreError: FerryError {
             case invalidToken = "invalid-token"
             case damaged
             case cannotCreate = "cannot-create"
+            case changedWhileRead = "changed-while-read"
         }
 
         private let base: Base
@@ -31,6 +32,8 @@ public struct LocalStoreError: FerryError {
         public static let damaged = Code(.damaged)
         /// The store could not be created or written (permissions, disk full).
         public static let cannotCreate = Code(.cannotCreate)
+        /// Another process wrote the store while this one read it as a source.
+        public static let changedWhileRead = Code(.changedWhileRead)
 
         public var description: String { "local.\(base.rawValue)" }
 
@@ -38,7 +41,7 @@ public struct LocalStoreError: FerryError {
             switch base {
             case .notAStore, .unsupportedVersion, .damaged: .dataError
             case .missing: .noInput
-            case .busy: .temporary
+            case .busy, .changedWhileRead: .temporary
             case .invalidToken: .usage
             case .cannotCreate: .cannotCreate
             }

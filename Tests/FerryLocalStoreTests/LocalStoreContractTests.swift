@@ -224,6 +224,34 @@ import Testing
         #expect(next.storeID == writer.storeID)
     }
 
+    @Test func aSourceWrittenWhileItIsReadIsRefused() throws {
+        let scratch = try Scratch()
+        let path = scratch.file("source.ferry")
+        do {
+            let writer = try LocalStore(path: path, create: true)
+            try writer.createZone(Self.zone)
+            _ = try writer.modify([RecordOperation(.create, car("1"))])
+            try writer.close()
+        }
+        let isChange = { (error: any Error) -> Bool in
+            guard let error = error as? LocalStoreError else { return false }
+            return error.code == .changedWhileRead && error.kind == .temporary
+                && error.message == "\(path): another process wrote the store while it was read as a source; run again when nothing writes it"
+        }
+        // Opened without a write-ahead log: in place, immutable; the files tell.
+        let inPlace = try LocalStore(path: path, readOnly: true)
+        #expect(try inPlace.lookup([car("1").id]).count == 1)
+        let writer = try LocalStore(path: path)
+        _ = try writer.modify([RecordOperation(.create, car("2"))])
+        #expect { try inPlace.lookup([car("1").id]) } throws: { isChange($0) }
+        // Opened beside a writer (its log is there): SQLite's data version tells.
+        let beside = try LocalStore(path: path, readOnly: true)
+        #expect(try beside.lookup([car("2").id]).count == 1)
+        _ = try writer.modify([RecordOperation(.create, car("3"))])
+        #expect { try beside.lookup([car("1").id]) } throws: { isChange($0) }
+        try writer.close()
+    }
+
     @Test func assetsAreStoredOnceAndReadBack() throws {
         let (scratch, store) = try store()
         let bytes = (0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 31) }

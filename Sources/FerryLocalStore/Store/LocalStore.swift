@@ -30,6 +30,14 @@ public final class LocalStore: @unchecked Sendable {
     var bulkLoad: BulkLoad?
     /// The writer's lock (`nil` for a reader): one process writes a store at a time.
     private let writerLock: FileLock?
+    /// How a reader tells that another process wrote the store since it was opened: the files' signatures for a
+    /// store opened immutable (SQLite then ignores other writers), SQLite's data version otherwise.
+    private let readerCheck: ReaderCheck?
+
+    private enum ReaderCheck {
+        case files(FileSnapshot)
+        case dataVersion(Int)
+    }
 
     static let format = "ferry-local-store"
     /// The format version new stores get; 1 (indexes inside their tables) is read and written too.
@@ -53,9 +61,26 @@ public final class LocalStore: @unchecked Sendable {
         }
         // A source with no write-ahead log is opened immutable, so reading it creates no -wal or -shm beside it.
         let immutable = readOnly && !FileManager.default.fileExists(atPath: path + "-wal")
+        let files = immutable ? FileSnapshot(paths: [path, path + "-wal"]) : nil
         database = try Self.open(immutable ? SQLiteURI.immutable(path) : path, readOnly: readOnly)
         storeID = try Self.checkFormat(database, path: path)
+        if let files {
+            readerCheck = .files(files)
+        } else if readOnly {
+            readerCheck = .dataVersion(try Self.dataVersion(database, path: path))
+        } else {
+            readerCheck = nil
+        }
         if !readOnly { try finishInterruptedBulkLoad() }
+    }
+
+    /// SQLite's count of commits by other connections, as this connection sees it.
+    private static func dataVersion(_ database: DatabaseQueue, path: String) throws -> Int {
+        do {
+            return try database.read { db in try Int.fetchOne(db, sql: "PRAGMA data_version") ?? 0 }
+        } catch let error as DatabaseError {
+            throw translate(error, path: path)
+        }
     }
 
     /// The writer's lock of the store at `path`, taken before the store is created or opened.
@@ -206,12 +231,41 @@ public final class LocalStore: @unchecked Sendable {
     }
 
     /// Runs reads in one transaction (a consistent snapshot).
+    ///
+    /// A store opened as a source is read in many transactions (pages of the change feed, asset chunks): each one
+    /// checks that no other process wrote the store since it was opened, so a source is read in one state or not at
+    /// all.
+    /// - Throws: ``LocalStoreError`` (`changedWhileRead` when another process wrote a source store).
     func read<Result>(_ body: (Database) throws -> Result) throws -> Result {
+        let result: Result
         do {
-            return try database.read(body)
+            result = try database.read { db in
+                let result = try body(db)
+                if case .dataVersion(let opened) = readerCheck, try Int.fetchOne(db, sql: "PRAGMA data_version") != opened {
+                    throw LocalStoreError(.changedWhileRead, changedMessage)
+                }
+                return result
+            }
         } catch let error as DatabaseError {
+            // What SQLite could not read in a file written meanwhile is explained by the writing.
+            try checkFiles()
             throw Self.translate(error, path: path)
+        } catch {
+            try checkFiles()
+            throw error
         }
+        try checkFiles()
+        return result
+    }
+
+    /// Throws when a source store opened immutable was written since.
+    private func checkFiles() throws {
+        guard case .files(let snapshot) = readerCheck, snapshot.changedFile() != nil else { return }
+        throw LocalStoreError(.changedWhileRead, changedMessage)
+    }
+
+    private var changedMessage: String {
+        "\(path): another process wrote the store while it was read as a source; run again when nothing writes it"
     }
 
     // MARK: Zones

@@ -117,39 +117,6 @@ public final class DirectoryAssetProvider: AssetProvider {
     }
 }
 
-/// What identifies a file's version without reading it: size, inode and change times.
-struct FileSignature: Sendable, Hashable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modified: Int64
-    var changed: Int64
-    var isRegularFile: Bool
-
-    /// Which file it is.
-    var identity: FileIdentity { FileIdentity(device: device, inode: inode) }
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        self.init(info)
-    }
-
-    init?(descriptorOf file: InputFile) {
-        guard let info = file.status() else { return nil }
-        self.init(info)
-    }
-
-    private init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
-        isRegularFile = info.st_mode & S_IFMT == S_IFREG
-    }
-}
-
 /// Reads an asset file, checking at the end that it is the version that was hashed.
 final class FileAssetReader: AssetReading {
     let isVerified: Bool
