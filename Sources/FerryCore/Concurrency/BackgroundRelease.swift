@@ -31,10 +31,17 @@ public final class BackgroundRelease: Sendable {
             waiting.subtract(1, ordering: .relaxed)
             return  // `value` is freed as this call returns
         }
-        let kept = value
+        let kept = Box(value)
         queue.async {
-            withExtendedLifetime(kept) {}
+            // Freed here, before it stops counting as waiting (the closure itself is released only after it returns).
+            kept.value = nil
             self.waiting.subtract(1, ordering: .relaxed)
         }
+    }
+
+    /// Holds a value until the background thread frees it; touched by that thread only once handed over.
+    private final class Box<Value: Sendable>: @unchecked Sendable {
+        var value: Value?
+        init(_ value: consuming Value) { self.value = value }
     }
 }
