@@ -111,6 +111,32 @@ import Testing
         #expect(deletedNotes.filter(\.isDeletion).map(\.recordName) == ["Note.gone"])
     }
 
+    @Test func keepsEveryRecordInItsFileWhenThereAreMoreFilesThanOpenSpoolFiles() throws {
+        let scratch = try Scratch()
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.format = .tarZstd
+        let path = scratch.file("zones.tar.zst")
+        let writer = try BundleWriter(path: path, options: options, assets: nil)
+        // 300 zones, records arriving round-robin: far more spool files than stay open, each reopened many times.
+        let zones = (0..<300).map { ZoneID(zoneName: "Zone\($0)") }
+        for index in 0..<3000 {
+            let record = Record(
+                recordType: "Note", recordName: "Note.\(index)", zoneID: zones[index % zones.count], fields: ["n": .int64(Int64(index))])
+            #expect(try writer.add(.record(record)) == .accepted(warnings: []))
+        }
+        let summary = try writer.finish(createdAt: TestBundles.createdAt)
+        #expect(summary.manifest.files.count == 300)
+        #expect(summary.manifest.files.allSatisfy { $0.count == 10 })
+        var seen: [String: [Int64]] = [:]
+        try BundleReader(path: path).forEachChange(.init()) { change in
+            guard case .record(let record) = change, case .int64(let number)? = record.fields["n"] else { return }
+            #expect(Int(number) % zones.count == Int(record.zoneID.zoneName.dropFirst(4)))
+            seen[record.zoneID.zoneName, default: []].append(number)
+        }
+        #expect(seen.count == 300)
+        #expect(seen.values.allSatisfy { $0 == $0.sorted() && $0.count == 10 }, "each file in the order its records came")
+    }
+
     @Test func rejectsDuplicatesConflictsAndMissingAssetsButKeepsTheRest() throws {
         let scratch = try Scratch()
         var options = BundleWriter.Options(source: .init(kind: "test", description: ""))

@@ -98,6 +98,24 @@ import Testing
         #expect(try JSONParser.parse(JSONWriter.prettyText(value)) == value)
     }
 
+    @Test(arguments: [0, 1, 3])
+    func streamsAnArrayMemberAsPrettyWouldWriteIt(count: Int) {
+        let elements: [JSONValue] = (0..<count).map { ["n": .integer(Int64($0)), "z": ["a": [], "b": "x"]] }
+        let others: JSONObject = ["zeta": 1, "alpha": ["k": true], "files": "replaced"]
+        var whole = others
+        whole["files"] = .array(elements)
+        var expected = JSONWriter()
+        expected.pretty(.object(whole), indent: 1)
+        var streamed = JSONWriter()
+        var asked: [Int] = []
+        streamed.pretty(others, indent: 1, streaming: "files", count: count) { index in
+            asked.append(index)
+            return elements[index]
+        }
+        #expect(streamed.bytes == expected.bytes)
+        #expect(asked == Array(0..<count), "each element is made once, in order")
+    }
+
     @Test func neverWritesNonFiniteNumbers() {
         var writer = JSONWriter()
         writer.double(.nan)

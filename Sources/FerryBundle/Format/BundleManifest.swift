@@ -65,6 +65,21 @@ public struct BundleManifest: Sendable, Hashable {
 
     /// The manifest as JSON.
     public var jsonValue: JSONValue {
+        var object = members
+        object["files"] = .array(files.map(\.jsonValue))
+        return .object(object)
+    }
+
+    /// `manifest.json`'s bytes: ``jsonValue`` pretty-printed, written file by file (a bundle may list many).
+    public var prettyBytes: [UInt8] {
+        var json = JSONWriter(capacity: 4096 + files.count * 256)
+        json.pretty(members, streaming: "files", count: files.count) { files[$0].jsonValue }
+        json.byte(UInt8(ascii: "\n"))
+        return json.bytes
+    }
+
+    /// Every member but the files.
+    private var members: JSONObject {
         [
             "format": .string(BundleLayout.formatName),
             "formatVersion": .integer(Int64(formatVersion)),
@@ -73,7 +88,6 @@ public struct BundleManifest: Sendable, Hashable {
             "source": ["kind": .string(source.kind), "description": .string(source.description)],
             "recordTypeOrder": .array(recordTypeOrder.map { .string($0) }),
             "dependencyCycles": .array(dependencyCycles.map { .array($0.map { .string($0) }) }),
-            "files": .array(files.map(\.jsonValue)),
             "assets": ["count": .integer(Int64(assetCount)), "bytes": .integer(assetBytes)],
             "totals": ["records": .integer(Int64(recordCount)), "deletions": .integer(Int64(deletionCount))],
         ]

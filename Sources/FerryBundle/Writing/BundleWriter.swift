@@ -248,8 +248,8 @@ public final class BundleWriter {
             createdAt: createdAt, createdBy: options.softwareAgent, source: options.source,
             recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: ordered.map(\.file),
             assetCount: assets.count, assetBytes: assets.reduce(Int64(0)) { $0 + $1.size })
-        let manifestBytes = Array(JSONWriter.prettyText(manifest.jsonValue).utf8)
-        let schemaBytes = Array(JSONWriter.prettyText(schema.jsonValue).utf8)
+        let manifestBytes = manifest.prettyBytes
+        let schemaBytes = schema.prettyBytes
 
         var payload: [(path: String, digest: SHA256Digest, size: Int64)] = [
             (BundleLayout.manifestFile, SHA256Hasher.digest(manifestBytes), Int64(manifestBytes.count)),

@@ -44,7 +44,9 @@ final class RecordSpool {
 
     private let directory: TemporaryDirectory
     private var files: [Key: File] = [:]
-    private var openCount = 0
+    /// The files with an open handle (at most ``maxOpenFiles``): the one to close is found among these, not among
+    /// every file (a bundle of many zones has tens of thousands).
+    private var openFiles: [File] = []
     private var clock = 0
     /// The file of the last append and its key: records mostly arrive grouped, so most appends skip the hash lookup
     /// (and, kept apart, copy no key).
@@ -97,13 +99,18 @@ final class RecordSpool {
     /// Closes every file and returns them.
     func finish() throws -> [Key: Segment] {
         var result: [Key: Segment] = [:]
+        result.reserveCapacity(files.count)
         for (key, file) in files {
             try file.handle?.close()
             file.handle = nil
             result[key] = Segment(
                 key: key, index: file.index, path: file.path, digest: file.hasher.finalize(), bytes: file.bytes, count: file.count)
         }
-        openCount = 0
+        // The segments are all that is left of the files (one per record type and zone, and there may be many).
+        openFiles = []
+        files = [:]
+        lastKey = nil
+        lastFile = nil
         return result
     }
 
@@ -160,15 +167,16 @@ final class RecordSpool {
 
     private func handle(for file: File) throws -> OutputFile {
         if let handle = file.handle { return handle }
-        if openCount >= Self.maxOpenFiles, let victim = files.values.filter({ $0.handle != nil }).min(by: { $0.lastUse < $1.lastUse }) {
-            try victim.handle?.close()
-            victim.handle = nil
-            openCount -= 1
+        if openFiles.count >= Self.maxOpenFiles, let victim = openFiles.indices.min(by: { openFiles[$0].lastUse < openFiles[$1].lastUse }) {
+            try openFiles[victim].handle?.close()
+            openFiles[victim].handle = nil
+            openFiles.swapAt(victim, openFiles.count - 1)
+            openFiles.removeLast()
         }
         let handle = try OutputFile(path: file.path, exclusive: !file.created, append: file.created, bufferSize: 1 << 16)
         file.created = true
         file.handle = handle
-        openCount += 1
+        openFiles.append(file)
         return handle
     }
 }

@@ -208,6 +208,40 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Appends an object pretty-printed as ``pretty(_:indent:)`` would, with the member `key` an array made element by
+    /// element: the same bytes, without ever holding the whole array as values (a bundle manifest lists every file).
+    /// - Parameters:
+    ///   - object: the other members (any member named `key` is replaced).
+    ///   - count: the array's length.
+    ///   - element: the array's element at an index, called once per index, in order.
+    public mutating func pretty(
+        _ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, element: (Int) -> JSONValue
+    ) {
+        var members = object.members.filter { $0.key != key }
+        members.append(JSONObject.Member(key: key, value: .array([])))
+        bytes.append(UInt8(ascii: "{"))
+        for (index, member) in JSONWriter.sortedMembers(JSONObject(members)).enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            newline(indent + 1)
+            string(member.key)
+            raw(": ")
+            guard member.key == key, count > 0 else {
+                pretty(member.value, indent: indent + 1)
+                continue
+            }
+            bytes.append(UInt8(ascii: "["))
+            for position in 0..<count {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(indent + 2)
+                pretty(element(position), indent: indent + 2)
+            }
+            newline(indent + 1)
+            bytes.append(UInt8(ascii: "]"))
+        }
+        newline(indent)
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// The canonical encoding of a value.
     public static func canonical(_ value: JSONValue) -> [UInt8] {
         var writer = JSONWriter()

@@ -121,15 +121,25 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// The schema as JSON: `{"recordTypes": {"Car": {"fields": {"name": "STRING"}}}, "zones": [...]}`.
     public var jsonValue: JSONValue {
+        ["recordTypes": typesJSON, "zones": .array(zones.sorted().map(\.jsonValue))]
+    }
+
+    /// ``jsonValue`` pretty-printed, written zone by zone (a bundle may hold many zones).
+    public var prettyBytes: [UInt8] {
+        let sorted = zones.sorted()
+        var json = JSONWriter(capacity: 4096 + sorted.count * 96)
+        json.pretty(["recordTypes": typesJSON], streaming: "zones", count: sorted.count) { sorted[$0].jsonValue }
+        json.byte(UInt8(ascii: "\n"))
+        return json.bytes
+    }
+
+    private var typesJSON: JSONValue {
         var types: [JSONObject.Member] = []
         for (type, fields) in recordTypes {
             let fieldMembers = fields.map { JSONObject.Member(key: $0.key, value: .string($0.value.tag)) }
             types.append(JSONObject.Member(key: type, value: ["fields": .object(JSONObject(fieldMembers))]))
         }
-        return [
-            "recordTypes": .object(JSONObject(types)),
-            "zones": .array(zones.sorted().map(\.jsonValue)),
-        ]
+        return .object(JSONObject(types))
     }
 
     /// Reads a schema written by ``jsonValue``.
