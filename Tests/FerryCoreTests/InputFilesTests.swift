@@ -41,6 +41,23 @@ import Testing
         try files.claim(output: scratch.file("rejects.jsonl"), as: "the reject file")
     }
 
+    /// Files found during a run, answered on demand.
+    final class FoundFiles: InputFileSet, @unchecked Sendable {
+        var found: [FileIdentity: String] = [:]
+        func inputDescription(of identity: FileIdentity) -> String? { found[identity] }
+    }
+
+    @Test func asksTheSetsOfFilesFoundDuringTheRun() throws {
+        let scratch = try Scratch()
+        let asset = try scratch.write("photo.png", "picture")
+        let files = InputFiles()
+        let found = FoundFiles()
+        files.add(found)
+        try files.check(output: asset, as: "the bundle")
+        found.found[try #require(FileIdentity(path: asset))] = "the asset photo.png"
+        #expect(refuses("the bundle \(asset) would replace the asset photo.png") { try files.check(output: asset, as: "the bundle") })
+    }
+
     @Test func missingFilesAreNoInputs() throws {
         let scratch = try Scratch()
         let files = InputFiles()

@@ -36,6 +36,7 @@ public final class InputFiles: Sendable {
 
     private struct State {
         var inputs: [FileIdentity: String] = [:]
+        var sets: [any InputFileSet] = []
         var outputs: [Location: (path: String, description: String)] = [:]
     }
 
@@ -56,6 +57,12 @@ public final class InputFiles: Sendable {
         state.withLock { state in
             if state.inputs[identity] == nil { state.inputs[identity] = description }
         }
+    }
+
+    /// Lists the files a reader comes upon during the run (assets), which it is asked about when an output is checked
+    /// rather than listing each one here.
+    public func add(_ set: any InputFileSet) {
+        state.withLock { $0.sets.append(set) }
     }
 
     /// Claims `path` for an output: refused when it names an input or another output claimed before.
@@ -79,7 +86,16 @@ public final class InputFiles: Sendable {
     /// Checks that `path` does not name an input now (just before an output is renamed there).
     /// - Throws: ``CoreError`` (`outputReplacesInput`).
     public func check(output path: String, as description: String) throws {
-        guard let identity = FileIdentity(path: path), let input = state.withLock({ $0.inputs[identity] }) else { return }
+        guard let identity = FileIdentity(path: path) else { return }
+        let (listed, sets) = state.withLock { ($0.inputs[identity], $0.sets) }
+        guard let input = listed ?? sets.lazy.compactMap({ $0.inputDescription(of: identity) }).first else { return }
         throw CoreError(.outputReplacesInput, "\(description) \(path) would replace \(input); write it to another path")
     }
+}
+
+/// Files a reader comes upon during a run (the assets records name), asked about by ``InputFiles`` when an output is
+/// checked, so that a run of many files does not list each one twice.
+public protocol InputFileSet: AnyObject, Sendable {
+    /// How errors name the file with this identity, such as "the asset photos/1.jpg"; `nil` if it is not in the set.
+    func inputDescription(of identity: FileIdentity) -> String?
 }

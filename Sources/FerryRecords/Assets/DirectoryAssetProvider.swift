@@ -12,13 +12,11 @@ import Synchronization
 ///
 /// Each file is hashed once, when a record first names it; when it is copied later, its size, inode and times must be
 /// unchanged, so a file edited during a run is detected without hashing it twice.
-public final class DirectoryAssetProvider: AssetProvider {
+public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
     /// The directory.
     public let root: String
     private let realRoot: String
     private let state = Mutex(State())
-    /// Where the files read are listed as inputs, so that no output of the run replaces an asset.
-    private let files: InputFiles?
 
     private struct State {
         var byPath: [String: Entry] = [:]
@@ -33,11 +31,9 @@ public final class DirectoryAssetProvider: AssetProvider {
     }
 
     /// Uses files under `root`.
-    /// - Parameter files: where each asset file is listed as an input when it is first read.
     /// - Throws: ``RecordError`` when the directory does not exist.
-    public init(root: String, files: InputFiles? = nil) throws {
+    public init(root: String) throws {
         self.root = root
-        self.files = files
         guard let resolved = Self.realPath(root), Self.isDirectory(resolved) else {
             throw CoreError(.fileNotFound, "\(root): the assets directory does not exist")
         }
@@ -54,13 +50,20 @@ public final class DirectoryAssetProvider: AssetProvider {
         }
         let full = try checkedPath(path)
         let file = try AssetFile(hashing: full, fileName: fileName ?? String(path.split(separator: "/").last ?? Substring(path)))
-        files?.add(file.signature.identity, as: "the asset \(root)/\(path)")
         let entry = Entry(path: full, asset: file.asset, signature: file.signature, verified: true)
         state.withLock { state in
             state.byPath[path] = entry
             if state.byDigest[file.asset.sha256] == nil { state.byDigest[file.asset.sha256] = entry }
         }
         return file.asset
+    }
+
+    /// The asset file with this identity, among those read so far (so that no output of the run replaces one).
+    public func inputDescription(of identity: FileIdentity) -> String? {
+        state.withLock { state in
+            if let (path, _) = state.byPath.first(where: { $0.value.signature.identity == identity }) { return "the asset \(root)/\(path)" }
+            return state.byDigest.values.first { $0.signature.identity == identity }.map { "the asset \($0.path)" }
+        }
     }
 
     public func canProvide(_ asset: Asset) -> Bool {
@@ -70,7 +73,6 @@ public final class DirectoryAssetProvider: AssetProvider {
         guard let signature = FileSignature(path: candidate), signature.isRegularFile, signature.size == asset.size else {
             return false
         }
-        files?.add(signature.identity, as: "the asset \(candidate)")
         let entry = Entry(path: candidate, asset: asset, signature: signature, verified: false)
         state.withLock { $0.byDigest[asset.sha256] = entry }
         return true

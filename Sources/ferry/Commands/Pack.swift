@@ -73,7 +73,8 @@ struct Pack: AsyncParsableCommand {
         let files = InputFiles()
         for (input, name) in zip(inputs, records) { files.add(input, as: name == "-" ? "standard input" : "the records file \(name)") }
         if let rejectFile { try files.claim(output: rejectFile, as: "the reject file") }
-        let provider = try assets.map { try DirectoryAssetProvider(root: $0, files: files) }
+        let provider = try assets.map { try DirectoryAssetProvider(root: $0) }
+        if let provider { files.add(provider) }
         var decoder = CloudKitJSONDecoder()
         if let provider {
             decoder.assetResolver = { path, fileName in try provider.resolve(path: path, fileName: fileName) }
