@@ -111,6 +111,23 @@ import Testing
         #expect(deletedNotes.filter(\.isDeletion).map(\.recordName) == ["Note.gone"])
     }
 
+    @Test func listsEveryPayloadFileInTheManifestSortedByPath() throws {
+        let scratch = try Scratch()
+        try TestBundles.write(try Self.changes(assets: scratch.file("assets")), to: scratch.file("b.tar.gz"), assetDirectory: scratch.file("assets"))
+        try BundleReader(path: scratch.file("b.tar.gz")).extract(to: scratch.file("bag"))
+        let lines = String(decoding: try scratch.read("bag/manifest-sha256.txt"), as: UTF8.self).split(separator: "\n")
+        let paths = lines.map { String($0.dropFirst(66)) }
+        #expect(paths.contains { $0.hasPrefix("data/assets/") } && paths.contains { $0.hasPrefix("data/deletions/") })
+        #expect(paths == paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        func isFile(_ path: String) -> Bool {
+            var directory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: scratch.file("bag/\(path)"), isDirectory: &directory) && !directory.boolValue
+        }
+        let payload = (FileManager.default.enumerator(atPath: scratch.file("bag/data"))?.allObjects as? [String] ?? []).map { "data/\($0)" }
+            .filter(isFile)
+        #expect(Set(paths) == Set(payload))
+    }
+
     @Test func keepsEveryRecordInItsFileWhenThereAreMoreFilesThanOpenSpoolFiles() throws {
         let scratch = try Scratch()
         var options = BundleWriter.Options(source: .init(kind: "test", description: ""))

@@ -48,11 +48,22 @@ enum BagIt {
 
     /// Formats a checksum manifest: one `<hex>  <path>` line per file, sorted by path.
     static func manifest(_ entries: [(path: String, digest: SHA256Digest)]) -> [UInt8] {
-        var text = ""
-        for entry in entries.sorted(by: { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }) {
-            text += "\(entry.digest.hex)  \(encodePath(entry.path))\n"
-        }
-        return Array(text.utf8)
+        var bytes: [UInt8] = []
+        for entry in sorted(entries) { appendLine(to: &bytes, path: entry.path, digest: entry.digest) }
+        return bytes
+    }
+
+    /// Entries in a manifest's order: by the UTF-8 bytes of their paths.
+    static func sorted(_ entries: [(path: String, digest: SHA256Digest)]) -> [(path: String, digest: SHA256Digest)] {
+        entries.sorted { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+    }
+
+    /// Appends one manifest line, for manifests written entry by entry in path order.
+    static func appendLine(to bytes: inout [UInt8], path: String, digest: SHA256Digest) {
+        bytes.append(contentsOf: digest.hex.utf8)
+        bytes.append(contentsOf: "  ".utf8)
+        bytes.append(contentsOf: encodePath(path).utf8)
+        bytes.append(UInt8(ascii: "\n"))
     }
 
     /// Parses a checksum manifest into path → digest.

@@ -251,20 +251,26 @@ public final class BundleWriter {
         let manifestBytes = manifest.prettyBytes
         let schemaBytes = schema.prettyBytes
 
-        var payload: [(path: String, digest: SHA256Digest, size: Int64)] = [
-            (BundleLayout.manifestFile, SHA256Hasher.digest(manifestBytes), Int64(manifestBytes.count)),
-            (BundleLayout.schemaFile, SHA256Hasher.digest(schemaBytes), Int64(schemaBytes.count)),
+        // The payload manifest, written line by line (a bundle may hold hundreds of thousands of assets): the assets'
+        // paths ("data/assets/…", in digest order) sort before every other payload path ("data/deletions/…",
+        // "data/manifest.json", "data/records/…", "data/schema.json").
+        var files: [(path: String, digest: SHA256Digest)] = [
+            (BundleLayout.manifestFile, SHA256Hasher.digest(manifestBytes)), (BundleLayout.schemaFile, SHA256Hasher.digest(schemaBytes)),
         ]
-        for (file, segment) in ordered { payload.append((file.path, segment.digest, segment.bytes)) }
-        for asset in assets { payload.append((BundleLayout.assetPath(asset.digest), asset.digest, asset.size)) }
-        let payloadBytes = payload.reduce(Int64(0)) { $0 + $1.size }
+        files += ordered.map { ($0.file.path, $0.segment.digest) }
+        var payloadManifest: [UInt8] = []
+        payloadManifest.reserveCapacity((assets.count + files.count) * 160)
+        for asset in assets { BagIt.appendLine(to: &payloadManifest, path: BundleLayout.assetPath(asset.digest), digest: asset.digest) }
+        for file in BagIt.sorted(files) { BagIt.appendLine(to: &payloadManifest, path: file.path, digest: file.digest) }
+        let payloadBytes =
+            Int64(manifestBytes.count + schemaBytes.count) + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes }
+            + assets.reduce(Int64(0)) { $0 + $1.size }
         let bagInfo = BagInfo(
-            payloadBytes: payloadBytes, payloadFiles: payload.count,
+            payloadBytes: payloadBytes, payloadFiles: files.count + assets.count,
             baggingDate: String(BundleManifest.timestampText(createdAt).prefix(10)),
             softwareAgent: options.softwareAgent,
             description: "Ferry bundle: \(manifest.recordCount) records, \(manifest.deletionCount) deletions, \(assets.count) assets")
         let bagInfoBytes = bagInfo.bytes
-        let payloadManifest = BagIt.manifest(payload.map { ($0.path, $0.digest) })
         let tagManifest = BagIt.manifest([
             (BundleLayout.bagitFile, SHA256Hasher.digest(BagIt.declaration)),
             (BundleLayout.bagInfoFile, SHA256Hasher.digest(bagInfoBytes)),

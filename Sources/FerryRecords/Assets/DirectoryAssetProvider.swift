@@ -18,15 +18,22 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
     private let realRoot: String
     private let state = Mutex(State())
 
+    /// Every file read or found, once each, kept small: a bundle may have hundreds of thousands of assets.
     private struct State {
-        var byPath: [String: Entry] = [:]
-        var byDigest: [SHA256Digest: Entry] = [:]
+        var files: [Stored] = []
+        /// A path records named → its file.
+        var byPath: [String: Int] = [:]
+        /// A digest → the first file with it (the one copied).
+        var byDigest: [SHA256Digest: Int] = [:]
     }
 
-    private struct Entry: Sendable {
+    private struct Stored: Sendable {
+        /// Relative to the root: as records name it, or `sha256/<2 hex>/<64 hex>` for a file found by content.
         var path: String
-        var asset: Asset
+        var digest: SHA256Digest
+        /// The version hashed (or found); its size is the asset's.
         var signature: FileSignature
+        /// Whether the digest was computed from the file (rather than taken from its name).
         var verified: Bool
     }
 
@@ -41,49 +48,52 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
     }
 
     /// Hashes the file at `path` (relative to the root) and returns its asset; used as the JSON decoder's resolver.
+    ///
+    /// The asset's file name is `fileName`, else the path's last component.
     /// - Throws: ``RecordError`` when the path leaves the directory or the file cannot be read.
     public func resolve(path: String, fileName: String?) throws -> Asset {
-        if let known = state.withLock({ $0.byPath[path] }) {
-            var asset = known.asset
-            asset.fileName = fileName ?? asset.fileName
-            return asset
+        let name = fileName ?? String(path.split(separator: "/").last ?? Substring(path))
+        if let known = state.withLock({ state in state.byPath[path].map { state.files[$0] } }) {
+            return Asset(sha256: known.digest, size: known.signature.size, fileName: name)
         }
-        let full = try checkedPath(path)
-        let file = try AssetFile(hashing: full, fileName: fileName ?? String(path.split(separator: "/").last ?? Substring(path)))
-        let entry = Entry(path: full, asset: file.asset, signature: file.signature, verified: true)
+        let file = try AssetFile(hashing: try checkedPath(path), fileName: name)
         state.withLock { state in
-            state.byPath[path] = entry
-            if state.byDigest[file.asset.sha256] == nil { state.byDigest[file.asset.sha256] = entry }
+            guard state.byPath[path] == nil else { return }  // hashed by another thread meanwhile
+            state.files.append(Stored(path: path, digest: file.asset.sha256, signature: file.signature, verified: true))
+            state.byPath[path] = state.files.count - 1
+            if state.byDigest[file.asset.sha256] == nil { state.byDigest[file.asset.sha256] = state.files.count - 1 }
         }
         return file.asset
     }
 
     /// The asset file with this identity, among those read so far (so that no output of the run replaces one).
     public func inputDescription(of identity: FileIdentity) -> String? {
-        state.withLock { state in
-            if let (path, _) = state.byPath.first(where: { $0.value.signature.identity == identity }) { return "the asset \(root)/\(path)" }
-            return state.byDigest.values.first { $0.signature.identity == identity }.map { "the asset \($0.path)" }
-        }
+        state.withLock { state in state.files.first { $0.signature.identity == identity }.map { "the asset \(root)/\($0.path)" } }
     }
 
     public func canProvide(_ asset: Asset) -> Bool {
-        if let entry = state.withLock({ $0.byDigest[asset.sha256] }) { return entry.asset.size == asset.size }
+        if let size = state.withLock({ state in state.byDigest[asset.sha256].map { state.files[$0].signature.size } }) {
+            return size == asset.size
+        }
         let hex = asset.sha256.hex
-        let candidate = "\(realRoot)/sha256/\(hex.prefix(2))/\(hex)"
-        guard let signature = FileSignature(path: candidate), signature.isRegularFile, signature.size == asset.size else {
+        let path = "sha256/\(hex.prefix(2))/\(hex)"
+        guard let signature = FileSignature(path: "\(realRoot)/\(path)"), signature.isRegularFile, signature.size == asset.size else {
             return false
         }
-        let entry = Entry(path: candidate, asset: asset, signature: signature, verified: false)
-        state.withLock { $0.byDigest[asset.sha256] = entry }
+        state.withLock { state in
+            guard state.byDigest[asset.sha256] == nil else { return }
+            state.files.append(Stored(path: path, digest: asset.sha256, signature: signature, verified: false))
+            state.byDigest[asset.sha256] = state.files.count - 1
+        }
         return true
     }
 
     public func open(_ asset: Asset) throws -> any AssetReading {
-        guard let entry = state.withLock({ $0.byDigest[asset.sha256] }) ?? (canProvide(asset) ? state.withLock({ $0.byDigest[asset.sha256] }) : nil)
-        else {
+        func stored() -> Stored? { state.withLock { state in state.byDigest[asset.sha256].map { state.files[$0] } } }
+        guard let file = stored() ?? (canProvide(asset) ? stored() : nil) else {
             throw RecordError(.assetUnavailable, at: "", "asset \(asset.sha256) is not in \(root)")
         }
-        return try FileAssetReader(path: entry.path, expected: entry.signature, verified: entry.verified)
+        return try FileAssetReader(path: "\(realRoot)/\(file.path)", expected: file.signature, verified: file.verified)
     }
 
     /// The absolute path of a relative asset path, refusing anything that leaves the root.
