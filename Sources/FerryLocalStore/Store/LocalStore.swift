@@ -49,7 +49,8 @@ public final class LocalStore: @unchecked Sendable {
     /// A writer holds the store's lock file (`<path>-lock`) until it is closed or freed, so a second writer, in this
     /// process or another, is refused at once rather than interleaving its changes with the first one's (a copy's
     /// bulk load and resume journal assume they are alone). Readers take no lock: they see committed transactions.
-    /// - Throws: ``LocalStoreError``: `missing` (66), `not-a-store` (65), `unsupported-version` (65), `busy` (75).
+    /// - Throws: ``LocalStoreError``: `missing` (66), `not-a-store` (65), `unsupported-version` (65), `busy` (75, another
+    ///   writer holds the lock), `cannot-create` (73, no lock file or store can be made there).
     public init(path: String, create: Bool = false, readOnly: Bool = false) throws {
         self.path = path
         writerLock = readOnly ? nil : try Self.lockForWriting(path)
