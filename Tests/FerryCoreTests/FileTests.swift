@@ -137,3 +137,12 @@ import Testing
         }
     }
 }
+
+@Suite struct FerryErrorDescriptionTests {
+    @Test func aCauseIsAddedUnlessTheMessageAlreadySaysIt() {
+        let said = CoreError(.fileNotFound, "x.ndjson: no such file or directory; check the path", cause: SystemError(errno: ENOENT))
+        #expect(said.description == "x.ndjson: no such file or directory; check the path")
+        let added = CoreError(.readFailed, "x.ndjson: read failed", cause: SystemError(errno: EIO))
+        #expect(added.description == "x.ndjson: read failed (cause: Input/output error)")
+    }
+}

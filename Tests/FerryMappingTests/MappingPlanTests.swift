@@ -58,6 +58,9 @@ import Testing
         }
         let syntax = error("separator: \".\"\nentities: [unclosed")
         #expect(syntax?.code == .invalidPlan && syntax?.message.contains("plan.yaml") == true)
+        // YAML that does not parse is named by line and column, with the line shown, and said once.
+        #expect(syntax?.message.hasPrefix("plan.yaml:3:1: error: parser: ") == true, "\(String(describing: syntax))")
+        #expect(syntax.map { "\($0)" } == syntax?.message)
         let wrongType = error("separator: \".\"\nentities:\n  Book:\n    skip: perhaps\n")
         #expect(wrongType?.code == .invalidPlan && wrongType?.message.contains("entities.Book.skip") == true, "\(String(describing: wrongType))")
         let missing = error("entities: {}\n")

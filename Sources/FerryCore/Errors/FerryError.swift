@@ -15,10 +15,12 @@ public protocol FerryError: Error, CustomStringConvertible {
 }
 
 extension FerryError {
-    /// The message followed by its cause, on one line.
+    /// The message followed by its cause, on one line; a cause the message already says is left out.
     public var description: String {
         guard let cause else { return message }
-        return "\(message) (cause: \(Self.describe(cause)))"
+        let said = Self.describe(cause)
+        if message.lowercased().contains(said.lowercased()) { return message }
+        return "\(message) (cause: \(said))"
     }
 
     /// A multi-line rendering with the code and the chain of causes, for `--verbose` output.

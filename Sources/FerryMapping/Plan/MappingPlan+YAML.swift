@@ -9,6 +9,10 @@ extension MappingPlan {
         do {
             return try YAMLDecoder().decode(MappingPlan.self, from: yaml)
         } catch let error as DecodingError {
+            // YAML that does not parse: Yams's own message names the line and column and shows them.
+            if case .dataCorrupted(let context) = error, let yaml = context.underlyingError as? YamlError {
+                throw MappingError(.invalidPlan, "\(file):\(yaml)", cause: yaml)
+            }
             throw MappingError(.invalidPlan, "\(file): \(Self.describe(error))", cause: error)
         } catch {
             throw MappingError(.invalidPlan, "\(file): not a mapping plan: \(error)", cause: error)
