@@ -68,7 +68,7 @@ import Testing
             (["pack", "x.ndjson"], 64),
             (["pack", "x.ndjson", "-o", "out.rar"], 64),
             (["pack", "missing.ndjson", "-o", "out.tar.gz"], 66),
-            (["pack", "in.ndjson", "-o", "/nonexistent-dir/out.tar.gz"], 66),
+            (["pack", "in.ndjson", "-o", "/nonexistent-dir/out.tar.gz"], 73),
             (["verify", "missing.tar.gz"], 66),
             (["ls", "in.ndjson"], 65),
             (["frobnicate"], 64),

@@ -114,7 +114,7 @@ import Testing
             ["copy", "local.ferry", "alias.ferry"], in: scratch, saying: "local.ferry is both the source and the target", keeping: ["local.ferry"])
     }
 
-    @Test func refusesADirectoryAsAnOutputBeforeWritingAnything() throws {
+    @Test func refusesAPathWhereNoFileCanGoBeforeReadingAnything() throws {
         let scratch = try sample()
         for name in ["dir.tar.gz", "dir.ferry"] {
             try FileManager.default.createDirectory(atPath: scratch.file(name), withIntermediateDirectories: true)
@@ -126,11 +126,16 @@ import Testing
                 ["copy", "store/CarsTrucksBuses.sqlite", "out.tar.gz", "--reject-file", "dir.tar.gz"],
                 "dir.tar.gz is a directory; give the reject file the path of a file"
             ),
+            (
+                ["pack", "records.ndjson", "--assets", "assets", "-o", "missing/b.tar.gz"],
+                "missing is not a directory; create it, or give the bundle another path"
+            ),
         ]
         for (arguments, message) in runs {
             let result = try ferry(arguments, in: scratch.path)
             #expect(result.status == 73, "\(arguments): \(result.errors)")
             #expect(result.errors.contains(message), "\(result.errors)")
+            #expect(!result.errors.contains("warning"), "refused before reading: \(result.errors)")
         }
         // Refused before the run: the copy wrote no bundle either.
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.gz")))

@@ -57,12 +57,20 @@ public final class AtomicOutputFile {
         if !finished { discard() }
     }
 
-    /// Refuses a path where no output file can go: an existing directory.
+    /// Refuses a path where no output file can go: an existing directory, or one in a directory that does not exist.
+    /// - Parameter makesDirectory: whether the caller creates the directory when it is missing (then only the path
+    ///   itself is checked).
     /// - Throws: ``CoreError`` (`writeFailed`).
-    public static func checkDestination(_ path: String, as role: String = "the output") throws {
+    public static func checkDestination(_ path: String, as role: String = "the output", makesDirectory: Bool = false) throws {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
-        throw CoreError(.writeFailed, "\(path) is a directory; give \(role) the path of a file")
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+            throw CoreError(.writeFailed, "\(path) is a directory; give \(role) the path of a file")
+        }
+        if makesDirectory { return }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard stat(directory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw CoreError(.writeFailed, "\(directory) is not a directory; create it, or give \(role) another path")
+        }
     }
 
     /// Flushes, syncs and renames the temporary file to the final path, then syncs the directory so that the rename

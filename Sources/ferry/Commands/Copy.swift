@@ -134,7 +134,7 @@ struct Copy: AsyncParsableCommand {
             if let identity = FileIdentity(path: target), identity == FileIdentity(path: source) {
                 throw TransferError(.unsupported, "\(source) is both the source and the target")
             }
-            try AtomicOutputFile.checkDestination(target, as: "the target local store")
+            try AtomicOutputFile.checkDestination(target, as: "the target local store", makesDirectory: true)
             for suffix in ["", "-wal", "-shm"] { files.add(target + suffix, as: "the target local store \(target + suffix)") }
         }
         if let rejectFile { try files.claim(output: rejectFile, as: "the reject file") }
