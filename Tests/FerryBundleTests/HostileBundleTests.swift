@@ -281,6 +281,33 @@ import Testing
         #expect(try reader.forEachChangeLine { _ in } == reader.manifest.recordCount + reader.manifest.deletionCount)
     }
 
+    @Test func readsBundlesWrittenWithTheEarlierPercentEscape() throws {
+        // Ferry escaped zone and owner names with "%XX" before "+XX"; such a bundle (its manifest line written with
+        // "%25", as BagIt wants) is still read and verified.
+        let scratch = try Scratch()
+        let zone = ZoneID(zoneName: "..", ownerName: "_owner")
+        let record = Record(recordType: "Car", recordName: "Car.1", zoneID: zone, fields: ["name": .string("Beetle")])
+        try TestBundles.write([.record(record)], to: scratch.file("bag.tar.gz"))
+        try BundleReader(path: scratch.file("bag.tar.gz")).extract(to: scratch.file("bag"))
+        let (new, old) = ("+2E.@_owner", "%2E.@_owner")
+        try FileManager.default.moveItem(atPath: scratch.file("bag/data/records/\(new)"), toPath: scratch.file("bag/data/records/\(old)"))
+        let manifest = String(decoding: try scratch.read("bag/data/manifest.json"), as: UTF8.self)
+        try scratch.write("bag/data/manifest.json", manifest.replacingOccurrences(of: new, with: old))
+        let lines = try String(decoding: try scratch.read("bag/manifest-sha256.txt"), as: UTF8.self).split(separator: "\n").map { line in
+            let path = String(line.dropFirst(66))
+            let onDisk = path.replacingOccurrences(of: new, with: old)
+            let digest = SHA256Hasher.digest(try scratch.read("bag/\(onDisk)")).hex
+            return "\(digest)  \(onDisk.replacingOccurrences(of: "%", with: "%25"))"
+        }
+        try scratch.write("bag/manifest-sha256.txt", lines.joined(separator: "\n") + "\n")
+        try rewriteTagManifest(scratch)
+        try tar(of: scratch).write(to: scratch.file("legacy.tar.gz"))
+        #expect(failure(scratch.file("legacy.tar.gz")) == nil)
+        var read: [RecordChange] = []
+        try BundleReader(path: scratch.file("legacy.tar.gz")).forEachChange(.init()) { read.append($0) }
+        #expect(read == [.record(record)])
+    }
+
     // MARK: - Helpers
 
     /// Recomputes the payload manifest entries of edited files, then the tag manifest.

@@ -31,14 +31,23 @@ public enum BundleLayout {
     static let tagFiles = [bagitFile, bagInfoFile, payloadManifestFile, tagManifestFile]
 
     /// The path of the records of one type in one zone.
-    static func recordsPath(type: String, zone: ZoneID) -> String {
-        "data/records/\(directoryName(for: zone))/\(escape(type)).ndjson"
+    static func recordsPath(type: String, zone: ZoneID, escapeMark: UInt8 = escapeMark) -> String {
+        "data/records/\(directoryName(for: zone, escapeMark: escapeMark))/\(escape(type, mark: escapeMark)).ndjson"
     }
 
     /// The path of the deletions in one zone.
-    static func deletionsPath(zone: ZoneID) -> String {
-        "data/deletions/\(directoryName(for: zone)).ndjson"
+    static func deletionsPath(zone: ZoneID, escapeMark: UInt8 = escapeMark) -> String {
+        "data/deletions/\(directoryName(for: zone, escapeMark: escapeMark)).ndjson"
     }
+
+    /// What starts an escaped byte in a path (`+`).
+    ///
+    /// No record type, zone or owner name keeps a `+` as itself, and BagIt's manifests write it as it is. Bundles
+    /// written before used `%`, which manifests must write as `%25`; the reference validator (bagit-python) does not
+    /// read that back, so those bundles failed it. They are still read.
+    static let escapeMark = UInt8(ascii: "+")
+    /// The escape of earlier bundles, accepted when reading.
+    static let legacyEscapeMark = UInt8(ascii: "%")
 
     /// The path of an asset.
     static func assetPath(_ digest: SHA256Digest) -> String {
@@ -56,12 +65,14 @@ public enum BundleLayout {
     }
 
     /// One path component for a zone: its escaped name, plus `@owner` when the owner is not the current user.
-    static func directoryName(for zone: ZoneID) -> String {
-        zone.hasDefaultOwner ? escape(zone.zoneName) : "\(escape(zone.zoneName))@\(escape(zone.ownerName))"
+    static func directoryName(for zone: ZoneID, escapeMark: UInt8 = escapeMark) -> String {
+        let name = escape(zone.zoneName, mark: escapeMark)
+        return zone.hasDefaultOwner ? name : "\(name)@\(escape(zone.ownerName, mark: escapeMark))"
     }
 
-    /// Escapes a name into one safe path component: bytes outside `[A-Za-z0-9_.-]` and a leading `.` become `%XX`.
-    static func escape(_ name: String) -> String {
+    /// Escapes a name into one safe path component: bytes outside `[A-Za-z0-9_.-]` and a leading `.` become `+XX`
+    /// (`mark` and two uppercase hex digits).
+    static func escape(_ name: String, mark: UInt8 = escapeMark) -> String {
         var result = ""
         for (index, byte) in name.utf8.enumerated() {
             let safe =
@@ -70,7 +81,8 @@ public enum BundleLayout {
             if safe {
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
-                result += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+                result.unicodeScalars.append(Unicode.Scalar(mark))
+                result += (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
             }
         }
         return result

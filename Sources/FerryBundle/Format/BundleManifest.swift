@@ -188,10 +188,13 @@ extension BundleManifest.RecordFile {
         }
         let recordType = object["recordType"]?.stringValue
         if kind == .records && recordType == nil { throw BundleManifest.invalid(location, "a records file needs a recordType") }
-        let expected =
+        func expectedPath(_ mark: UInt8) -> String {
             kind == .records
-            ? BundleLayout.recordsPath(type: recordType ?? "", zone: zone) : BundleLayout.deletionsPath(zone: zone)
-        guard path == expected else {
+                ? BundleLayout.recordsPath(type: recordType ?? "", zone: zone, escapeMark: mark)
+                : BundleLayout.deletionsPath(zone: zone, escapeMark: mark)
+        }
+        let expected = expectedPath(BundleLayout.escapeMark)
+        guard path == expected || path == expectedPath(BundleLayout.legacyEscapeMark) else {
             throw BundleManifest.invalid(location, "path \(path) does not match its type and zone (expected \(expected))")
         }
         self.init(path: path, kind: kind, recordType: recordType, zoneID: zone, count: Int(count), bytes: bytes)
