@@ -27,7 +27,11 @@ final class StoreConnection: @unchecked Sendable {
         var configuration = Configuration()
         configuration.readonly = true
         configuration.label = "ferry.store"
-        if files.hasPendingLog {
+        // Decided on the same look at the files that later reads are compared with: a log that appears after it is a
+        // change, never a log left unread.
+        let snapshot = FileSnapshot(paths: Self.sourcePaths(files))
+        let pendingLog = [files.store + "-wal", files.store + "-journal"].contains { (snapshot.signatures[$0] ?? nil)?.size ?? 0 > 0 }
+        if pendingLog {
             let scratch = try TemporaryDirectory(prefix: "ferry-store", parent: temporaryDirectory)
             let copy = scratch.file("store.sqlite")
             try Self.copy(files, to: copy)
@@ -40,7 +44,7 @@ final class StoreConnection: @unchecked Sendable {
         } else {
             scratch = nil
             copied = false
-            inPlace = FileSnapshot(paths: Self.sourcePaths(files))
+            inPlace = snapshot
             database = try Self.open(SQLiteURI.immutable(files.store), configuration: configuration, original: files.store)
         }
     }

@@ -45,13 +45,6 @@ public struct StoreFiles: Sendable, Hashable {
         }
         return files
     }
-
-    /// Whether SQLite would need the WAL or journal to see the store's latest data.
-    var hasPendingLog: Bool {
-        [wal, journal].compactMap { $0 }.contains { path in
-            ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) > 0
-        }
-    }
 }
 
 extension InputFile {
