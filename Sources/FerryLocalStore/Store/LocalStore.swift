@@ -60,9 +60,11 @@ public final class LocalStore: @unchecked Sendable {
             }
             try Self.createEmpty(at: path)
         }
-        // A source with no write-ahead log is opened immutable, so reading it creates no -wal or -shm beside it.
-        let immutable = readOnly && !FileManager.default.fileExists(atPath: path + "-wal")
-        let files = immutable ? FileSnapshot(paths: [path, path + "-wal"]) : nil
+        // A source with no write-ahead log is opened immutable, so reading it creates no -wal or -shm beside it. It is
+        // decided on the look at the files that later reads are compared with: a log that appears after it is a change.
+        let snapshot = readOnly ? FileSnapshot(paths: [path, path + "-wal"]) : nil
+        let immutable = snapshot.map { ($0.signatures[path + "-wal"] ?? nil) == nil } ?? false
+        let files = immutable ? snapshot : nil
         database = try Self.open(immutable ? SQLiteURI.immutable(path) : path, readOnly: readOnly)
         storeID = try Self.checkFormat(database, path: path)
         if let files {
