@@ -29,10 +29,10 @@ public final class FileLock {
 
     deinit { release() }
 
-    /// Takes the lock without waiting; `nil` when another holder has it.
+    /// Takes the lock without waiting; `nil` when another holder has it (or keeps replacing the file).
     /// - Throws: ``CoreError`` when the lock file cannot be created or opened.
     public static func acquire(path: String) throws -> FileLock? {
-        while true {
+        for _ in 0..<8 {
             let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw SystemError.current.coreError("open lock file", path: path, writing: true) }
             guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
@@ -54,6 +54,7 @@ public final class FileLock {
             if ftruncate(descriptor, 0) == 0 { _ = text.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) } }
             return FileLock(path: path, descriptor: descriptor)
         }
+        return nil
     }
 
     /// The process ID the holder of a lock file wrote, if it can be read.
