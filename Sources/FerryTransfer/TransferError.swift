@@ -9,6 +9,7 @@ public struct TransferError: FerryError {
             case unsupported
             case invalidPolicy = "invalid-policy"
             case missingAsset = "missing-asset"
+            case sourceChanged = "source-changed"
         }
 
         private let base: Base
@@ -22,6 +23,8 @@ public struct TransferError: FerryError {
         public static let invalidPolicy = Code(.invalidPolicy)
         /// A record's asset is neither in the target nor available from the source.
         public static let missingAsset = Code(.missingAsset)
+        /// A source read twice gave other records the second time.
+        public static let sourceChanged = Code(.sourceChanged)
 
         public var description: String { "transfer.\(base.rawValue)" }
 
@@ -30,6 +33,7 @@ public struct TransferError: FerryError {
             case .unknownSource: .dataError
             case .unsupported, .invalidPolicy: .usage
             case .missingAsset: .dataError
+            case .sourceChanged: .temporary
             }
         }
     }

@@ -30,14 +30,23 @@ public enum RecordDiff {
         public var isIdentical: Bool { differing == 0 && onlyInFirst == 0 && onlyInSecond == 0 && missingAssets == 0 }
     }
 
+    /// A record of the first source, as little as the comparison needs: its content digest and its place there.
+    private struct Indexed {
+        var digest: SHA256Digest
+        var position: Int
+    }
+
     /// Compares the live records of two sources (deletions mean "absent"); `report` gets each difference.
+    ///
+    /// The first source's records are kept as keys and digests only (about 80 bytes each, not their names); the
+    /// names of those only in the first are read again from it at the end, when there are any.
     public static func compare(_ first: any ChangeSource, _ second: any ChangeSource, report: (Difference) throws -> Void) throws -> Summary {
         var summary = Summary()
-        var index: [RecordKey: (id: RecordID, type: String, digest: SHA256Digest)] = [:]
+        var index: [RecordKey: Indexed] = [:]
         try first.forEachChange { change in
             guard case .record(let record) = change.change else { return }
+            index[RecordKey(record.id)] = Indexed(digest: record.contentDigest, position: summary.first)
             summary.first += 1
-            index[RecordKey(record.id)] = (record.id, record.recordType, record.contentDigest)
             try checkAssets(record, source: first, inFirst: true, summary: &summary, report: report)
         }
         try second.forEachChange { change in
@@ -57,7 +66,19 @@ public enum RecordDiff {
                 try report(.differs(record.id, recordType: record.recordType))
             }
         }
-        let rest = index.values.sorted { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
+        guard !index.isEmpty else { return summary }
+        // Only in the first: their names, from the first source again (the same changes in the same order).
+        var rest: [(id: RecordID, type: String)] = []
+        var position = 0
+        try first.forEachChange { change in
+            guard case .record(let record) = change.change else { return }
+            defer { position += 1 }
+            if index[RecordKey(record.id)]?.position == position { rest.append((record.id, record.recordType)) }
+        }
+        guard rest.count == index.count else {
+            throw TransferError(.sourceChanged, "\(first.description) changed while it was compared; run again when nothing writes it")
+        }
+        rest.sort { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
         for value in rest {
             summary.onlyInFirst += 1
             try report(.onlyInFirst(value.id, recordType: value.type))
