@@ -48,6 +48,32 @@ import Testing
         #expect(same.reads == 1, "nothing only in the first: one reading")
     }
 
+    @Test func comparesSourcesLargerThanItsMemoryThroughScratchRuns() throws {
+        let cars = (0..<5000).map { car("\($0)", zone: "Zone\($0 % 7)", mileage: Int64($0)) }
+        var shuffled = cars
+        var generator = SeededGenerator(seed: 7)
+        shuffled.shuffle(using: &generator)
+        // One record changed, one gone, one new, and a key twice in the second.
+        let changed = try #require(shuffled.firstIndex { $0.recordName == "Car.10" })
+        shuffled[changed] = car("10", zone: "Zone3", mileage: -1)
+        shuffled.removeAll { $0.recordName == "Car.20" }
+        shuffled.append(car("new"))
+        shuffled.append(cars[30])
+        let scratch = try Scratch()
+        var reported: [RecordDiff.Difference] = []
+        let summary = try RecordDiff.compare(
+            ListSource([cars]), ListSource([shuffled]), temporaryDirectory: scratch.path, memoryLimit: 64 << 10
+        ) { reported.append($0) }
+        #expect(summary.first == 5000 && summary.second == 5001)
+        #expect(summary.differing == 1 && summary.onlyInFirst == 1 && summary.onlyInSecond == 2 && summary.identical == 4998)
+        #expect(reported.count == 4)
+        #expect(reported.contains(.differs(car("10", zone: "Zone3").id, recordType: "Car")))
+        #expect(reported.filter { $0 == .onlyInSecond(cars[30].id, recordType: "Car") }.count == 1, "the later of the two")
+        #expect(reported.contains(.onlyInSecond(car("new").id, recordType: "Car")))
+        #expect(reported.contains(.onlyInFirst(car("20", zone: "Zone6").id, recordType: "Car")))
+        #expect(scratch.listing().isEmpty, "the scratch runs are removed")
+    }
+
     @Test func aFirstSourceThatChangesBetweenItsReadingsIsAnError() {
         let first = ListSource([[car("a"), car("b")], [car("b"), car("a")]])
         #expect {

@@ -30,60 +30,131 @@ public enum RecordDiff {
         public var isIdentical: Bool { differing == 0 && onlyInFirst == 0 && onlyInSecond == 0 && missingAssets == 0 }
     }
 
-    /// A record of the first source, as little as the comparison needs: its content digest and its place there.
-    private struct Indexed {
-        var digest: SHA256Digest
-        var position: Int
+    /// One record of either source, as little as the comparison needs: its key, content digest, side and place.
+    private struct Entry: Comparable, BitwiseCopyable {
+        var high: UInt64
+        var low: UInt64
+        var digest: (UInt64, UInt64, UInt64, UInt64)
+        /// The side in the top bit (0 first, 1 second), the record's position among its source's records below.
+        var place: UInt64
+
+        init(_ record: Record, second: Bool, position: Int) {
+            (high, low) = RecordKey(record.id).words
+            digest = record.contentDigest.withUnsafeBytes { bytes in
+                (
+                    bytes.loadUnaligned(as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
+                    bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
+                )
+            }
+            place = (second ? 1 << 63 : 0) | UInt64(position)
+        }
+
+        var isSecond: Bool { place >> 63 == 1 }
+        var position: Int { Int(place & ~(1 << 63)) }
+        var key: RecordKey { RecordKey(high: high, low: low) }
+        func sameKey(as other: Entry) -> Bool { high == other.high && low == other.low }
+        func sameDigest(as other: Entry) -> Bool { digest == other.digest }
+
+        static func < (lhs: Entry, rhs: Entry) -> Bool {
+            (lhs.high, lhs.low, lhs.place) < (rhs.high, rhs.low, rhs.place)
+        }
+
+        static func == (lhs: Entry, rhs: Entry) -> Bool {
+            lhs.high == rhs.high && lhs.low == rhs.low && lhs.place == rhs.place
+        }
     }
 
     /// Compares the live records of two sources (deletions mean "absent"); `report` gets each difference.
     ///
-    /// The first source's records are kept as keys and digests only (about 80 bytes each, not their names); the
-    /// names of those only in the first are read again from it at the end, when there are any.
-    public static func compare(_ first: any ChangeSource, _ second: any ChangeSource, report: (Difference) throws -> Void) throws -> Summary {
+    /// Memory stays bounded whatever the sources hold: each record becomes a key, a content digest and its place, and
+    /// these are sorted in runs in scratch files (`temporaryDirectory`) and merged. The records that differ are then
+    /// named by reading their source again, only when there are any: in the second source's order, then those only in
+    /// the first by zone and name.
+    /// - Parameter memoryLimit: bytes of records' keys and digests kept in memory before they go to a scratch file.
+    /// - Throws: what the sources throw, ``TransferError`` (`sourceChanged`) when a source reads differently the
+    ///   second time, ``CoreError`` when scratch files cannot be written.
+    public static func compare(
+        _ first: any ChangeSource, _ second: any ChangeSource, temporaryDirectory: String? = nil, memoryLimit: Int = 8 << 20,
+        report: (Difference) throws -> Void
+    ) throws -> Summary {
         var summary = Summary()
-        var index: [RecordKey: Indexed] = [:]
+        let sorter = ExternalSorter<Entry>(memoryLimit: memoryLimit, prefix: "ferry-diff", temporaryDirectory: temporaryDirectory)
+        defer { sorter.reset() }
         try first.forEachChange { change in
             guard case .record(let record) = change.change else { return }
-            index[RecordKey(record.id)] = Indexed(digest: record.contentDigest, position: summary.first)
+            try sorter.append(Entry(record, second: false, position: summary.first))
             summary.first += 1
             try checkAssets(record, source: first, inFirst: true, summary: &summary, report: report)
         }
         try second.forEachChange { change in
             guard case .record(let record) = change.change else { return }
+            try sorter.append(Entry(record, second: true, position: summary.second))
             summary.second += 1
             try checkAssets(record, source: second, inFirst: false, summary: &summary, report: report)
-            let key = RecordKey(record.id)
-            guard let known = index.removeValue(forKey: key) else {
-                summary.onlyInSecond += 1
-                try report(.onlyInSecond(record.id, recordType: record.recordType))
-                return
+        }
+        // By key: the first source's last record of a key against the second's first; the second's later ones are
+        // extra (a key twice in the first counts once, as a map would keep it).
+        var secondReports: [Int: (key: RecordKey, differs: Bool)] = [:]
+        var onlyFirst: [Int: RecordKey] = [:]
+        var last: Entry?
+        var inFirst: Entry?
+        var matched = false
+        func endKey() {
+            if let inFirst, !matched { onlyFirst[inFirst.position] = inFirst.key }
+        }
+        try sorter.forEachSorted { entry in
+            if let previous = last, !previous.sameKey(as: entry) {
+                endKey()
+                inFirst = nil
+                matched = false
             }
-            if known.digest == record.contentDigest {
-                summary.identical += 1
+            last = entry
+            if !entry.isSecond {
+                inFirst = entry
+            } else if let known = inFirst, !matched {
+                matched = true
+                if known.sameDigest(as: entry) {
+                    summary.identical += 1
+                } else {
+                    summary.differing += 1
+                    secondReports[entry.position] = (entry.key, true)
+                }
             } else {
-                summary.differing += 1
-                try report(.differs(record.id, recordType: record.recordType))
+                summary.onlyInSecond += 1
+                secondReports[entry.position] = (entry.key, false)
             }
         }
-        guard !index.isEmpty else { return summary }
-        // Only in the first: their names, from the first source again (the same changes in the same order).
+        endKey()
+        summary.onlyInFirst = onlyFirst.count
+        try name(secondReports.mapValues(\.key), in: second) { record, position in
+            let type = record.recordType
+            try report(secondReports[position]?.differs == true ? .differs(record.id, recordType: type) : .onlyInSecond(record.id, recordType: type))
+        }
         var rest: [(id: RecordID, type: String)] = []
+        try name(onlyFirst, in: first) { record, _ in rest.append((record.id, record.recordType)) }
+        rest.sort { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
+        for value in rest { try report(.onlyInFirst(value.id, recordType: value.type)) }
+        return summary
+    }
+
+    /// Reads a source again for the records at some positions, checking that each still has its key.
+    private static func name(_ wanted: [Int: RecordKey], in source: any ChangeSource, _ visit: (Record, Int) throws -> Void) throws {
+        guard !wanted.isEmpty else { return }
         var position = 0
-        try first.forEachChange { change in
+        var found = 0
+        try source.forEachChange { change in
             guard case .record(let record) = change.change else { return }
             defer { position += 1 }
-            if index[RecordKey(record.id)]?.position == position { rest.append((record.id, record.recordType)) }
+            guard let key = wanted[position] else { return }
+            guard key == RecordKey(record.id) else { throw sourceChanged(source) }
+            found += 1
+            try visit(record, position)
         }
-        guard rest.count == index.count else {
-            throw TransferError(.sourceChanged, "\(first.description) changed while it was compared; run again when nothing writes it")
-        }
-        rest.sort { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
-        for value in rest {
-            summary.onlyInFirst += 1
-            try report(.onlyInFirst(value.id, recordType: value.type))
-        }
-        return summary
+        guard found == wanted.count else { throw sourceChanged(source) }
+    }
+
+    private static func sourceChanged(_ source: any ChangeSource) -> TransferError {
+        TransferError(.sourceChanged, "\(source.description) changed while it was compared; run again when nothing writes it")
     }
 
     private static func checkAssets(

@@ -45,7 +45,7 @@ struct Diff: AsyncParsableCommand {
         let a = try opener.open(first, console: console)
         let b = try opener.open(second, console: console)
         var shown = 0
-        let summary = try RecordDiff.compare(a, b) { difference in
+        let summary = try RecordDiff.compare(a, b, temporaryDirectory: tempDir) { difference in
             let (kind, id, type, detail): (String, RecordID, String, String)
             switch difference {
             case .onlyInFirst(let recordID, let recordType): (kind, id, type, detail) = ("only_in_first", recordID, recordType, "only in \(first)")
