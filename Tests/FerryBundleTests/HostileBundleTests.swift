@@ -272,6 +272,27 @@ import Testing
             "\(messages)")
     }
 
+    @Test func readsManifestsWithOtherLineEndsAndRefusesMalformedLines() throws {
+        // CRLF and CR line ends, tabs between digest and path, blank lines (BagIt tools on other systems write them).
+        let scratch = try validBag()
+        let lines = String(decoding: try scratch.read("bag/manifest-sha256.txt"), as: UTF8.self).split(separator: "\n")
+        let reshaped = lines.enumerated().map { index, line in
+            index.isMultiple(of: 2) ? line.replacingOccurrences(of: "  ", with: "\t") : String(line)
+        }
+        try scratch.write(
+            "bag/manifest-sha256.txt",
+            reshaped.prefix(2).joined(separator: "\r\n") + "\r\n\r\n" + reshaped.dropFirst(2).joined(separator: "\r") + "\r")
+        try rewriteTagManifest(scratch)
+        try tar(of: scratch).write(to: scratch.file("line-ends.tar.gz"))
+        #expect(failure(scratch.file("line-ends.tar.gz")) == nil)
+        for bad in ["0123  data/x", "\(String(repeating: "g", count: 64))  data/schema.json", "\(String(repeating: "a", count: 64))  "] {
+            try scratch.write("bag/manifest-sha256.txt", lines.joined(separator: "\n") + "\n" + bad + "\n")
+            try rewriteTagManifest(scratch)
+            try tar(of: scratch).write(to: scratch.file("bad.tar.gz"))
+            #expect(failure(scratch.file("bad.tar.gz")) == .invalidMetadata, "\(bad)")
+        }
+    }
+
     @Test func readsBagsRepackedInAnotherOrder() throws {
         // Plain `tar` of an extracted bag puts data/ before the tag files: the reader takes one extra pass.
         let scratch = try validBag()

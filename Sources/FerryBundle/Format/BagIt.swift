@@ -68,24 +68,48 @@ enum BagIt {
 
     /// Parses a checksum manifest into path → digest.
     static func parseManifest(_ bytes: [UInt8], file: String) throws -> [String: SHA256Digest] {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw BundleError(.invalidMetadata, "\(file) is not valid UTF-8")
-        }
         var result: [String: SHA256Digest] = [:]
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
-            guard let space = line.firstIndex(where: { $0 == " " || $0 == "\t" }),
-                let digest = SHA256Digest(hex: String(line[..<space]))
-            else {
-                throw BundleError(.invalidMetadata, "\(file) line \(index + 1): expected \"<sha256>  <path>\"")
-            }
-            let path = decodePath(String(line[space...].drop(while: { $0 == " " || $0 == "\t" })))
-            guard !path.isEmpty else { throw BundleError(.invalidMetadata, "\(file) line \(index + 1): no path") }
+        try forEachManifestEntry(bytes, file: file) { path, digest in
             guard result.updateValue(digest, forKey: path) == nil else {
                 throw BundleError(.invalidMetadata, "\(file) lists \(path) twice")
             }
         }
         return result
+    }
+
+    /// Reads a checksum manifest line by line, straight from its bytes.
+    ///
+    /// A bundle's may list hundreds of thousands of files. Each line is `<64 hex>`, spaces or tabs, and the path
+    /// (decoded); lines end at LF, CRLF or CR, and blank lines are skipped.
+    /// - Throws: ``BundleError`` (`invalidMetadata`) naming the line, or what `body` throws.
+    static func forEachManifestEntry(_ bytes: [UInt8], file: String, _ body: (String, SHA256Digest) throws -> Void) throws {
+        try bytes.withUnsafeBytes { all in
+            var start = 0
+            var number = 0
+            while start < all.count {
+                var end = start
+                while end < all.count, all[end] != 0x0A, all[end] != 0x0D { end += 1 }
+                let line = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                start = end + (end + 1 < all.count && all[end] == 0x0D && all[end + 1] == 0x0A ? 2 : 1)
+                // A CRLF counts as one line end; a blank line is none.
+                if line.isEmpty { continue }
+                number += 1
+                guard line.count > 64, let digest = SHA256Digest(hex: UnsafeRawBufferPointer(rebasing: line[0..<64])),
+                    line[64] == 0x20 || line[64] == 0x09
+                else {
+                    throw BundleError(.invalidMetadata, "\(file) line \(number): expected \"<sha256>  <path>\"")
+                }
+                var pathStart = 65
+                while pathStart < line.count, line[pathStart] == 0x20 || line[pathStart] == 0x09 { pathStart += 1 }
+                let raw = UnsafeRawBufferPointer(rebasing: line[pathStart...])
+                guard let text = String(validating: raw, as: UTF8.self) else {
+                    throw BundleError(.invalidMetadata, "\(file) line \(number): the path is not valid UTF-8")
+                }
+                let path = raw.contains(UInt8(ascii: "%")) ? decodePath(text) : text
+                guard !path.isEmpty else { throw BundleError(.invalidMetadata, "\(file) line \(number): no path") }
+                try body(path, digest)
+            }
+        }
     }
 
     /// RFC 8493 §2.1.3: CR, LF and % in manifest paths are percent-encoded.

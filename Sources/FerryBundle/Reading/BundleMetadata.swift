@@ -4,8 +4,11 @@ import FerryRecords
 /// The tag files and JSON metadata of a bundle, checked against each other.
 package struct BundleMetadata {
     var bagInfo: BagInfo
-    /// Payload path (relative to the base) → expected digest.
+    /// Payload path (relative to the base) → expected digest, for every payload file but the assets.
     var payloadDigests: [String: SHA256Digest]
+    /// The assets the payload manifest lists: their paths and digests follow from these (a bundle may hold hundreds of
+    /// thousands, so their paths are not kept).
+    var assetDigests: Set<SHA256Digest>
     /// Tag file path → expected digest.
     var tagDigests: [String: SHA256Digest]
     var manifest: BundleManifest
@@ -32,7 +35,21 @@ package struct BundleMetadata {
         }
         try BagIt.checkDeclaration(try file(BundleLayout.bagitFile))
         bagInfo = try BagInfo(bytes: try file(BundleLayout.bagInfoFile))
-        payloadDigests = try BagIt.parseManifest(try file(BundleLayout.payloadManifestFile), file: BundleLayout.payloadManifestFile)
+        var payloadDigests: [String: SHA256Digest] = [:]
+        var assetDigests: Set<SHA256Digest> = []
+        var misnamedAsset: String?
+        try BagIt.forEachManifestEntry(try file(BundleLayout.payloadManifestFile), file: BundleLayout.payloadManifestFile) { path, digest in
+            let inserted: Bool
+            if let named = BundleLayout.assetDigest(inPath: path) {
+                if named != digest, misnamedAsset == nil { misnamedAsset = path }
+                inserted = assetDigests.insert(named).inserted
+            } else {
+                inserted = payloadDigests.updateValue(digest, forKey: path) == nil
+            }
+            guard inserted else { throw BundleError(.invalidMetadata, "\(BundleLayout.payloadManifestFile) lists \(path) twice") }
+        }
+        self.payloadDigests = payloadDigests
+        self.assetDigests = assetDigests
         tagDigests = try BagIt.parseManifest(try file(BundleLayout.tagManifestFile), file: BundleLayout.tagManifestFile)
         for (name, bytes) in files where name != BundleLayout.tagManifestFile && !name.hasPrefix("data/") {
             guard let expected = tagDigests[name] else {
@@ -75,25 +92,24 @@ package struct BundleMetadata {
             }
         }
         self.recordFiles = recordFiles
-        var assetCount = 0
-        for path in payloadDigests.keys where path != BundleLayout.manifestFile && path != BundleLayout.schemaFile {
-            if let digest = BundleLayout.assetDigest(inPath: path) {
-                guard payloadDigests[path] == digest else {
-                    throw BundleError(.checksumMismatch, "\(archive): manifest-sha256.txt gives asset \(path) another SHA-256 than its name")
-                }
-                assetCount += 1
-            } else if recordFiles[path] == nil {
-                throw BundleError(.unlistedEntry, "\(archive): payload file \(path) is not described by data/manifest.json")
-            }
+        if let misnamedAsset {
+            throw BundleError(.checksumMismatch, "\(archive): manifest-sha256.txt gives asset \(misnamedAsset) another SHA-256 than its name")
         }
-        guard assetCount == manifest.assetCount else {
+        for path in payloadDigests.keys where path != BundleLayout.manifestFile && path != BundleLayout.schemaFile && recordFiles[path] == nil {
+            throw BundleError(.unlistedEntry, "\(archive): payload file \(path) is not described by data/manifest.json")
+        }
+        guard assetDigests.count == manifest.assetCount else {
             throw BundleError(
-                .invalidMetadata, "\(archive): data/manifest.json counts \(manifest.assetCount) assets, manifest-sha256.txt lists \(assetCount)")
+                .invalidMetadata,
+                "\(archive): data/manifest.json counts \(manifest.assetCount) assets, manifest-sha256.txt lists \(assetDigests.count)")
         }
-        guard bagInfo.payloadFiles == payloadDigests.count else {
+        guard bagInfo.payloadFiles == payloadFileCount else {
             throw BundleError(
                 .payloadOxumMismatch,
-                "\(archive): Payload-Oxum declares \(bagInfo.payloadFiles) files, manifest-sha256.txt lists \(payloadDigests.count)")
+                "\(archive): Payload-Oxum declares \(bagInfo.payloadFiles) files, manifest-sha256.txt lists \(payloadFileCount)")
         }
     }
+
+    /// The files the payload manifest lists.
+    var payloadFileCount: Int { payloadDigests.count + assetDigests.count }
 }

@@ -50,6 +50,6 @@ private final class AssetStreamer: BundleVisitor {
 extension BundleReader {
     /// Whether the bundle's manifest lists an asset with this digest.
     public func listsAsset(_ digest: SHA256Digest) -> Bool {
-        metadata.payloadDigests[BundleLayout.assetPath(digest)] != nil
+        metadata.assetDigests.contains(digest)
     }
 }

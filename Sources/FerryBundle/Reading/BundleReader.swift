@@ -48,14 +48,17 @@ public final class BundleReader {
     ///   - progress: called with payload bytes read so far.
     func scan(_ visitor: any BundleVisitor, complete: Bool, progress: ((Int64) -> Void)? = nil) throws {
         let source = try makeSource()
+        // Assets apart, by digest: a bundle may hold hundreds of thousands.
         var seen = Set<String>()
+        var seenAssets = Set<SHA256Digest>()
         var payloadBytes: Int64 = 0
         var payloadFiles = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while let header = try source.nextEntry() {
             guard let relative = try relativePath(header.path) else { continue }
-            guard seen.insert(relative).inserted else {
+            let asset = BundleLayout.assetDigest(inPath: relative)
+            guard asset.map({ seenAssets.insert($0).inserted }) ?? seen.insert(relative).inserted else {
                 throw BundleError(.duplicateEntry, "\(path): \(relative) appears twice; the bundle is ambiguous and was refused")
             }
             switch header.type {
@@ -72,12 +75,12 @@ public final class BundleReader {
                 entry = BundleEntry(path: relative, kind: .tag)
                 expected = digest
                 limit = Int64(BundleMetadata.sizeLimits[relative] ?? (1 << 20))
-            } else if let digest = metadata.payloadDigests[relative] {
+            } else if let digest = asset.flatMap({ metadata.assetDigests.contains($0) ? $0 : nil }) ?? metadata.payloadDigests[relative] {
                 expected = digest
                 if let file = metadata.recordFiles[relative] {
                     entry = BundleEntry(path: relative, kind: .records(file))
                     limit = file.bytes
-                } else if let asset = BundleLayout.assetDigest(inPath: relative) {
+                } else if let asset {
                     entry = BundleEntry(path: relative, kind: .asset(asset))
                     limit = max(0, metadata.bagInfo.payloadBytes - payloadBytes)
                 } else {
@@ -142,7 +145,10 @@ public final class BundleReader {
         for name in metadata.tagDigests.keys.sorted() where !seen.contains(name) {
             try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in tagmanifest-sha256.txt but missing"))
         }
-        for name in metadata.payloadDigests.keys.sorted() where !seen.contains(name) {
+        // In path order: the assets' paths ("data/assets/…") sort before the other payload files'.
+        let missingAssets = metadata.assetDigests.filter { !seenAssets.contains($0) }.sorted().map(BundleLayout.assetPath)
+        let missingFiles = metadata.payloadDigests.keys.filter { !seen.contains($0) }.sorted()
+        for name in missingAssets + missingFiles {
             try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in manifest-sha256.txt but missing"))
         }
         if payloadBytes != metadata.bagInfo.payloadBytes || payloadFiles != metadata.bagInfo.payloadFiles {

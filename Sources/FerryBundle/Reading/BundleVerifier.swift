@@ -142,9 +142,7 @@ final class BundleVerifier: BundleVisitor {
         pipeline?.cancel()
         if !checksumsOnly { try reportFindings() }
         // Assets are only read when the scan is complete; record which ones exist from the manifest.
-        for path in reader.metadata.payloadDigests.keys {
-            if let digest = BundleLayout.assetDigest(inPath: path) { presentAssets.insert(digest) }
-        }
+        presentAssets.formUnion(reader.metadata.assetDigests)
         report.assetsChecked = presentAssets.count
         if checksumsOnly {
             report.recordsChecked = reader.manifest.recordCount
