@@ -95,6 +95,43 @@ public struct BundleManifest: Sendable, Hashable {
 
     /// Reads `manifest.json`.
     public init(json: JSONValue) throws {
+        try self.init(json: json, files: nil)
+    }
+
+    /// Reads `manifest.json` from its bytes, file entry by file entry, without holding the whole document as values
+    /// (a bundle may list hundreds of thousands of files).
+    /// - Throws: ``BundleError``, or `JSONSyntaxError` for bytes that are not JSON.
+    package init(bytes: [UInt8]) throws {
+        var object = JSONObject()
+        var files: [RecordFile]?
+        try bytes.withUnsafeBytes { raw in
+            var scanner = JSONScanner(raw)
+            guard try scanner.peek() == .object else { throw Self.invalid("", "expected an object") }
+            try scanner.beginObject()
+            var first = true
+            while let key = try scanner.nextKey(&first) {
+                let offset = scanner.offset
+                guard object[key] == nil else { throw scanner.duplicate(key, at: offset) }
+                guard key == "files", try scanner.peek() == .array else {
+                    object[key] = try scanner.value()
+                    continue
+                }
+                var list: [RecordFile] = []
+                try scanner.beginArray()
+                var firstFile = true
+                while try scanner.nextElement(&firstFile) {
+                    list.append(try RecordFile(json: try scanner.value(), path: "files[\(list.count)]"))
+                }
+                files = list
+                object[key] = .array([])
+            }
+            try scanner.finish()
+        }
+        try self.init(json: .object(object), files: files)
+    }
+
+    /// Reads `manifest.json`, with its files already read when `files` is given.
+    private init(json: JSONValue, files decoded: [RecordFile]?) throws {
         guard let object = json.objectValue else { throw Self.invalid("", "expected an object") }
         guard object["format"]?.stringValue == BundleLayout.formatName else {
             throw BundleError(.notABundle, "data/manifest.json: \"format\" is not \"\(BundleLayout.formatName)\"")
@@ -121,7 +158,7 @@ public struct BundleManifest: Sendable, Hashable {
         recordTypeOrder = order
         dependencyCycles = (object["dependencyCycles"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) }
         guard let fileList = object["files"]?.arrayValue else { throw Self.invalid("files", "expected an array") }
-        files = try fileList.enumerated().map { index, value in try RecordFile(json: value, path: "files[\(index)]") }
+        files = try decoded ?? fileList.enumerated().map { index, value in try RecordFile(json: value, path: "files[\(index)]") }
         guard let assets = object["assets"]?.objectValue, let count = assets["count"]?.int64Value,
             let bytes = assets["bytes"]?.int64Value, count >= 0, bytes >= 0
         else { throw Self.invalid("assets", "expected {\"count\": n, \"bytes\": n}") }

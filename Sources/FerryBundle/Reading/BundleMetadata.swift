@@ -75,8 +75,8 @@ package struct BundleMetadata {
             }
         }
         do {
-            manifest = try BundleManifest(json: JSONParser.parse(try file(BundleLayout.manifestFile)))
-            schema = try RecordSchema(json: JSONParser.parse(try file(BundleLayout.schemaFile)))
+            manifest = try BundleManifest(bytes: try file(BundleLayout.manifestFile))
+            schema = try RecordSchema(bytes: try file(BundleLayout.schemaFile))
         } catch let error as JSONSyntaxError {
             throw BundleError(.invalidMetadata, "\(archive): data/manifest.json or data/schema.json is not JSON \(error)")
         } catch let error as RecordError {

@@ -145,6 +145,48 @@ public struct RecordSchema: Sendable, Hashable {
     /// Reads a schema written by ``jsonValue``.
     /// - Throws: ``RecordError`` naming what is malformed.
     public init(json: JSONValue) throws(RecordError) {
+        try self.init(json: json, zones: nil)
+    }
+
+    /// Reads a schema from its bytes, zone by zone, without holding the whole document as values (a bundle may hold
+    /// hundreds of thousands of zones).
+    /// - Throws: ``RecordError`` naming what is malformed, `JSONSyntaxError` for bytes that are not JSON.
+    public init(bytes: [UInt8]) throws {
+        var object = JSONObject()
+        var zones: Set<ZoneID>?
+        try bytes.withUnsafeBytes { raw in
+            var scanner = JSONScanner(raw)
+            guard try scanner.peek() == .object else {
+                throw RecordError(.invalidRecord, at: "", "a schema needs recordTypes (an object) and zones (an array)")
+            }
+            try scanner.beginObject()
+            var first = true
+            while let key = try scanner.nextKey(&first) {
+                let offset = scanner.offset
+                guard object[key] == nil else { throw scanner.duplicate(key, at: offset) }
+                guard key == "zones", try scanner.peek() == .array else {
+                    object[key] = try scanner.value()
+                    continue
+                }
+                let decoder = CloudKitJSONDecoder()
+                var set: Set<ZoneID> = []
+                var index = 0
+                try scanner.beginArray()
+                var firstZone = true
+                while try scanner.nextElement(&firstZone) {
+                    set.insert(try decoder.decodeZoneID(try scanner.value(), path: "zones[\(index)]"))
+                    index += 1
+                }
+                zones = set
+                object[key] = .array([])
+            }
+            try scanner.finish()
+        }
+        try self.init(json: .object(object), zones: zones)
+    }
+
+    /// Reads a schema, with its zones already read when `zones` is given.
+    private init(json: JSONValue, zones decoded: Set<ZoneID>?) throws(RecordError) {
         guard let object = json.objectValue, let types = object["recordTypes"]?.objectValue,
             let zoneList = object["zones"]?.arrayValue
         else {
@@ -162,6 +204,10 @@ public struct RecordSchema: Sendable, Hashable {
                 fieldTypes[field.key] = type
             }
             recordTypes[member.key] = fieldTypes
+        }
+        if let decoded {
+            zones = decoded
+            return
         }
         let decoder = CloudKitJSONDecoder()
         for (index, zone) in zoneList.enumerated() {
