@@ -128,6 +128,20 @@ import Testing
         #expect(Set(paths) == Set(payload))
     }
 
+    @Test func readsManifestAndSchemaEntryByEntryAsTheirTreesWouldRead() throws {
+        let scratch = try Scratch()
+        try TestBundles.write(try Self.changes(assets: scratch.file("assets")), to: scratch.file("b.tar.gz"), assetDirectory: scratch.file("assets"))
+        try BundleReader(path: scratch.file("b.tar.gz")).extract(to: scratch.file("bag"))
+        let manifest = [UInt8](try scratch.read("bag/data/manifest.json"))
+        let schema = [UInt8](try scratch.read("bag/data/schema.json"))
+        #expect(try BundleManifest(bytes: manifest) == BundleManifest(json: JSONParser.parse(manifest)))
+        #expect(try RecordSchema(bytes: schema) == RecordSchema(json: JSONParser.parse(schema)))
+        #expect(try !RecordSchema(bytes: schema).zones.isEmpty)
+        // A key twice is refused, as the parser refuses it.
+        #expect(throws: JSONSyntaxError.self) { try BundleManifest(bytes: Array(#"{"files": [], "files": []}"#.utf8)) }
+        #expect(throws: JSONSyntaxError.self) { try RecordSchema(bytes: Array(#"{"zones": [], "zones": []}"#.utf8)) }
+    }
+
     @Test func keepsEveryRecordInItsFileWhenThereAreMoreFilesThanOpenSpoolFiles() throws {
         let scratch = try Scratch()
         var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
