@@ -69,6 +69,8 @@ import Testing
             (["pack", "x.ndjson", "-o", "out.rar"], 64),
             (["pack", "missing.ndjson", "-o", "out.tar.gz"], 66),
             (["pack", "in.ndjson", "-o", "/nonexistent-dir/out.tar.gz"], 73),
+            (["pack", "in.ndjson", "-o", "out.tar.gz", "--created-at", "99999999999999"], 64),
+            (["pack", "in.ndjson", "-o", "out.tar.gz", "--created-at", "1969-12-31T23:59:59Z"], 64),
             (["verify", "missing.tar.gz"], 66),
             (["ls", "in.ndjson"], 65),
             (["frobnicate"], 64),

@@ -77,7 +77,7 @@ struct Copy: AsyncParsableCommand {
             throw ValidationError("--format applies to bundle targets; \(target) is a local store")
         }
         if let createdAt, CreationTime.parse(createdAt) == nil {
-            throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970")
+            throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970, from 1970 to the end of 9999")
         }
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }

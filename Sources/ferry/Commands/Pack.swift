@@ -58,7 +58,7 @@ struct Pack: AsyncParsableCommand {
             throw ValidationError("cannot tell the format of \(output); end it with .tar.gz, .tar.zst or .zip, or give --format")
         }
         if let createdAt, CreationTime.parse(createdAt) == nil {
-            throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970")
+            throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970, from 1970 to the end of 9999")
         }
     }
 

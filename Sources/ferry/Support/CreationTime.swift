@@ -3,22 +3,39 @@ import Foundation
 
 /// The time a bundle is stamped with: given, from `SOURCE_DATE_EPOCH`, or the newest input's modification time.
 enum CreationTime {
-    /// Parses an ISO 8601 time or a number of seconds since 1970.
+    /// The latest time a bundle can be stamped with: 9999-12-31T23:59:59Z, the last that ISO 8601's four-digit
+    /// years (and so `manifest.json`'s `createdAt`) can write.
+    static let latest: Int64 = 253_402_300_799
+
+    /// Parses an ISO 8601 time or a number of seconds since 1970, from 1970 to the end of 9999.
     static func parse(_ text: String) -> Date? {
-        if let seconds = Int64(text) { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+        let date: Date?
+        if let seconds = Int64(text) {
+            date = Date(timeIntervalSince1970: TimeInterval(seconds))
+        } else {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            var parsed = formatter.date(from: text)
+            if parsed == nil {
+                formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                parsed = formatter.date(from: text)
+            }
+            date = parsed
+        }
+        guard let date, inRange(date) else { return nil }
+        return date
+    }
+
+    private static func inRange(_ date: Date) -> Bool {
+        date.timeIntervalSince1970 >= 0 && date.timeIntervalSince1970 <= TimeInterval(latest)
     }
 
     /// The flag's time, else `SOURCE_DATE_EPOCH`, else the newest modification time among `inputs`.
     static func resolve(flag: String?, inputs: [String]) throws -> Date {
         if let flag, let date = parse(flag) { return date }
         if let epoch = Environment.value("SOURCE_DATE_EPOCH") {
-            guard let seconds = Int64(epoch) else {
-                throw CoreError(.readFailed, "SOURCE_DATE_EPOCH=\(epoch) is not a number of seconds")
+            guard let seconds = Int64(epoch), (0...latest).contains(seconds) else {
+                throw CoreError(.readFailed, "SOURCE_DATE_EPOCH=\(epoch) is not a number of seconds from 1970 to the end of 9999")
             }
             return Date(timeIntervalSince1970: TimeInterval(seconds))
         }
