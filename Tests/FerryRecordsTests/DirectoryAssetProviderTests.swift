@@ -18,6 +18,9 @@ import Testing
         let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
         #expect(Array(buffer[0..<count]) == Array("picture".utf8))
         try reader.finish()
+        // Named again, with and without a file name of its own: each record gets its own name, the file is not read again.
+        #expect(try provider.resolve(path: "photos/a.jpg", fileName: "holiday.jpg").fileName == "holiday.jpg")
+        #expect(try provider.resolve(path: "photos/a.jpg", fileName: nil) == asset)
     }
 
     @Test func findsContentAddressedFilesButVerifiesThemWhenCopied() throws {
