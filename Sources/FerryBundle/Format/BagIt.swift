@@ -62,7 +62,9 @@ enum BagIt {
     static func appendLine(to bytes: inout [UInt8], path: String, digest: SHA256Digest) {
         bytes.append(contentsOf: digest.hex.utf8)
         bytes.append(contentsOf: "  ".utf8)
-        bytes.append(contentsOf: encodePath(path).utf8)
+        // Most paths need no encoding, and looking is much cheaper than replacing.
+        let plain = !path.utf8.contains { $0 == UInt8(ascii: "%") || $0 == 0x0A || $0 == 0x0D }
+        bytes.append(contentsOf: (plain ? path : encodePath(path)).utf8)
         bytes.append(UInt8(ascii: "\n"))
     }
 

@@ -223,7 +223,7 @@ public final class BundleWriter {
         var segments: [(file: BundleManifest.RecordFile, segment: RecordSpool.Segment)]
         var assets: [(digest: SHA256Digest, size: Int64)]
         var bagInfoBytes: [UInt8]
-        var payloadManifest: [UInt8]
+        var payloadManifest: PayloadManifest
         var tagManifest: [UInt8]
         var payloadBytes: Int64
         var danglingReferences: Int
@@ -251,17 +251,12 @@ public final class BundleWriter {
         let manifestBytes = manifest.prettyBytes
         let schemaBytes = schema.prettyBytes
 
-        // The payload manifest, written line by line (a bundle may hold hundreds of thousands of assets): the assets'
-        // paths ("data/assets/…", in digest order) sort before every other payload path ("data/deletions/…",
-        // "data/manifest.json", "data/records/…", "data/schema.json").
+        // Every payload file but the assets, for the payload manifest (made line by line whenever it is needed).
         var files: [(path: String, digest: SHA256Digest)] = [
             (BundleLayout.manifestFile, SHA256Hasher.digest(manifestBytes)), (BundleLayout.schemaFile, SHA256Hasher.digest(schemaBytes)),
         ]
         files += ordered.map { ($0.file.path, $0.segment.digest) }
-        var payloadManifest: [UInt8] = []
-        payloadManifest.reserveCapacity((assets.count + files.count) * 160)
-        for asset in assets { BagIt.appendLine(to: &payloadManifest, path: BundleLayout.assetPath(asset.digest), digest: asset.digest) }
-        for file in BagIt.sorted(files) { BagIt.appendLine(to: &payloadManifest, path: file.path, digest: file.digest) }
+        let payloadManifest = PayloadManifest(assets: assets, files: files)
         let payloadBytes =
             Int64(manifestBytes.count + schemaBytes.count) + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes }
             + assets.reduce(Int64(0)) { $0 + $1.size }
@@ -274,7 +269,7 @@ public final class BundleWriter {
         let tagManifest = BagIt.manifest([
             (BundleLayout.bagitFile, SHA256Hasher.digest(BagIt.declaration)),
             (BundleLayout.bagInfoFile, SHA256Hasher.digest(bagInfoBytes)),
-            (BundleLayout.payloadManifestFile, SHA256Hasher.digest(payloadManifest)),
+            (BundleLayout.payloadManifestFile, payloadManifest.digest),
         ])
         return Plan(
             manifest: manifest, manifestBytes: manifestBytes, schemaBytes: schemaBytes, segments: ordered, assets: assets,
@@ -291,7 +286,8 @@ public final class BundleWriter {
             zstdWorkers: options.zstdWorkers)
         try archive.file("\(base)/\(BundleLayout.bagitFile)", contents: BagIt.declaration)
         try archive.file("\(base)/\(BundleLayout.bagInfoFile)", contents: plan.bagInfoBytes)
-        try archive.file("\(base)/\(BundleLayout.payloadManifestFile)", contents: plan.payloadManifest)
+        try archive.beginFile("\(base)/\(BundleLayout.payloadManifestFile)", size: plan.payloadManifest.size)
+        try plan.payloadManifest.forEachChunk { chunk in try chunk.withUnsafeBytes { try archive.write($0) } }
         try archive.file("\(base)/\(BundleLayout.tagManifestFile)", contents: plan.tagManifest)
         try archive.file("\(base)/\(BundleLayout.manifestFile)", contents: plan.manifestBytes)
         try archive.file("\(base)/\(BundleLayout.schemaFile)", contents: plan.schemaBytes)
