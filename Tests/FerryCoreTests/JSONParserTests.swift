@@ -114,6 +114,12 @@ import Testing
         }
         #expect(streamed.bytes == expected.bytes)
         #expect(asked == Array(0..<count), "each element is made once, in order")
+        // Handed over in pieces as it goes, the same bytes in the end.
+        var pieces: [[UInt8]] = []
+        var flushed = JSONWriter()
+        flushed.pretty(others, indent: 1, streaming: "files", count: count, flushEvery: 16, flush: { pieces.append($0) }) { elements[$0] }
+        #expect(pieces.allSatisfy { $0.count >= 16 } && pieces.count == (count > 0 ? count : 0))
+        #expect(pieces.joined() + flushed.bytes == expected.bytes)
     }
 
     @Test func neverWritesNonFiniteNumbers() {

@@ -72,10 +72,17 @@ public struct BundleManifest: Sendable, Hashable {
 
     /// `manifest.json`'s bytes: ``jsonValue`` pretty-printed, written file by file (a bundle may list many).
     public var prettyBytes: [UInt8] {
-        var json = JSONWriter(capacity: 4096 + files.count * 256)
-        json.pretty(members, streaming: "files", count: files.count) { files[$0].jsonValue }
+        var bytes: [UInt8] = []
+        writePretty { bytes += $0 }
+        return bytes
+    }
+
+    /// Hands `manifest.json`'s bytes to `emit` in pieces of about 64 KiB, never holding them whole.
+    public func writePretty(_ emit: ([UInt8]) throws -> Void) rethrows {
+        var json = JSONWriter(capacity: (1 << 16) + 4096)
+        try json.pretty(members, streaming: "files", count: files.count, flushEvery: 1 << 16, flush: emit) { files[$0].jsonValue }
         json.byte(UInt8(ascii: "\n"))
-        return json.bytes
+        try emit(json.bytes)
     }
 
     /// Every member but the files.

@@ -218,12 +218,12 @@ public final class BundleWriter {
     /// Everything known about the bundle before its archive is written.
     private struct Plan {
         var manifest: BundleManifest
-        var manifestBytes: [UInt8]
-        var schemaBytes: [UInt8]
+        var manifestFile: GeneratedFile
+        var schemaFile: GeneratedFile
         var segments: [(file: BundleManifest.RecordFile, segment: RecordSpool.Segment)]
         var assets: [(digest: SHA256Digest, size: Int64)]
         var bagInfoBytes: [UInt8]
-        var payloadManifest: PayloadManifest
+        var payloadManifest: GeneratedFile
         var tagManifest: [UInt8]
         var payloadBytes: Int64
         var danglingReferences: Int
@@ -248,17 +248,17 @@ public final class BundleWriter {
             createdAt: createdAt, createdBy: options.softwareAgent, source: options.source,
             recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: ordered.map(\.file),
             assetCount: assets.count, assetBytes: assets.reduce(Int64(0)) { $0 + $1.size })
-        let manifestBytes = manifest.prettyBytes
-        let schemaBytes = schema.prettyBytes
+        let manifestFile = try GeneratedFile.manifest(manifest)
+        let schemaFile = try GeneratedFile.schema(schema)
 
         // Every payload file but the assets, for the payload manifest (made line by line whenever it is needed).
         var files: [(path: String, digest: SHA256Digest)] = [
-            (BundleLayout.manifestFile, SHA256Hasher.digest(manifestBytes)), (BundleLayout.schemaFile, SHA256Hasher.digest(schemaBytes)),
+            (BundleLayout.manifestFile, manifestFile.digest), (BundleLayout.schemaFile, schemaFile.digest),
         ]
         files += ordered.map { ($0.file.path, $0.segment.digest) }
-        let payloadManifest = PayloadManifest(assets: assets, files: files)
+        let payloadManifest = try GeneratedFile.payloadManifest(assets: assets, files: files)
         let payloadBytes =
-            Int64(manifestBytes.count + schemaBytes.count) + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes }
+            manifestFile.size + schemaFile.size + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes }
             + assets.reduce(Int64(0)) { $0 + $1.size }
         let bagInfo = BagInfo(
             payloadBytes: payloadBytes, payloadFiles: files.count + assets.count,
@@ -272,9 +272,21 @@ public final class BundleWriter {
             (BundleLayout.payloadManifestFile, payloadManifest.digest),
         ])
         return Plan(
-            manifest: manifest, manifestBytes: manifestBytes, schemaBytes: schemaBytes, segments: ordered, assets: assets,
+            manifest: manifest, manifestFile: manifestFile, schemaFile: schemaFile, segments: ordered, assets: assets,
             bagInfoBytes: bagInfoBytes, payloadManifest: payloadManifest, tagManifest: tagManifest,
             payloadBytes: payloadBytes, danglingReferences: ordering.danglingReferences)
+    }
+
+    /// Writes a generated file as one entry, piece by piece.
+    private func write(_ file: GeneratedFile, at path: String, to archive: ArchiveWriter) throws {
+        try archive.beginFile(path, size: file.size)
+        var written: Int64 = 0
+        try file.forEachPiece { piece in
+            written += Int64(piece.count)
+            try piece.withUnsafeBytes { try archive.write($0) }
+        }
+        // Made the same way twice, so the same bytes; checked all the same, as the header already holds the size.
+        guard written == file.size else { throw BundleError(.writeFailed, "\(path): made \(written) bytes, \(file.size) the first time") }
     }
 
     /// Writes the archive: tag files and metadata first (so readers learn everything from the front), then the
@@ -286,13 +298,12 @@ public final class BundleWriter {
             zstdWorkers: options.zstdWorkers)
         try archive.file("\(base)/\(BundleLayout.bagitFile)", contents: BagIt.declaration)
         try archive.file("\(base)/\(BundleLayout.bagInfoFile)", contents: plan.bagInfoBytes)
-        try archive.beginFile("\(base)/\(BundleLayout.payloadManifestFile)", size: plan.payloadManifest.size)
-        try plan.payloadManifest.forEachChunk { chunk in try chunk.withUnsafeBytes { try archive.write($0) } }
+        try write(plan.payloadManifest, at: "\(base)/\(BundleLayout.payloadManifestFile)", to: archive)
         try archive.file("\(base)/\(BundleLayout.tagManifestFile)", contents: plan.tagManifest)
-        try archive.file("\(base)/\(BundleLayout.manifestFile)", contents: plan.manifestBytes)
-        try archive.file("\(base)/\(BundleLayout.schemaFile)", contents: plan.schemaBytes)
+        try write(plan.manifestFile, at: "\(base)/\(BundleLayout.manifestFile)", to: archive)
+        try write(plan.schemaFile, at: "\(base)/\(BundleLayout.schemaFile)", to: archive)
         let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
-        copier.done = Int64(plan.manifestBytes.count + plan.schemaBytes.count)
+        copier.done = plan.manifestFile.size + plan.schemaFile.size
         for (file, segment) in plan.segments {
             let input = try InputFile(path: segment.path)
             try copier.copy(to: "\(base)/\(file.path)", size: segment.bytes) { try input.read(into: $0) }

@@ -214,9 +214,17 @@ public struct JSONWriter: Sendable {
     ///   - object: the other members (any member named `key` is replaced).
     ///   - count: the array's length.
     ///   - element: the array's element at an index, called once per index, in order.
+    public mutating func pretty(_ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, element: (Int) -> JSONValue) {
+        pretty(object, indent: indent, streaming: key, count: count, flushEvery: .max, flush: { _ in }, element: element)
+    }
+
+    /// Writes an object as ``pretty(_:indent:streaming:count:element:)`` does, handing its bytes to `flush` whenever
+    /// they reach `flushEvery` and dropping them from the writer, so that the document is never held whole; the last
+    /// bytes are left in the writer.
     public mutating func pretty(
-        _ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, element: (Int) -> JSONValue
-    ) {
+        _ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, flushEvery: Int, flush: ([UInt8]) throws -> Void,
+        element: (Int) -> JSONValue
+    ) rethrows {
         var members = object.members.filter { $0.key != key }
         members.append(JSONObject.Member(key: key, value: .array([])))
         bytes.append(UInt8(ascii: "{"))
@@ -234,6 +242,10 @@ public struct JSONWriter: Sendable {
                 if position > 0 { bytes.append(UInt8(ascii: ",")) }
                 newline(indent + 2)
                 pretty(element(position), indent: indent + 2)
+                if bytes.count >= flushEvery {
+                    try flush(bytes)
+                    bytes.removeAll(keepingCapacity: true)
+                }
             }
             newline(indent + 1)
             bytes.append(UInt8(ascii: "]"))

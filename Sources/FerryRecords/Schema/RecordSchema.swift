@@ -126,11 +126,20 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// ``jsonValue`` pretty-printed, written zone by zone (a bundle may hold many zones).
     public var prettyBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        writePretty { bytes += $0 }
+        return bytes
+    }
+
+    /// Hands ``prettyBytes`` to `emit` in pieces of about 64 KiB, never holding them whole.
+    public func writePretty(_ emit: ([UInt8]) throws -> Void) rethrows {
         let sorted = zones.sorted()
-        var json = JSONWriter(capacity: 4096 + sorted.count * 96)
-        json.pretty(["recordTypes": typesJSON], streaming: "zones", count: sorted.count) { sorted[$0].jsonValue }
+        var json = JSONWriter(capacity: (1 << 16) + 4096)
+        try json.pretty(["recordTypes": typesJSON], streaming: "zones", count: sorted.count, flushEvery: 1 << 16, flush: emit) {
+            sorted[$0].jsonValue
+        }
         json.byte(UInt8(ascii: "\n"))
-        return json.bytes
+        try emit(json.bytes)
     }
 
     private var typesJSON: JSONValue {
