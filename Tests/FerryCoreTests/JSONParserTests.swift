@@ -108,7 +108,7 @@ import Testing
         expected.pretty(.object(whole), indent: 1)
         var streamed = JSONWriter()
         var asked: [Int] = []
-        streamed.pretty(others, indent: 1, streaming: "files", count: count) { index in
+        streamed.pretty(others, indent: 1, streaming: "files", count: count, flushEvery: .max, flush: { _ in }) { index in
             asked.append(index)
             return elements[index]
         }

@@ -70,19 +70,10 @@ public struct BundleManifest: Sendable, Hashable {
         return .object(object)
     }
 
-    /// `manifest.json`'s bytes: ``jsonValue`` pretty-printed, written file by file (a bundle may list many).
-    public var prettyBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        writePretty { bytes += $0 }
-        return bytes
-    }
-
-    /// Hands `manifest.json`'s bytes to `emit` in pieces of about 64 KiB, never holding them whole.
+    /// Hands `manifest.json`'s bytes (``jsonValue`` pretty-printed) to `emit` in pieces, file by file, never holding
+    /// them whole.
     public func writePretty(_ emit: ([UInt8]) throws -> Void) rethrows {
-        var json = JSONWriter(capacity: (1 << 16) + 4096)
-        try json.pretty(members, streaming: "files", count: files.count, flushEvery: 1 << 16, flush: emit) { files[$0].jsonValue }
-        json.byte(UInt8(ascii: "\n"))
-        try emit(json.bytes)
+        try JSONWriter.prettyDocument(members, streaming: "files", count: files.count, to: emit) { files[$0].jsonValue }
     }
 
     /// Every member but the files.
@@ -109,32 +100,12 @@ public struct BundleManifest: Sendable, Hashable {
     /// (a bundle may list hundreds of thousands of files).
     /// - Throws: ``BundleError``, or `JSONSyntaxError` for bytes that are not JSON.
     package init(bytes: [UInt8]) throws {
-        var object = JSONObject()
-        var files: [RecordFile]?
-        try bytes.withUnsafeBytes { raw in
-            var scanner = JSONScanner(raw)
-            guard try scanner.peek() == .object else { throw Self.invalid("", "expected an object") }
-            try scanner.beginObject()
-            var first = true
-            while let key = try scanner.nextKey(&first) {
-                let offset = scanner.offset
-                guard object[key] == nil else { throw scanner.duplicate(key, at: offset) }
-                guard key == "files", try scanner.peek() == .array else {
-                    object[key] = try scanner.value()
-                    continue
-                }
-                var list: [RecordFile] = []
-                try scanner.beginArray()
-                var firstFile = true
-                while try scanner.nextElement(&firstFile) {
-                    list.append(try RecordFile(json: try scanner.value(), path: "files[\(list.count)]"))
-                }
-                files = list
-                object[key] = .array([])
-            }
-            try scanner.finish()
+        var files: [RecordFile] = []
+        let object = try JSONParser.parseObject(bytes, streaming: "files") { value, index in
+            files.append(try RecordFile(json: value, path: "files[\(index)]"))
         }
-        try self.init(json: .object(object), files: files)
+        guard let object else { throw Self.invalid("", "expected an object") }
+        try self.init(json: .object(object), files: object["files"]?.arrayValue == nil ? nil : files)
     }
 
     /// Reads `manifest.json`, with its files already read when `files` is given.

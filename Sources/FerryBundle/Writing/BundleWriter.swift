@@ -45,7 +45,7 @@ public final class BundleWriter {
         public var dryRun = false
         /// The run's inputs and outputs, which the bundle may not replace (checked when the writer is made, and
         /// again before the rename); `nil` to check nothing.
-        public var files: InputFiles?
+        public var files: RunFiles?
 
         /// Creates options.
         public init(source: BundleManifest.Source) {
@@ -230,9 +230,9 @@ public final class BundleWriter {
     }
 
     private func makePlan(createdAt: Date, segments: [RecordSpool.Key: RecordSpool.Segment], ordering: RecordTypeGraph.Ordering) throws -> Plan {
-        let recordSegments = ordering.order.flatMap { type in
-            segments.values.filter { $0.key.kind == .records && $0.key.recordType == type }.sorted { $0.key.zoneID < $1.key.zoneID }
-        }
+        // Grouped once: a bundle may have many record types times many zones.
+        let byType = Dictionary(grouping: segments.values.filter { $0.key.kind == .records }) { $0.key.recordType ?? "" }
+        let recordSegments = ordering.order.flatMap { type in (byType[type] ?? []).sorted { $0.key.zoneID < $1.key.zoneID } }
         let deletionSegments = segments.values.filter { $0.key.kind == .deletions }.sorted { $0.key.zoneID < $1.key.zoneID }
         let ordered = (recordSegments + deletionSegments).map { segment in
             let file = BundleManifest.RecordFile(
@@ -258,8 +258,7 @@ public final class BundleWriter {
         files += ordered.map { ($0.file.path, $0.segment.digest) }
         let payloadManifest = try GeneratedFile.payloadManifest(assets: assets, files: files)
         let payloadBytes =
-            manifestFile.size + schemaFile.size + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes }
-            + assets.reduce(Int64(0)) { $0 + $1.size }
+            manifestFile.size + schemaFile.size + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes } + manifest.assetBytes
         let bagInfo = BagInfo(
             payloadBytes: payloadBytes, payloadFiles: files.count + assets.count,
             baggingDate: String(BundleManifest.timestampText(createdAt).prefix(10)),

@@ -20,7 +20,7 @@ public final class AtomicOutputFile {
     private let token: Int
     private var finished = false
     /// The run's inputs and outputs, which the rename may not replace, and what this output is called in errors.
-    private let files: InputFiles?
+    private let files: RunFiles?
     private let role: String
 
     /// Starts writing `path` under a temporary name beside it.
@@ -30,12 +30,12 @@ public final class AtomicOutputFile {
     ///   - role: what the output is, for errors ("the bundle").
     /// - Throws: ``CoreError`` when the directory does not exist or is not writable, or when `path` names one of
     ///   `files` (`outputReplacesInput`).
-    public init(path: String, files: InputFiles? = nil, as role: String = "the output") throws {
+    public init(path: String, files: RunFiles? = nil, as role: String = "the output") throws {
         self.path = path
         self.files = files
         self.role = role
-        try Self.checkDestination(path, as: role)
-        try files?.claim(output: path, as: role)
+        // Claiming checks the destination too.
+        if let files { try files.claim(output: path, as: role) } else { try Self.checkDestination(path, as: role) }
         let url = URL(fileURLWithPath: path)
         directory = url.deletingLastPathComponent().path
         let name = url.lastPathComponent

@@ -28,6 +28,11 @@ public struct FileIdentity: Hashable, Sendable {
     public init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
+        self.init(status: info)
+    }
+
+    /// The identity a file's status gives.
+    init(status info: stat) {
         self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }

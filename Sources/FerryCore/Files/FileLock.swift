@@ -44,8 +44,7 @@ public final class FileLock {
             // The holder before may have removed the file between our open and our lock: a lock on a removed file
             // guards nothing, so take the one at the path now.
             var held = stat()
-            guard fstat(descriptor, &held) == 0, FileIdentity(path: path) == FileIdentity(device: UInt64(held.st_dev), inode: UInt64(held.st_ino))
-            else {
+            guard fstat(descriptor, &held) == 0, FileIdentity(path: path) == FileIdentity(status: held) else {
                 close(descriptor)
                 continue
             }

@@ -1,7 +1,7 @@
 /// A SHA-256 digest: 32 bytes, written as 64 lowercase hex digits.
 ///
 /// Ferry addresses assets and checks bundle files by this digest.
-public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConvertible, BitwiseCopyable {
     /// The digest, as four big-endian 64-bit words (cheap to hash and compare).
     private let words: (UInt64, UInt64, UInt64, UInt64)
 

@@ -213,14 +213,9 @@ public struct JSONWriter: Sendable {
     /// - Parameters:
     ///   - object: the other members (any member named `key` is replaced).
     ///   - count: the array's length.
+    ///   - flushEvery: whenever the bytes written reach this size, they are handed to `flush` and dropped from the
+    ///     writer, so that the document is never held whole (`.max`: never); the last bytes are left in the writer.
     ///   - element: the array's element at an index, called once per index, in order.
-    public mutating func pretty(_ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, element: (Int) -> JSONValue) {
-        pretty(object, indent: indent, streaming: key, count: count, flushEvery: .max, flush: { _ in }, element: element)
-    }
-
-    /// Writes an object as ``pretty(_:indent:streaming:count:element:)`` does, handing its bytes to `flush` whenever
-    /// they reach `flushEvery` and dropping them from the writer, so that the document is never held whole; the last
-    /// bytes are left in the writer.
     public mutating func pretty(
         _ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, flushEvery: Int, flush: ([UInt8]) throws -> Void,
         element: (Int) -> JSONValue
@@ -252,6 +247,17 @@ public struct JSONWriter: Sendable {
         }
         newline(indent)
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Hands a whole pretty-printed document (an object, with a newline after it) to `emit` in pieces of about 64 KiB,
+    /// the array at `key` made element by element: see ``pretty(_:indent:streaming:count:flushEvery:flush:element:)``.
+    public static func prettyDocument(
+        _ object: JSONObject, streaming key: String, count: Int, to emit: ([UInt8]) throws -> Void, element: (Int) -> JSONValue
+    ) rethrows {
+        var json = JSONWriter(capacity: (1 << 16) + 4096)
+        try json.pretty(object, streaming: key, count: count, flushEvery: 1 << 16, flush: emit, element: element)
+        json.byte(UInt8(ascii: "\n"))
+        try emit(json.bytes)
     }
 
     /// The canonical encoding of a value.

@@ -30,7 +30,8 @@ final class StoreConnection: @unchecked Sendable {
         // Decided on the same look at the files that later reads are compared with: a log that appears after it is a
         // change, never a log left unread.
         let snapshot = FileSnapshot(paths: Self.sourcePaths(files))
-        let pendingLog = [files.store + "-wal", files.store + "-journal"].contains { (snapshot.signatures[$0] ?? nil)?.size ?? 0 > 0 }
+        let logs = Self.sourcePaths(files).dropFirst()
+        let pendingLog = logs.contains { (snapshot.signatures[$0] ?? nil)?.size ?? 0 > 0 }
         if pendingLog {
             let scratch = try TemporaryDirectory(prefix: "ferry-store", parent: temporaryDirectory)
             let copy = scratch.file("store.sqlite")

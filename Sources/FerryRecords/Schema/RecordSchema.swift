@@ -124,22 +124,11 @@ public struct RecordSchema: Sendable, Hashable {
         ["recordTypes": typesJSON, "zones": .array(zones.sorted().map(\.jsonValue))]
     }
 
-    /// ``jsonValue`` pretty-printed, written zone by zone (a bundle may hold many zones).
-    public var prettyBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        writePretty { bytes += $0 }
-        return bytes
-    }
-
-    /// Hands ``prettyBytes`` to `emit` in pieces of about 64 KiB, never holding them whole.
+    /// Hands ``jsonValue`` pretty-printed to `emit` in pieces, zone by zone (a bundle may hold many), never holding it
+    /// whole.
     public func writePretty(_ emit: ([UInt8]) throws -> Void) rethrows {
         let sorted = zones.sorted()
-        var json = JSONWriter(capacity: (1 << 16) + 4096)
-        try json.pretty(["recordTypes": typesJSON], streaming: "zones", count: sorted.count, flushEvery: 1 << 16, flush: emit) {
-            sorted[$0].jsonValue
-        }
-        json.byte(UInt8(ascii: "\n"))
-        try emit(json.bytes)
+        try JSONWriter.prettyDocument(["recordTypes": typesJSON], streaming: "zones", count: sorted.count, to: emit) { sorted[$0].jsonValue }
     }
 
     private var typesJSON: JSONValue {
@@ -161,37 +150,15 @@ public struct RecordSchema: Sendable, Hashable {
     /// hundreds of thousands of zones).
     /// - Throws: ``RecordError`` naming what is malformed, `JSONSyntaxError` for bytes that are not JSON.
     public init(bytes: [UInt8]) throws {
-        var object = JSONObject()
-        var zones: Set<ZoneID>?
-        try bytes.withUnsafeBytes { raw in
-            var scanner = JSONScanner(raw)
-            guard try scanner.peek() == .object else {
-                throw RecordError(.invalidRecord, at: "", "a schema needs recordTypes (an object) and zones (an array)")
-            }
-            try scanner.beginObject()
-            var first = true
-            while let key = try scanner.nextKey(&first) {
-                let offset = scanner.offset
-                guard object[key] == nil else { throw scanner.duplicate(key, at: offset) }
-                guard key == "zones", try scanner.peek() == .array else {
-                    object[key] = try scanner.value()
-                    continue
-                }
-                let decoder = CloudKitJSONDecoder()
-                var set: Set<ZoneID> = []
-                var index = 0
-                try scanner.beginArray()
-                var firstZone = true
-                while try scanner.nextElement(&firstZone) {
-                    set.insert(try decoder.decodeZoneID(try scanner.value(), path: "zones[\(index)]"))
-                    index += 1
-                }
-                zones = set
-                object[key] = .array([])
-            }
-            try scanner.finish()
+        let decoder = CloudKitJSONDecoder()
+        var zones: Set<ZoneID> = []
+        let object = try JSONParser.parseObject(bytes, streaming: "zones") { value, index in
+            zones.insert(try decoder.decodeZoneID(value, path: "zones[\(index)]"))
         }
-        try self.init(json: .object(object), zones: zones)
+        guard let object else {
+            throw RecordError(.invalidRecord, at: "", "a schema needs recordTypes (an object) and zones (an array)")
+        }
+        try self.init(json: .object(object), zones: object["zones"]?.arrayValue == nil ? nil : zones)
     }
 
     /// Reads a schema, with its zones already read when `zones` is given.

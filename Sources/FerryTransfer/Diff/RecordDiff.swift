@@ -34,18 +34,13 @@ public enum RecordDiff {
     private struct Entry: Comparable, BitwiseCopyable {
         var high: UInt64
         var low: UInt64
-        var digest: (UInt64, UInt64, UInt64, UInt64)
+        var digest: SHA256Digest
         /// The side in the top bit (0 first, 1 second), the record's position among its source's records below.
         var place: UInt64
 
         init(_ record: Record, second: Bool, position: Int) {
             (high, low) = RecordKey(record.id).words
-            digest = record.contentDigest.withUnsafeBytes { bytes in
-                (
-                    bytes.loadUnaligned(as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self),
-                    bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self), bytes.loadUnaligned(fromByteOffset: 24, as: UInt64.self)
-                )
-            }
+            digest = record.contentDigest
             place = (second ? 1 << 63 : 0) | UInt64(position)
         }
 
@@ -53,7 +48,6 @@ public enum RecordDiff {
         var position: Int { Int(place & ~(1 << 63)) }
         var key: RecordKey { RecordKey(high: high, low: low) }
         func sameKey(as other: Entry) -> Bool { high == other.high && low == other.low }
-        func sameDigest(as other: Entry) -> Bool { digest == other.digest }
 
         static func < (lhs: Entry, rhs: Entry) -> Bool {
             (lhs.high, lhs.low, lhs.place) < (rhs.high, rhs.low, rhs.place)
@@ -113,7 +107,7 @@ public enum RecordDiff {
                 inFirst = entry
             } else if let known = inFirst, !matched {
                 matched = true
-                if known.sameDigest(as: entry) {
+                if known.digest == entry.digest {
                     summary.identical += 1
                 } else {
                     summary.differing += 1

@@ -120,8 +120,8 @@ struct Copy: AsyncParsableCommand {
 
     /// The files the copy reads, with its outputs claimed: refused before anything is read or written when an output
     /// would replace an input (`--reject-file` naming the source, say) or the target is the source.
-    private func claimFiles(target: String) throws -> InputFiles {
-        let files = InputFiles()
+    private func claimFiles(target: String) throws -> RunFiles {
+        let files = RunFiles()
         // A SQLite store's rows may be in its write-ahead log.
         for suffix in ["", "-wal", "-shm", "-journal"] { files.add(source + suffix, as: "the source \(source + suffix)") }
         if let mapping = mappingOptions.mapping { files.add(mapping, as: "the mapping \(mapping)") }

@@ -70,7 +70,7 @@ struct Pack: AsyncParsableCommand {
         let started = Date()
         let inputs = records.map { $0 == "-" ? "/dev/stdin" : $0 }
         // Neither output may replace an input: checked now, and before each rename (the assets are found on the way).
-        let files = InputFiles()
+        let files = RunFiles()
         for (input, name) in zip(inputs, records) { files.add(input, as: name == "-" ? "standard input" : "the records file \(name)") }
         if let rejectFile { try files.claim(output: rejectFile, as: "the reject file") }
         let provider = try assets.map { try DirectoryAssetProvider(root: $0) }

@@ -16,7 +16,7 @@ struct CopyToBundle {
     var zstdWorkers: Int
     var dryRun: Bool
     /// The copy's inputs and outputs, which neither the bundle nor the reject file may replace.
-    var files: InputFiles
+    var files: RunFiles
 
     func run(console: Console, started: Date) throws -> Int32 {
         var options = BundleWriter.Options(source: .init(kind: source.kind, description: source.description))

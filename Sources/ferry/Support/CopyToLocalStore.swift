@@ -12,7 +12,7 @@ struct CopyToLocalStore {
     var options: LocalStoreImporter.Options
     var rejectFile: String?
     /// The copy's inputs and outputs, which the reject file may not replace.
-    var files: InputFiles
+    var files: RunFiles
 
     func run(console: Console, started: Date) throws -> Int32 {
         // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.

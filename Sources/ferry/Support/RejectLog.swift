@@ -10,7 +10,7 @@ final class RejectLog {
     private static let shownOnStderr = 10
 
     /// A log writing to `path` (none without), which may not replace any of `files`.
-    init(path: String?, console: Console, files: InputFiles) throws {
+    init(path: String?, console: Console, files: RunFiles) throws {
         file = try path.map { try AtomicOutputFile(path: $0, files: files, as: "the reject file") }
         self.console = console
     }

@@ -3,7 +3,7 @@ import FerryTesting
 import Foundation
 import Testing
 
-@Suite struct InputFilesTests {
+@Suite struct RunFilesTests {
     /// Whether `body` throws the error of an output that would replace a file, with `message` in it.
     private func refuses(_ message: String, _ body: () throws -> Void) -> Bool {
         do {
@@ -22,7 +22,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: scratch.file("sub"), withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: scratch.file("soft"), withDestinationPath: input)
         try FileManager.default.linkItem(atPath: input, toPath: scratch.file("hard"))
-        let files = InputFiles()
+        let files = RunFiles()
         files.add(input, as: "the records file in.ndjson")
         for path in [input, scratch.file("sub/../in.ndjson"), scratch.file("soft"), scratch.file("hard")] {
             #expect(refuses("would replace the records file in.ndjson") { try files.claim(output: path, as: "the bundle") }, "\(path)")
@@ -33,7 +33,7 @@ import Testing
 
     @Test func givesEachOutputItsOwnPath() throws {
         let scratch = try Scratch()
-        let files = InputFiles()
+        let files = RunFiles()
         try files.claim(output: scratch.file("out.tar.gz"), as: "the bundle")
         // The same output again (a writer checks early and opens late); another output at that place is refused.
         try files.claim(output: scratch.file("out.tar.gz"), as: "the bundle")
@@ -50,7 +50,7 @@ import Testing
     @Test func asksTheSetsOfFilesFoundDuringTheRun() throws {
         let scratch = try Scratch()
         let asset = try scratch.write("photo.png", "picture")
-        let files = InputFiles()
+        let files = RunFiles()
         let found = FoundFiles()
         files.add(found)
         try files.check(output: asset, as: "the bundle")
@@ -60,7 +60,7 @@ import Testing
 
     @Test func missingFilesAreNoInputs() throws {
         let scratch = try Scratch()
-        let files = InputFiles()
+        let files = RunFiles()
         files.add(scratch.file("absent"), as: "nothing")
         try files.claim(output: scratch.file("absent"), as: "the bundle")
     }
@@ -68,7 +68,7 @@ import Testing
     @Test func atomicOutputChecksAgainBeforeItsRename() throws {
         let scratch = try Scratch()
         let asset = try scratch.write("photo.png", "picture")
-        let files = InputFiles()
+        let files = RunFiles()
         let output = try AtomicOutputFile(path: asset, files: files, as: "the bundle")
         try output.file.write("bundle bytes")
         // Read during the run, after the output was opened.

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The files a run reads and the outputs it writes, so that no output replaces an input or another output.
@@ -9,28 +10,21 @@ import Synchronization
 /// ``FileIdentity``, so links and other spellings of a path are caught too.
 ///
 /// ```swift
-/// let files = InputFiles()
+/// let files = RunFiles()
 /// files.add("records.ndjson", as: "the records file records.ndjson")
 /// let output = try AtomicOutputFile(path: "records.ndjson", files: files, as: "the bundle")  // throws
 /// ```
-public final class InputFiles: Sendable {
+public final class RunFiles: Sendable {
     /// Where an output goes: its directory's identity and its name there (the file may not exist yet).
     private struct Location: Hashable {
         var directory: FileIdentity
         var name: String
 
         init?(path: String) {
-            let (directory, name) = Self.split(path)
-            guard let identity = FileIdentity(path: directory) else { return nil }
-            self.directory = identity
-            self.name = name
-        }
-
-        private static func split(_ path: String) -> (directory: String, name: String) {
-            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-            guard let slash = trimmed.lastIndex(of: "/") else { return (".", trimmed) }
-            let directory = trimmed[..<slash]
-            return (directory.isEmpty ? "/" : String(directory), String(trimmed[trimmed.index(after: slash)...]))
+            let url = URL(fileURLWithPath: path)
+            guard let identity = FileIdentity(path: url.deletingLastPathComponent().path) else { return nil }
+            directory = identity
+            name = url.lastPathComponent
         }
     }
 
@@ -93,7 +87,7 @@ public final class InputFiles: Sendable {
     }
 }
 
-/// Files a reader comes upon during a run (the assets records name), asked about by ``InputFiles`` when an output is
+/// Files a reader comes upon during a run (the assets records name), asked about by ``RunFiles`` when an output is
 /// checked, so that a run of many files does not list each one twice.
 public protocol InputFileSet: AnyObject, Sendable {
     /// How errors name the file with this identity, such as "the asset photos/1.jpg"; `nil` if it is not in the set.
