@@ -79,39 +79,12 @@ enum BagIt {
         return result
     }
 
-    /// Reads a checksum manifest line by line, straight from its bytes.
-    ///
-    /// A bundle's may list hundreds of thousands of files. Each line is `<64 hex>`, spaces or tabs, and the path
-    /// (decoded); lines end at LF, CRLF or CR, and blank lines are skipped.
+    /// Reads a checksum manifest line by line, straight from its bytes (see ``ManifestEntryReader``).
     /// - Throws: ``BundleError`` (`invalidMetadata`) naming the line, or what `body` throws.
     static func forEachManifestEntry(_ bytes: [UInt8], file: String, _ body: (String, SHA256Digest) throws -> Void) throws {
-        try bytes.withUnsafeBytes { all in
-            var start = 0
-            var number = 0
-            while start < all.count {
-                var end = start
-                while end < all.count, all[end] != 0x0A, all[end] != 0x0D { end += 1 }
-                let line = UnsafeRawBufferPointer(rebasing: all[start..<end])
-                start = end + (end + 1 < all.count && all[end] == 0x0D && all[end + 1] == 0x0A ? 2 : 1)
-                // A CRLF counts as one line end; a blank line is none.
-                if line.isEmpty { continue }
-                number += 1
-                guard line.count > 64, let digest = SHA256Digest(hex: UnsafeRawBufferPointer(rebasing: line[0..<64])),
-                    line[64] == 0x20 || line[64] == 0x09
-                else {
-                    throw BundleError(.invalidMetadata, "\(file) line \(number): expected \"<sha256>  <path>\"")
-                }
-                var pathStart = 65
-                while pathStart < line.count, line[pathStart] == 0x20 || line[pathStart] == 0x09 { pathStart += 1 }
-                let raw = UnsafeRawBufferPointer(rebasing: line[pathStart...])
-                guard let text = String(validating: raw, as: UTF8.self) else {
-                    throw BundleError(.invalidMetadata, "\(file) line \(number): the path is not valid UTF-8")
-                }
-                let path = raw.contains(UInt8(ascii: "%")) ? decodePath(text) : text
-                guard !path.isEmpty else { throw BundleError(.invalidMetadata, "\(file) line \(number): no path") }
-                try body(path, digest)
-            }
-        }
+        var reader = ManifestEntryReader(file: file)
+        try bytes.withUnsafeBytes { try reader.feed($0, body) }
+        try reader.finish(body)
     }
 
     /// RFC 8493 §2.1.3: CR, LF and % in manifest paths are percent-encoded.

@@ -6,9 +6,9 @@ package struct BundleMetadata {
     var bagInfo: BagInfo
     /// Payload path (relative to the base) → expected digest, for every payload file but the assets.
     var payloadDigests: [String: SHA256Digest]
-    /// The assets the payload manifest lists: their paths and digests follow from these (a bundle may hold hundreds of
-    /// thousands, so their paths are not kept).
-    var assetDigests: Set<SHA256Digest>
+    /// The assets the payload manifest lists: their paths and digests follow from these (a bundle may hold millions,
+    /// so they are kept in a set that leaves memory when large).
+    var assets: ExternalSortedSet<SHA256Digest>
     /// Tag file path → expected digest.
     var tagDigests: [String: SHA256Digest]
     var manifest: BundleManifest
@@ -16,14 +16,26 @@ package struct BundleMetadata {
     /// Record and deletion files by path.
     var recordFiles: [String: BundleManifest.RecordFile]
 
-    /// The most bytes read into memory for each metadata file.
+    /// The most bytes read into memory for each metadata file (the payload manifest is read as it streams, whatever
+    /// its size).
     package static let sizeLimits: [String: Int] = [
-        BundleLayout.bagitFile: 4 << 10, BundleLayout.bagInfoFile: 1 << 20, BundleLayout.payloadManifestFile: 256 << 20,
+        BundleLayout.bagitFile: 4 << 10, BundleLayout.bagInfoFile: 1 << 20, BundleLayout.payloadManifestFile: Int.max,
         BundleLayout.tagManifestFile: 1 << 20, BundleLayout.manifestFile: 64 << 20, BundleLayout.schemaFile: 64 << 20,
     ]
 
-    /// Checks the files' contents and their agreement; `files` maps each metadata path to its bytes.
+    /// Checks the files' contents and their agreement, from the files' bytes (the payload manifest's too).
     package init(files: [String: [UInt8]], archive: String) throws {
+        let listing = files[BundleLayout.payloadManifestFile].map { bytes in
+            Result { try PayloadListingReader.read(bytes, temporaryDirectory: nil) }
+        }
+        try self.init(files: files.filter { $0.key != BundleLayout.payloadManifestFile }, listing: listing, archive: archive)
+    }
+
+    /// Checks the files' contents and their agreement.
+    /// - Parameters:
+    ///   - files: each metadata path but the payload manifest's → its bytes.
+    ///   - listing: the payload manifest as read, or why it could not be; `nil` when it is missing.
+    package init(files: [String: [UInt8]], listing: Result<PayloadListing, any Error>?, archive: String) throws {
         func file(_ name: String) throws -> [UInt8] {
             guard let bytes = files[name] else {
                 if name == BundleLayout.bagitFile {
@@ -35,27 +47,17 @@ package struct BundleMetadata {
         }
         try BagIt.checkDeclaration(try file(BundleLayout.bagitFile))
         bagInfo = try BagInfo(bytes: try file(BundleLayout.bagInfoFile))
-        var payloadDigests: [String: SHA256Digest] = [:]
-        var assetDigests: Set<SHA256Digest> = []
-        var misnamedAsset: String?
-        try BagIt.forEachManifestEntry(try file(BundleLayout.payloadManifestFile), file: BundleLayout.payloadManifestFile) { path, digest in
-            let inserted: Bool
-            if let named = BundleLayout.assetDigest(inPath: path) {
-                if named != digest, misnamedAsset == nil { misnamedAsset = path }
-                inserted = assetDigests.insert(named).inserted
-            } else {
-                inserted = payloadDigests.updateValue(digest, forKey: path) == nil
-            }
-            guard inserted else { throw BundleError(.invalidMetadata, "\(BundleLayout.payloadManifestFile) lists \(path) twice") }
+        guard let listing = try listing?.get() else {
+            throw BundleError(.missingEntry, "\(archive): \(BundleLayout.payloadManifestFile) is missing")
         }
-        self.payloadDigests = payloadDigests
-        self.assetDigests = assetDigests
+        payloadDigests = listing.digests
+        assets = listing.assets
         tagDigests = try BagIt.parseManifest(try file(BundleLayout.tagManifestFile), file: BundleLayout.tagManifestFile)
-        for (name, bytes) in files where name != BundleLayout.tagManifestFile && !name.hasPrefix("data/") {
+        let tagFiles = files.filter { $0.key != BundleLayout.tagManifestFile && !$0.key.hasPrefix("data/") }.mapValues(SHA256Hasher.digest)
+        for (name, actual) in tagFiles.merging([(BundleLayout.payloadManifestFile, listing.fileDigest)], uniquingKeysWith: { $1 }) {
             guard let expected = tagDigests[name] else {
                 throw BundleError(.unlistedEntry, "\(archive): tag file \(name) is not in tagmanifest-sha256.txt")
             }
-            let actual = SHA256Hasher.digest(bytes)
             guard actual == expected else {
                 throw BundleError(.checksumMismatch, "\(archive): \(name) has SHA-256 \(actual), the tag manifest says \(expected)")
             }
@@ -92,16 +94,16 @@ package struct BundleMetadata {
             }
         }
         self.recordFiles = recordFiles
-        if let misnamedAsset {
+        if let misnamedAsset = listing.misnamedAsset {
             throw BundleError(.checksumMismatch, "\(archive): manifest-sha256.txt gives asset \(misnamedAsset) another SHA-256 than its name")
         }
         for path in payloadDigests.keys where path != BundleLayout.manifestFile && path != BundleLayout.schemaFile && recordFiles[path] == nil {
             throw BundleError(.unlistedEntry, "\(archive): payload file \(path) is not described by data/manifest.json")
         }
-        guard assetDigests.count == manifest.assetCount else {
+        guard assets.count == manifest.assetCount else {
             throw BundleError(
                 .invalidMetadata,
-                "\(archive): data/manifest.json counts \(manifest.assetCount) assets, manifest-sha256.txt lists \(assetDigests.count)")
+                "\(archive): data/manifest.json counts \(manifest.assetCount) assets, manifest-sha256.txt lists \(assets.count)")
         }
         guard bagInfo.payloadFiles == payloadFileCount else {
             throw BundleError(
@@ -111,5 +113,5 @@ package struct BundleMetadata {
     }
 
     /// The files the payload manifest lists.
-    var payloadFileCount: Int { payloadDigests.count + assetDigests.count }
+    var payloadFileCount: Int { payloadDigests.count + assets.count }
 }

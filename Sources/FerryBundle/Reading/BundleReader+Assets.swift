@@ -49,7 +49,8 @@ private final class AssetStreamer: BundleVisitor {
 
 extension BundleReader {
     /// Whether the bundle's manifest lists an asset with this digest.
-    public func listsAsset(_ digest: SHA256Digest) -> Bool {
-        metadata.assetDigests.contains(digest)
+    /// - Throws: ``CoreError`` when the scratch file of a large bundle's asset list cannot be read.
+    public func listsAsset(_ digest: SHA256Digest) throws -> Bool {
+        try metadata.assets.contains(digest)
     }
 }

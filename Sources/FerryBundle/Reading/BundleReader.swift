@@ -19,23 +19,38 @@ public final class BundleReader {
     public var payloadBytes: Int64 { metadata.bagInfo.payloadBytes }
 
     let metadata: BundleMetadata
+    /// Where scratch files go (the sets of assets listed and seen, when large).
+    let temporaryDirectory: String?
+    /// Bytes of asset digests each such set keeps in memory before it goes to a scratch file.
+    let scratchMemoryLimit: Int
     private let isDirectory: Bool
     private var base: String
     private var tagFileDigests: [String: SHA256Digest]
 
     /// Opens a bundle and reads its metadata.
+    /// - Parameter temporaryDirectory: where scratch files go when a bundle lists too many assets to keep their
+    ///   digests in memory (default `$TMPDIR`).
     /// - Throws: ``BundleError`` for anything malformed or unsafe, ``CoreError`` when the file cannot be opened.
-    public init(path: String) throws {
+    public convenience init(path: String, temporaryDirectory: String? = nil) throws {
+        try self.init(path: path, temporaryDirectory: temporaryDirectory, scratchMemoryLimit: 4 << 20)
+    }
+
+    /// Opens a bundle, keeping at most `scratchMemoryLimit` bytes of each set of asset digests in memory.
+    package init(path: String, temporaryDirectory: String?, scratchMemoryLimit: Int) throws {
         self.path = path
+        self.temporaryDirectory = temporaryDirectory
+        self.scratchMemoryLimit = scratchMemoryLimit
         var isDirectoryFlag: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectoryFlag) else {
             throw CoreError(.fileNotFound, "\(path): no such bundle; check the path")
         }
         isDirectory = isDirectoryFlag.boolValue
-        let (files, base) = try Self.readMetadataFiles(path: path, isDirectory: isDirectory)
+        let (files, listing, base) = try Self.readMetadataFiles(
+            path: path, isDirectory: isDirectory, temporaryDirectory: temporaryDirectory, memoryLimit: scratchMemoryLimit)
         self.base = base
-        metadata = try BundleMetadata(files: files, archive: path)
+        metadata = try BundleMetadata(files: files, listing: listing, archive: path)
         tagFileDigests = files.filter { !$0.key.hasPrefix("data/") }.mapValues { SHA256Hasher.digest($0) }
+        if case .success(let listing) = listing { tagFileDigests[BundleLayout.payloadManifestFile] = listing.fileDigest }
     }
 
     // MARK: - Scanning
@@ -48,9 +63,13 @@ public final class BundleReader {
     ///   - progress: called with payload bytes read so far.
     func scan(_ visitor: any BundleVisitor, complete: Bool, progress: ((Int64) -> Void)? = nil) throws {
         let source = try makeSource()
-        // Assets apart, by digest: a bundle may hold hundreds of thousands.
         var seen = Set<String>()
-        var seenAssets = Set<SHA256Digest>()
+        // Assets apart, by digest, and not in memory: a bundle may hold millions. Ferry writes them in digest order,
+        // and while they come in that order none can be there twice; otherwise repeats are found after the scan.
+        let seenAssets = ExternalSorter<SHA256Digest>(
+            memoryLimit: scratchMemoryLimit, prefix: "ferry-seen-assets", temporaryDirectory: temporaryDirectory)
+        var lastAsset: SHA256Digest?
+        var assetsInOrder = true
         var payloadBytes: Int64 = 0
         var payloadFiles = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
@@ -58,8 +77,13 @@ public final class BundleReader {
         while let header = try source.nextEntry() {
             guard let relative = try relativePath(header.path) else { continue }
             let asset = BundleLayout.assetDigest(inPath: relative)
-            guard asset.map({ seenAssets.insert($0).inserted }) ?? seen.insert(relative).inserted else {
-                throw BundleError(.duplicateEntry, "\(path): \(relative) appears twice; the bundle is ambiguous and was refused")
+            if let asset {
+                if asset == lastAsset { throw Self.duplicate(relative, in: path) }
+                try seenAssets.append(asset)
+                if let lastAsset, asset < lastAsset { assetsInOrder = false }
+                lastAsset = asset
+            } else if !seen.insert(relative).inserted {
+                throw Self.duplicate(relative, in: path)
             }
             switch header.type {
             case .directory: continue
@@ -75,7 +99,7 @@ public final class BundleReader {
                 entry = BundleEntry(path: relative, kind: .tag)
                 expected = digest
                 limit = Int64(BundleMetadata.sizeLimits[relative] ?? (1 << 20))
-            } else if let digest = asset.flatMap({ metadata.assetDigests.contains($0) ? $0 : nil }) ?? metadata.payloadDigests[relative] {
+            } else if let digest = try asset.flatMap({ try metadata.assets.contains($0) ? $0 : nil }) ?? metadata.payloadDigests[relative] {
                 expected = digest
                 if let file = metadata.recordFiles[relative] {
                     entry = BundleEntry(path: relative, kind: .records(file))
@@ -141,16 +165,27 @@ public final class BundleReader {
             }
             if wanted { try visitor.end(entry, intact: intact) }
         }
+        // Assets that came in digest order cannot repeat; the others are sorted to find out.
+        guard complete || !assetsInOrder else { return }
+        let assetsSeen = try ExternalSortedSet(taking: seenAssets, prefix: "ferry-seen-assets", temporaryDirectory: temporaryDirectory) {
+            throw Self.duplicate(BundleLayout.assetPath($0), in: path)
+        }
         guard complete else { return }
         for name in metadata.tagDigests.keys.sorted() where !seen.contains(name) {
             try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in tagmanifest-sha256.txt but missing"))
         }
-        // In path order: the assets' paths ("data/assets/…") sort before the other payload files'.
-        let missingAssets = metadata.assetDigests.filter { !seenAssets.contains($0) }.sorted().map(BundleLayout.assetPath)
-        let missingFiles = metadata.payloadDigests.keys.filter { !seen.contains($0) }.sorted()
-        for name in missingAssets + missingFiles {
+        func missing(_ name: String) throws {
             try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in manifest-sha256.txt but missing"))
         }
+        // In path order: the assets' paths ("data/assets/…") sort before the other payload files'. Both sets are
+        // sorted, so the missing assets are found by walking them side by side.
+        let cursor = assetsSeen.makeCursor()
+        var next = try cursor.next()
+        try metadata.assets.forEach { listed in
+            while let candidate = next, candidate < listed { next = try cursor.next() }
+            if next != listed { try missing(BundleLayout.assetPath(listed)) }
+        }
+        for name in metadata.payloadDigests.keys.filter({ !seen.contains($0) }).sorted() { try missing(name) }
         if payloadBytes != metadata.bagInfo.payloadBytes || payloadFiles != metadata.bagInfo.payloadFiles {
             try visitor.issue(
                 BundleError(
@@ -158,6 +193,10 @@ public final class BundleReader {
                     "\(path): the payload holds \(payloadBytes) bytes in \(payloadFiles) files, Payload-Oxum declares \(metadata.bagInfo.payloadBytes).\(metadata.bagInfo.payloadFiles)"
                 ))
         }
+    }
+
+    private static func duplicate(_ relative: String, in archive: String) -> BundleError {
+        BundleError(.duplicateEntry, "\(archive): \(relative) appears twice; the bundle is ambiguous and was refused")
     }
 
     private func makeSource() throws -> any BundleEntrySource {
@@ -179,11 +218,15 @@ public final class BundleReader {
 
     private static let metadataNames = Set(BundleMetadata.sizeLimits.keys)
 
-    /// Reads the metadata files: from the front of the archive when Ferry wrote it, otherwise with one extra pass.
-    private static func readMetadataFiles(path: String, isDirectory: Bool) throws -> ([String: [UInt8]], String) {
+    /// Reads the metadata files — the payload manifest as it streams, the others whole — from the front of the
+    /// archive when Ferry wrote it, otherwise with one extra pass.
+    private static func readMetadataFiles(
+        path: String, isDirectory: Bool, temporaryDirectory: String?, memoryLimit: Int
+    ) throws -> ([String: [UInt8]], Result<PayloadListing, any Error>?, String) {
         let source: any BundleEntrySource = isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
         var base: String?
         var files: [String: [UInt8]] = [:]
+        var listing: Result<PayloadListing, any Error>?
         while let header = try source.nextEntry() {
             let normalized = try EntryPath.normalize(header.path, archive: path)
             if base == nil {
@@ -199,20 +242,46 @@ public final class BundleReader {
                 throw BundleError(.unsafeEntry, "\(path): entry \(header.path) is outside the bag's base directory \(prefix)")
             }
             let relative = String(normalized.dropFirst(prefix.count))
-            guard metadataNames.contains(relative), header.type == .file, files[relative] == nil else {
+            let isListing = relative == BundleLayout.payloadManifestFile
+            guard metadataNames.contains(relative), header.type == .file, isListing ? listing == nil : files[relative] == nil else {
                 // Not metadata: skip it. Ferry writes metadata first, so this only happens for bags packed by
                 // other tools, which costs one extra pass.
                 try source.skip()
                 continue
             }
-            let limit = BundleMetadata.sizeLimits[relative] ?? (1 << 20)
-            if let declared = header.declaredSize, declared > limit {
-                throw BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes; Ferry reads at most \(limit)")
+            if isListing {
+                listing = try readListing(source, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+            } else {
+                let limit = BundleMetadata.sizeLimits[relative] ?? (1 << 20)
+                if let declared = header.declaredSize, declared > limit {
+                    throw BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes; Ferry reads at most \(limit)")
+                }
+                files[relative] = try readAll(source, limit: limit, name: relative, archive: path)
             }
-            files[relative] = try readAll(source, limit: limit, name: relative, archive: path)
-            if files.count == metadataNames.count { break }
+            if files.count + (listing == nil ? 0 : 1) == metadataNames.count { break }
         }
-        return (files, base ?? "")
+        return (files, listing, base ?? "")
+    }
+
+    /// Reads the payload manifest as it streams.
+    ///
+    /// A malformed one is reported by ``BundleMetadata`` when it needs the listing, as if it had been read whole: after
+    /// the checks of `bagit.txt` and `bag-info.txt`.
+    private static func readListing(
+        _ source: any BundleEntrySource, temporaryDirectory: String?, memoryLimit: Int
+    ) throws -> Result<PayloadListing, any Error> {
+        var reader = PayloadListingReader(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
+            do {
+                if count == 0 { return .success(try reader.finish()) }
+                try chunk.withUnsafeBytes { try reader.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            } catch let error as BundleError {
+                try source.skip()
+                return .failure(error)
+            }
+        }
     }
 
     private static func readAll(_ source: any BundleEntrySource, limit: Int, name: String, archive: String) throws -> [UInt8] {

@@ -60,8 +60,8 @@ final class BundleVerifier: BundleVisitor {
     private let ledger: RecordLedger
     /// The record files in the order scanned; a ledger location's file is an index here.
     private var recordFiles: [BundleManifest.RecordFile] = []
-    private var referencedAssets: [SHA256Digest: Int64] = [:]
-    private var presentAssets: Set<SHA256Digest> = []
+    /// The assets records reference, sorted at the end to find those the bundle lacks (in bounded memory).
+    private let referencedAssets: ExternalSorter<AssetReference>
     private var splitter = LineSplitter()
     private var current: BundleManifest.RecordFile?
     private var batch: LineBatch?
@@ -73,6 +73,8 @@ final class BundleVerifier: BundleVisitor {
         self.checksumsOnly = checksumsOnly
         ledger = RecordLedger(
             deleteSelfLimit: RecordValidator.Limits().maxDeleteSelfReferencesPerTarget, temporaryDirectory: temporaryDirectory)
+        referencedAssets = ExternalSorter(
+            memoryLimit: reader.scratchMemoryLimit, prefix: "ferry-referenced-assets", temporaryDirectory: temporaryDirectory)
     }
 
     func wants(_ entry: BundleEntry) -> Bool {
@@ -129,8 +131,6 @@ final class BundleVerifier: BundleVisitor {
                     BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)")
                 )
             }
-        case .asset(let digest):
-            presentAssets.insert(digest)
         default:
             break
         }
@@ -141,16 +141,22 @@ final class BundleVerifier: BundleVisitor {
     func finish() throws {
         pipeline?.cancel()
         if !checksumsOnly { try reportFindings() }
-        // Assets are only read when the scan is complete; record which ones exist from the manifest.
-        presentAssets.formUnion(reader.metadata.assetDigests)
-        report.assetsChecked = presentAssets.count
+        // The scan checked every asset the manifest lists (and reported any missing): those are the bundle's.
+        report.assetsChecked = reader.metadata.assets.count
         if checksumsOnly {
             report.recordsChecked = reader.manifest.recordCount
             report.deletionsChecked = reader.manifest.deletionCount
         }
-        for (digest, size) in referencedAssets.sorted(by: { $0.key < $1.key }) where !presentAssets.contains(digest) {
-            add(BundleError(.missingAsset, "\(reader.path): records reference asset \(digest) (\(size) bytes), which the bundle lacks"))
+        var last: SHA256Digest?
+        try referencedAssets.forEachSorted { reference in
+            guard reference.digest != last else { return }
+            last = reference.digest
+            guard try !reader.metadata.assets.contains(reference.digest) else { return }
+            add(
+                BundleError(
+                    .missingAsset, "\(reader.path): records reference asset \(reference.digest) (\(reference.size) bytes), which the bundle lacks"))
         }
+        referencedAssets.reset()
         report.bytesChecked = reader.payloadBytes
     }
 
@@ -213,8 +219,16 @@ final class BundleVerifier: BundleVisitor {
             let place = FileLine(file: fileIndex, line: checked.batch.lines[index].number)
             try ledger.noteReference(to: target, from: 0, deleteSelf: true, sequence: place.packed, at: place)
         }
-        for (digest, size) in checked.facts.assets { referencedAssets[digest] = size }
+        for (digest, size) in checked.facts.assets { try referencedAssets.append(AssetReference(digest: digest, size: size)) }
     }
+}
+
+/// An asset a record references, ordered by digest.
+private struct AssetReference: Comparable, BitwiseCopyable {
+    var digest: SHA256Digest
+    var size: Int64
+
+    static func < (lhs: Self, rhs: Self) -> Bool { (lhs.digest, lhs.size) < (rhs.digest, rhs.size) }
 }
 
 /// Picks given lines out of record files, in a second pass, to name the records of a message.

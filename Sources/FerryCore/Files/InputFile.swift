@@ -46,6 +46,24 @@ public final class InputFile {
         }
     }
 
+    /// Reads up to `buffer.count` bytes at `offset`, without moving the file position (`pread`).
+    /// - Returns: the number of bytes read; fewer than asked only at the end of the file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var done = 0
+        while done < buffer.count {
+            let count = pread(descriptor, base + done, buffer.count - done, off_t(offset) + off_t(done))
+            if count > 0 {
+                done += count
+            } else if count == 0 {
+                break
+            } else if errno != EINTR {
+                throw SystemError.current.coreError("pread", path: path)
+            }
+        }
+        return done
+    }
+
     /// Reads the whole file, refusing files larger than `limit` bytes.
     public func readAll(limit: Int = 1 << 30) throws -> [UInt8] {
         var result = [UInt8]()

@@ -24,7 +24,7 @@ public final class ExternalSorter<Element: BitwiseCopyable & Comparable> {
     ///   - temporaryDirectory: where runs go when the values do not fit (default `$TMPDIR`).
     @inlinable
     public init(memoryLimit: Int = 8 << 20, prefix: String, temporaryDirectory: String?) {
-        capacity = max(1024, memoryLimit / MemoryLayout<Element>.stride)
+        capacity = max(64, memoryLimit / MemoryLayout<Element>.stride)
         self.prefix = prefix
         parent = temporaryDirectory
     }

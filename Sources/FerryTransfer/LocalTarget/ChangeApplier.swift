@@ -49,7 +49,7 @@ final class ChangeApplier {
         if try batch.createZone(record.zoneID) { zonesCreated += 1 }
         for field in record.fields {
             for asset in field.value.assets where try !batch.hasAsset(asset) {
-                guard source.canSupply(asset) else {
+                guard try source.canSupply(asset) else {
                     return .rejected(code: "MISSING_ASSET", reason: "\(field.name): asset \(asset.sha256) (\(asset.size) bytes) is not available")
                 }
                 if options.dryRun {

@@ -10,9 +10,10 @@ public final class BundleChangeSource: ChangeSource {
     let path: String
 
     /// Opens a bundle.
-    public init(path: String) throws {
+    /// - Parameter temporaryDirectory: where scratch files go when the bundle lists many assets (default `$TMPDIR`).
+    public init(path: String, temporaryDirectory: String? = nil) throws {
         self.path = path
-        reader = try BundleReader(path: path)
+        reader = try BundleReader(path: path, temporaryDirectory: temporaryDirectory)
     }
 
     public var kind: String { "bundle" }
@@ -27,7 +28,7 @@ public final class BundleChangeSource: ChangeSource {
         return "bundle|\(path)|\(size)|\(modified)"
     }
 
-    public func canSupply(_ asset: Asset) -> Bool { reader.listsAsset(asset.sha256) }
+    public func canSupply(_ asset: Asset) throws -> Bool { try reader.listsAsset(asset.sha256) }
 
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) {
         let sink = StoreAssetSink(store: store)

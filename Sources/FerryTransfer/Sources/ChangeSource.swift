@@ -56,7 +56,8 @@ public protocol ChangeSource: AnyObject {
     /// - Returns: the assets newly stored, and their bytes.
     func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64)
     /// Whether the source can supply an asset's bytes (through ``assets`` or ``prepare(for:)``).
-    func canSupply(_ asset: Asset) -> Bool
+    /// - Throws: when what the source knows of its assets cannot be read.
+    func canSupply(_ asset: Asset) throws -> Bool
     /// Calls `body` with every change, in order.
     func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws
     /// Calls `body` with every change, in order, a batch at a time (a consumer that keeps the changes takes whole

@@ -39,7 +39,7 @@ public final class FilteredChangeSource: ChangeSource {
     public var fingerprint: String {
         "\(base.fingerprint)|since=\(filter.since.map(String.init) ?? "")|\(filter.sinceField)|pending=\(filter.pendingOnly)"
     }
-    public func canSupply(_ asset: Asset) -> Bool { base.canSupply(asset) }
+    public func canSupply(_ asset: Asset) throws -> Bool { try base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
 
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {

@@ -17,12 +17,12 @@ struct Verify: AsyncParsableCommand {
     var checksumsOnly = false
 
     @Option(
-        help: "Directory for scratch files: record identities and references of bundles too large to count in memory (default: $TMPDIR).")
+        help: "Directory for scratch files: record identities, references and asset lists of bundles too large to hold in memory (default: $TMPDIR).")
     var tempDir: String?
 
     func run() async throws {
         try CommandRunner.run(global, label: "verify") { console in
-            let reader = try BundleReader(path: bundle)
+            let reader = try BundleReader(path: bundle, temporaryDirectory: tempDir)
             let total = reader.payloadBytes
             let report = try reader.verify(checksumsOnly: checksumsOnly, temporaryDirectory: tempDir) { done in
                 console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")

@@ -22,7 +22,7 @@ struct SourceOpener {
     private func openUnfiltered(_ path: String, console: Console) throws -> any ChangeSource {
         switch try Endpoint.source(path) {
         case .bundle(let path):
-            return try BundleChangeSource(path: path)
+            return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
         case .localStore(let path):
             return LocalStoreChangeSource(store: try LocalStore(path: path, readOnly: true))
         case .archiveCache(let path):
