@@ -107,4 +107,37 @@ import Testing
         let found = try findings(scratch.file("extra.tar.gz"))
         #expect(found.contains { $0.contains("\(extra) is not listed in manifest-sha256.txt") })
     }
+
+    /// The asset list leaves memory when large and makes the same bundle, byte for byte; an asset only a rejected
+    /// duplicate used is not in it.
+    @Test func theAssetListMakesTheSameBundleInAnyMemory() throws {
+        let scratch = try Scratch()
+        var changes: [RecordChange] = []
+        for index in 0..<Self.count {
+            // Every third record shares its neighbour's asset.
+            let asset = try TestBundles.storeAsset(Data("photo \(index - index % 3 / 2)".utf8), in: scratch.file("assets"))
+            changes.append(.record(TestRecords.vehicle(index: index, photo: asset)))
+        }
+        let orphan = try TestBundles.storeAsset(Data("only the duplicate's".utf8), in: scratch.file("assets"))
+        changes.append(.record(TestRecords.vehicle(index: 5, photo: orphan)))
+        var bundles: [Data] = []
+        for limit in [8 << 20, 2048] {
+            var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+            options.admissionMemoryLimit = limit
+            options.temporaryDirectory = scratch.path
+            // The same name, which is the bag's directory in the archive.
+            try FileManager.default.createDirectory(atPath: scratch.file("\(limit)"), withIntermediateDirectories: true)
+            let path = scratch.file("\(limit)/bundle.tar.gz")
+            let writer = try BundleWriter(path: path, options: options, assets: try DirectoryAssetProvider(root: scratch.file("assets")))
+            for change in changes { try writer.add(change) }
+            var rejected = 0
+            let summary = try writer.finish(createdAt: TestBundles.createdAt, found: { _ in rejected += 1 })
+            #expect(rejected == 1)
+            #expect(summary.manifest.assetCount == Self.count - Self.count / 3)
+            #expect(try !BundleReader(path: path).listsAsset(orphan.sha256))
+            bundles.append(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        #expect(bundles[0] == bundles[1])
+        #expect(scratch.listing().filter { $0.hasPrefix("ferry-") }.isEmpty, "no scratch file is left")
+    }
 }

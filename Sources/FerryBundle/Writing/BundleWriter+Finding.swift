@@ -29,12 +29,12 @@ extension BundleWriter {
         // A file left with no lines is no file: the bundle without the duplicates would not have it.
         segments = segments.filter { $0.value.count > 0 }
         schema = RecordSchema()
-        assetSizes = [:]
+        assetCatalog.reset()
         var types: Set<String> = []
         for segment in segments.values.sorted(by: { $0.index < $1.index }) {
             try RecordSpool.forEachLine(of: segment) { _, line in
                 let prepared = preparer.prepare(try Self.decodeSpooled(line))
-                absorb(prepared, newLayout: recordOfNewLayout(prepared))
+                try absorb(prepared, newLayout: recordOfNewLayout(prepared))
                 types.insert(prepared.recordType)
             }
         }

@@ -79,7 +79,7 @@ public final class BundleWriter {
     /// The record types, fields and zones of the records admitted so far (see ``absorb(_:newLayout:)``).
     var schema = RecordSchema()
     /// The assets the records admitted so far use, with their sizes (see ``absorb(_:newLayout:)``).
-    var assetSizes: [SHA256Digest: Int64] = [:]
+    let assetCatalog: AssetCatalog
     private var types = RecordTypeIndex()
     private var lastSequence: Int64 = 0
     private var finished = false
@@ -100,6 +100,7 @@ public final class BundleWriter {
         ledger = RecordLedger(
             memoryLimit: options.admissionMemoryLimit, deleteSelfLimit: options.validator.limits.maxDeleteSelfReferencesPerTarget,
             temporaryDirectory: options.temporaryDirectory)
+        assetCatalog = AssetCatalog(memoryLimit: options.admissionMemoryLimit / 2, temporaryDirectory: options.temporaryDirectory)
     }
 
     /// What the output is called in errors.
@@ -134,7 +135,8 @@ public final class BundleWriter {
         if let newLayout { problems += schema.conflicts(in: newLayout, layout: prepared.layout) }
         if !prepared.isDeletion { problems += assetProblems(prepared.assets) }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
-        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: absorb(prepared, newLayout: newLayout)) }
+        let file = try absorb(prepared, newLayout: newLayout)
+        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: file) }
         let type = types.index(of: prepared.recordType)
         try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
         for reference in prepared.references {
@@ -154,14 +156,15 @@ public final class BundleWriter {
     /// Takes an admitted change's record type, fields and assets into the schema and the asset list.
     /// - Parameter newLayout: the record, if its layout is not in the schema yet.
     /// - Returns: the spool file its line goes to.
+    /// - Throws: ``CoreError`` when the asset list's scratch file cannot be written.
     @discardableResult
-    func absorb(_ prepared: PreparedChange, newLayout: Record?) -> RecordSpool.Key {
+    func absorb(_ prepared: PreparedChange, newLayout: Record?) throws -> RecordSpool.Key {
         if prepared.isDeletion {
             schema.addDeletion(recordType: prepared.recordType, zoneID: prepared.zoneID)
             return RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: prepared.zoneID)
         }
         if let newLayout { schema.add(newLayout, layout: prepared.layout) }
-        for (_, asset) in prepared.assets { assetSizes[asset.sha256] = asset.size }
+        for (_, asset) in prepared.assets { try assetCatalog.add(asset) }
         return RecordSpool.Key(kind: .records, recordType: prepared.recordType, zoneID: prepared.zoneID)
     }
 
@@ -221,7 +224,8 @@ public final class BundleWriter {
         var manifestFile: GeneratedFile
         var schemaFile: GeneratedFile
         var segments: [(file: BundleManifest.RecordFile, segment: RecordSpool.Segment)]
-        var assets: [(digest: SHA256Digest, size: Int64)]
+        /// Sorted by digest.
+        var assets: ExternalSortedSet<AssetCatalog.Entry>
         var bagInfoBytes: [UInt8]
         var payloadManifest: GeneratedFile
         var tagManifest: [UInt8]
@@ -243,11 +247,13 @@ public final class BundleWriter {
                 count: segment.count, bytes: segment.bytes)
             return (file: file, segment: segment)
         }
-        let assets = assetSizes.sorted { $0.key < $1.key }.map { (digest: $0.key, size: $0.value) }
+        let assets = try assetCatalog.finish()
+        var assetBytes: Int64 = 0
+        try assets.forEach { assetBytes += $0.size }
         let manifest = BundleManifest(
             createdAt: createdAt, createdBy: options.softwareAgent, source: options.source,
             recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: ordered.map(\.file),
-            assetCount: assets.count, assetBytes: assets.reduce(Int64(0)) { $0 + $1.size })
+            assetCount: assets.count, assetBytes: assetBytes)
         let manifestFile = try GeneratedFile.manifest(manifest)
         let schemaFile = try GeneratedFile.schema(schema)
 
@@ -307,7 +313,7 @@ public final class BundleWriter {
             let input = try InputFile(path: segment.path)
             try copier.copy(to: "\(base)/\(file.path)", size: segment.bytes) { try input.read(into: $0) }
         }
-        for asset in plan.assets {
+        try plan.assets.forEach { asset in
             try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
         }
         try archive.close()
@@ -318,6 +324,7 @@ public final class BundleWriter {
         finished = true
         spool.remove()
         ledger.reset()
+        assetCatalog.reset()
     }
 
     private func copyAsset(_ asset: Asset, base: String, copier: EntryCopier) throws {
@@ -347,7 +354,7 @@ public final class BundleWriter {
     private func assetProblems(_ assets: [(field: String, asset: Asset)]) -> [RecordProblem] {
         var problems: [RecordProblem] = []
         for (field, asset) in assets {
-            if let known = assetSizes[asset.sha256] {
+            if let known = assetCatalog.recentSize(of: asset.sha256) {
                 if known != asset.size {
                     problems.append(
                         RecordProblem(

@@ -43,7 +43,7 @@ struct GeneratedFile {
     /// - Parameters:
     ///   - assets: sorted by digest.
     ///   - files: every other payload file (metadata, records, deletions).
-    static func payloadManifest(assets: [(digest: SHA256Digest, size: Int64)], files: [(path: String, digest: SHA256Digest)]) throws
+    static func payloadManifest(assets: ExternalSortedSet<AssetCatalog.Entry>, files: [(path: String, digest: SHA256Digest)]) throws
         -> GeneratedFile
     {
         let files = BagIt.sorted(files)
@@ -56,7 +56,7 @@ struct GeneratedFile {
                 try emit(piece)
                 piece.removeAll(keepingCapacity: true)
             }
-            for asset in assets { try line(BundleLayout.assetPath(asset.digest), asset.digest) }
+            try assets.forEach { asset in try line(BundleLayout.assetPath(asset.digest), asset.digest) }
             for file in files { try line(file.path, file.digest) }
             if !piece.isEmpty { try emit(piece) }
         }

@@ -58,7 +58,7 @@ public final class StoreAssets: AssetProvider, @unchecked Sendable {
         }
     }
 
-    public func canProvide(_ asset: Asset) -> Bool { lock.withLock { sources[asset.sha256] != nil } }
+    public func canProvide(_ asset: Asset) -> Bool { lock.withLock { sources[asset.sha256]?.asset.size == asset.size } }
 
     public func open(_ asset: Asset) throws -> any AssetReading {
         switch lock.withLock({ sources[asset.sha256] }) {
