@@ -57,3 +57,16 @@ import Testing
         #expect(missing == 20_000 - some.count)
     }
 }
+
+extension ExternalSortedSetTests {
+    @Test(arguments: [1 << 30, 512])
+    func findsTheFirstValueNotBelowAProbe(limit: Int) throws {
+        let sorter = ExternalSorter<UInt64>(memoryLimit: limit, prefix: "test-set", temporaryDirectory: nil)
+        let values = (0..<3_000).map { UInt64($0) * 10 + 5 }
+        for value in values.reversed() { try sorter.append(value) }
+        let set = try ExternalSortedSet(taking: sorter, prefix: "test-set", temporaryDirectory: nil, memoryLimit: limit)
+        for probe in stride(from: UInt64(0), through: 30_010, by: 7) {
+            #expect(try set.first(notBelow: probe) == values.first { $0 >= probe })
+        }
+    }
+}

@@ -11,7 +11,7 @@ import Testing
         let provider = try DirectoryAssetProvider(root: scratch.file("assets"))
         let asset = try provider.resolve(path: "photos/a.jpg", fileName: nil)
         #expect(asset == Asset(sha256: SHA256Hasher.digest(Array("picture".utf8)), size: 7, fileName: "a.jpg"))
-        #expect(provider.canProvide(asset))
+        #expect(try provider.canProvide(asset))
         let reader = try provider.open(asset)
         #expect(reader.isVerified)
         var buffer = [UInt8](repeating: 0, count: 64)
@@ -27,8 +27,8 @@ import Testing
         let scratch = try Scratch()
         let asset = try TestBundles.storeAsset(Data("bytes".utf8), in: scratch.file("store"))
         let provider = try DirectoryAssetProvider(root: scratch.file("store"))
-        #expect(provider.canProvide(asset))
-        #expect(!provider.canProvide(Asset(sha256: asset.sha256, size: 99)))
+        #expect(try provider.canProvide(asset))
+        #expect(try !provider.canProvide(Asset(sha256: asset.sha256, size: 99)))
         #expect(try provider.open(asset).isVerified == false)
     }
 
@@ -50,5 +50,37 @@ import Testing
         Thread.sleep(forTimeInterval: 0.01)
         try scratch.write("assets/a.bin", "version two!")
         #expect(throws: RecordError.self) { try provider.open(asset) }
+    }
+}
+
+/// The provider's index leaves memory when it grows: with a table of four files, hundreds of files are still each
+/// found by content, opened, and named by identity.
+@Suite struct DirectoryAssetProviderIndexTests {
+    @Test func manyFilesAreFoundThroughTheIndexOnDisk() throws {
+        let scratch = try Scratch()
+        let count = 300
+        for index in 0..<count { try scratch.write("assets/p/\(index).bin", "photo \(index % 250)") }
+        try scratch.write("assets/sha256/placeholder", "")
+        let byContent = try TestBundles.storeAsset(Data("stored by content".utf8), in: scratch.file("assets"))
+        let provider = try DirectoryAssetProvider(root: scratch.file("assets"), temporaryDirectory: scratch.path, tableLimit: 4)
+        var assets: [Asset] = []
+        for index in 0..<count { assets.append(try provider.resolve(path: "p/\(index).bin", fileName: nil)) }
+        // Files 250… repeat the content of files 0…: the same assets.
+        #expect(assets[260].sha256 == assets[10].sha256)
+        #expect(try provider.canProvide(byContent))
+        for (index, asset) in assets.enumerated() {
+            #expect(try provider.canProvide(asset))
+            #expect(try !provider.canProvide(Asset(sha256: asset.sha256, size: asset.size + 1)))
+            let reader = try provider.open(asset)
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let read = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            #expect(String(decoding: buffer[0..<read], as: UTF8.self) == "photo \(index % 250)")
+            try reader.finish()
+        }
+        #expect(try !provider.canProvide(Asset(sha256: SHA256Hasher.digest(Array("unknown".utf8)), size: 7)))
+        let identity = try #require(FileIdentity(path: scratch.file("assets/p/123.bin")))
+        #expect(provider.inputDescription(of: identity) == "the asset \(scratch.file("assets"))/p/123.bin")
+        // A file named again long after (not among the paths remembered) gives the same asset.
+        #expect(try provider.resolve(path: "p/0.bin", fileName: nil) == assets[0])
     }
 }

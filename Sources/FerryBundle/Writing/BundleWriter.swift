@@ -133,7 +133,7 @@ public final class BundleWriter {
         var problems = prepared.problems
         let newLayout = recordOfNewLayout(prepared)
         if let newLayout { problems += schema.conflicts(in: newLayout, layout: prepared.layout) }
-        if !prepared.isDeletion { problems += assetProblems(prepared.assets) }
+        if !prepared.isDeletion { problems += try assetProblems(prepared.assets) }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
         let file = try absorb(prepared, newLayout: newLayout)
         let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: file) }
@@ -351,7 +351,7 @@ public final class BundleWriter {
         }
     }
 
-    private func assetProblems(_ assets: [(field: String, asset: Asset)]) -> [RecordProblem] {
+    private func assetProblems(_ assets: [(field: String, asset: Asset)]) throws -> [RecordProblem] {
         var problems: [RecordProblem] = []
         for (field, asset) in assets {
             if let known = assetCatalog.recentSize(of: asset.sha256) {
@@ -361,7 +361,7 @@ public final class BundleWriter {
                             .error, .asset, at: "fields.\(field)",
                             "asset \(asset.sha256) is \(asset.size) bytes here but \(known) bytes in an earlier record"))
                 }
-            } else if !(self.assets?.canProvide(asset) ?? false) {
+            } else if try !(self.assets?.canProvide(asset) ?? false) {
                 problems.append(
                     RecordProblem(
                         .error, .asset, at: "fields.\(field)",

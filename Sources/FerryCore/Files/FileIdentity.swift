@@ -12,7 +12,7 @@
 /// ```swift
 /// if FileIdentity(path: output) == FileIdentity(path: input) { /* writing output would replace input */ }
 /// ```
-public struct FileIdentity: Hashable, Sendable {
+public struct FileIdentity: Hashable, Sendable, BitwiseCopyable {
     /// The device the file is on.
     public var device: UInt64
     /// The file's inode on that device.

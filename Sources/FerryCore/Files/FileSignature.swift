@@ -8,7 +8,7 @@
 ///
 /// Two equal signatures taken at different times mean, as far as the filesystem tells, that nobody wrote the file in
 /// between; a file written, replaced or truncated gets another one.
-public struct FileSignature: Sendable, Hashable {
+public struct FileSignature: Sendable, Hashable, BitwiseCopyable {
     /// Which file it is.
     public var identity: FileIdentity
     /// Its size in bytes.
@@ -19,6 +19,15 @@ public struct FileSignature: Sendable, Hashable {
     public var changed: Int64
     /// Whether it is a regular file.
     public var isRegularFile: Bool
+
+    /// A signature from its parts.
+    public init(identity: FileIdentity, size: Int64, modified: Int64, changed: Int64, isRegularFile: Bool) {
+        self.identity = identity
+        self.size = size
+        self.modified = modified
+        self.changed = changed
+        self.isRegularFile = isRegularFile
+    }
 
     /// The signature of the file at `path` (links followed); `nil` when nothing is there.
     public init?(path: String) {

@@ -34,19 +34,21 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
 
     /// Takes the distinct values of a sorter, which is then reset.
     /// - Parameters:
-    ///   - sorter: the values; if they did not leave its memory, neither do they here.
+    ///   - sorter: the values; if they did not leave its memory and take at most `memoryLimit` bytes, they stay in
+    ///     memory here.
     ///   - prefix: the scratch directory's name, when the values go to a file.
     ///   - temporaryDirectory: where that directory goes (default `$TMPDIR`).
+    ///   - memoryLimit: the most bytes of values kept in memory.
     ///   - repeated: called with each value once for every time it occurs again, in ascending order.
     /// - Throws: ``CoreError`` when the scratch file cannot be written, or what `repeated` throws.
     public init(
-        taking sorter: ExternalSorter<Element>, prefix: String, temporaryDirectory: String?,
+        taking sorter: ExternalSorter<Element>, prefix: String, temporaryDirectory: String?, memoryLimit: Int = .max,
         repeated: (Element) throws -> Void = { _ in }
     ) throws {
         defer { sorter.reset() }
         var last: Element?
         var count = 0
-        if !sorter.spilled {
+        if !sorter.spilled, sorter.buffered <= memoryLimit / MemoryLayout<Element>.stride {
             var values: [Element] = []
             try sorter.forEachSorted { value in
                 if value == last { return try repeated(value) }
@@ -62,13 +64,21 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
         let output = try OutputFile(path: path, exclusive: true, bufferSize: 1 << 16)
         var index: [Element] = []
         let blockLength = Self.blockLength
+        // Written from an array, so each value takes its stride (what reading expects), padding included.
+        var pending: [Element] = []
+        pending.reserveCapacity(blockLength * 16)
         try sorter.forEachSorted { value in
             if value == last { return try repeated(value) }
             last = value
             if count % blockLength == 0 { index.append(value) }
             count += 1
-            try withUnsafeBytes(of: value) { try output.write($0) }
+            pending.append(value)
+            if pending.count == pending.capacity {
+                try pending.withUnsafeBytes { try output.write($0) }
+                pending.removeAll(keepingCapacity: true)
+            }
         }
+        try pending.withUnsafeBytes { try output.write($0) }
         try output.close()
         self.count = count
         storage = .file(try InputFile(path: path), index: index, directory: directory)
@@ -91,6 +101,30 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
             guard low > 0 else { return false }
             try read(block: low - 1, of: file)
             return Self.position(of: value, in: block[...]) != nil
+        }
+    }
+
+    /// The smallest value not less than `probe`, if any: with values ordered by a key first, the first value of a key.
+    /// - Throws: ``CoreError`` when the scratch file cannot be read.
+    public func first(notBelow probe: Element) throws -> Element? {
+        switch storage {
+        case .memory(let values):
+            let position = Self.lowerBound(of: probe, in: values[...])
+            return position < values.endIndex ? values[position] : nil
+        case .file(let file, let index, _):
+            // The block holding it: the last that starts at or before the probe; or the first, if none does.
+            var low = 0
+            var high = index.count
+            while low < high {
+                let middle = (low + high) / 2
+                if index[middle] <= probe { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0 else { return index.first }
+            try read(block: low - 1, of: file)
+            let position = Self.lowerBound(of: probe, in: block[...])
+            if position < block.endIndex { return block[position] }
+            // Past the block's last value: the next block's first, if there is one.
+            return low < index.count ? index[low] : nil
         }
     }
 
@@ -130,13 +164,19 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
     }
 
     private static func position(of value: Element, in values: ArraySlice<Element>) -> Int? {
+        let low = lowerBound(of: value, in: values)
+        return low < values.endIndex && values[low] == value ? low : nil
+    }
+
+    /// The position of the first value not less than `value` (the end if there is none).
+    private static func lowerBound(of value: Element, in values: ArraySlice<Element>) -> Int {
         var low = values.startIndex
         var high = values.endIndex
         while low < high {
             let middle = (low + high) / 2
             if values[middle] < value { low = middle + 1 } else { high = middle }
         }
-        return low < values.endIndex && values[low] == value ? low : nil
+        return low
     }
 
     /// Reads a set's values in ascending order, a block at a time.

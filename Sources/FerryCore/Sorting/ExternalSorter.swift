@@ -29,6 +29,10 @@ public final class ExternalSorter<Element: BitwiseCopyable & Comparable> {
         parent = temporaryDirectory
     }
 
+    /// How many values are in memory (not yet in a scratch file).
+    @inlinable
+    public var buffered: Int { buffer.count }
+
     /// Whether some values went to scratch files.
     @inlinable
     public var spilled: Bool { !runs.isEmpty }

@@ -4,7 +4,8 @@
 /// written half), and ``open(_:)`` when they copy the bytes.
 public protocol AssetProvider: AnyObject, Sendable {
     /// Whether the asset's bytes are available, with the asset's size.
-    func canProvide(_ asset: Asset) -> Bool
+    /// - Throws: when what the provider knows of its assets cannot be read.
+    func canProvide(_ asset: Asset) throws -> Bool
     /// Opens the asset's bytes for reading.
     func open(_ asset: Asset) throws -> any AssetReading
 }

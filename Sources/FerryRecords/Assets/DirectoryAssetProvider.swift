@@ -11,89 +11,95 @@ import Synchronization
 /// or found by content at `sha256/<2 hex>/<64 hex>` (the layout of an extracted bundle's `data/assets`).
 ///
 /// Each file is hashed once, when a record first names it; when it is copied later, its size, inode and times must be
-/// unchanged, so a file edited during a run is detected without hashing it twice.
+/// unchanged, so a file edited during a run is detected without hashing it twice. The files read or found are kept in
+/// an ``AssetFileIndex``, in bounded memory however many there are; the paths records named lately are remembered
+/// too, so that a path named again is not hashed again (one named again much later is hashed again: the same file
+/// gives the same asset).
 public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
     /// The directory.
     public let root: String
     private let realRoot: String
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
-    /// Every file read or found, once each, kept small: a bundle may have hundreds of thousands of assets.
-    private struct State {
-        var files: [Stored] = []
-        /// A path records named → its file.
-        var byPath: [String: Int] = [:]
-        /// A digest → the first file with it (the one copied).
-        var byDigest: [SHA256Digest: Int] = [:]
+    private struct State: ~Copyable {
+        let index: AssetFileIndex
+        /// Paths records named lately → their assets.
+        var recentPaths: [String: Asset] = [:]
     }
 
-    private struct Stored: Sendable {
-        /// Relative to the root: as records name it, or `sha256/<2 hex>/<64 hex>` for a file found by content.
-        var path: String
-        var digest: SHA256Digest
-        /// The version hashed (or found); its size is the asset's.
-        var signature: FileSignature
-        /// Whether the digest was computed from the file (rather than taken from its name).
-        var verified: Bool
-    }
+    /// How many paths are remembered before the table starts again.
+    static let recentPathLimit = 1 << 14
 
     /// Uses files under `root`.
-    /// - Throws: ``RecordError`` when the directory does not exist.
-    public init(root: String) throws {
+    /// - Parameter temporaryDirectory: where the index of the files read goes when it leaves memory (default
+    ///   `$TMPDIR`).
+    /// - Throws: ``CoreError`` when the directory does not exist or the index's scratch directory cannot be made.
+    public convenience init(root: String, temporaryDirectory: String? = nil) throws {
+        try self.init(root: root, temporaryDirectory: temporaryDirectory, tableLimit: 1 << 14)
+    }
+
+    /// Uses files under `root`, keeping at most `tableLimit` files in memory.
+    package init(root: String, temporaryDirectory: String?, tableLimit: Int) throws {
         self.root = root
         guard let resolved = Self.realPath(root), Self.isDirectory(resolved) else {
             throw CoreError(.fileNotFound, "\(root): the assets directory does not exist")
         }
         realRoot = resolved
+        state = Mutex(State(index: try AssetFileIndex(temporaryDirectory: temporaryDirectory, tableLimit: tableLimit)))
     }
 
     /// Hashes the file at `path` (relative to the root) and returns its asset; used as the JSON decoder's resolver.
     ///
     /// The asset's file name is `fileName`, else the path's last component.
-    /// - Throws: ``RecordError`` when the path leaves the directory or the file cannot be read.
+    /// - Throws: ``RecordError`` when the path leaves the directory or the file cannot be read; ``CoreError`` when the
+    ///   index's scratch files cannot be written.
     public func resolve(path: String, fileName: String?) throws -> Asset {
         let name = fileName ?? String(path.split(separator: "/").last ?? Substring(path))
-        if let known = state.withLock({ state in state.byPath[path].map { state.files[$0] } }) {
-            return Asset(sha256: known.digest, size: known.signature.size, fileName: name)
+        if var known = state.withLock({ $0.recentPaths[path] }) {
+            known.fileName = name
+            return known
         }
         let file = try AssetFile(hashing: try checkedPath(path), fileName: name)
-        state.withLock { state in
-            guard state.byPath[path] == nil else { return }  // hashed by another thread meanwhile
-            state.files.append(Stored(path: path, digest: file.asset.sha256, signature: file.signature, verified: true))
-            state.byPath[path] = state.files.count - 1
-            if state.byDigest[file.asset.sha256] == nil { state.byDigest[file.asset.sha256] = state.files.count - 1 }
+        try state.withLock { state in
+            try state.index.add(digest: file.asset.sha256, path: path, signature: file.signature, verified: true)
+            if state.recentPaths.count >= Self.recentPathLimit { state.recentPaths.removeAll(keepingCapacity: true) }
+            state.recentPaths[path] = file.asset
         }
         return file.asset
     }
 
     /// The asset file with this identity, among those read so far (so that no output of the run replaces one).
     public func inputDescription(of identity: FileIdentity) -> String? {
-        state.withLock { state in state.files.first { $0.signature.identity == identity }.map { "the asset \(root)/\($0.path)" } }
+        // A scratch file that cannot be read says nothing; the output is checked against the other inputs still.
+        (try? state.withLock { try $0.index.path(of: identity) })?.map { "the asset \(root)/\($0)" }
     }
 
-    public func canProvide(_ asset: Asset) -> Bool {
-        if let size = state.withLock({ state in state.byDigest[asset.sha256].map { state.files[$0].signature.size } }) {
-            return size == asset.size
+    public func canProvide(_ asset: Asset) throws -> Bool {
+        try stored(asset) != nil
+    }
+
+    public func open(_ asset: Asset) throws -> any AssetReading {
+        guard let (entry, path) = try stored(asset) else {
+            throw RecordError(.assetUnavailable, at: "", "asset \(asset.sha256) is not in \(root)")
+        }
+        return try FileAssetReader(path: "\(realRoot)/\(path)", expected: entry.signature, verified: entry.verified)
+    }
+
+    /// The file of an asset of this size, among those read or at its place by content (found there now); `nil` when
+    /// there is none.
+    private func stored(_ asset: Asset) throws -> (entry: AssetFileIndex.Entry, path: String)? {
+        if let known = try state.withLock({ try $0.index.file(for: asset.sha256) }) {
+            return known.entry.signature.size == asset.size ? known : nil
         }
         let hex = asset.sha256.hex
         let path = "sha256/\(hex.prefix(2))/\(hex)"
         guard let signature = FileSignature(path: "\(realRoot)/\(path)"), signature.isRegularFile, signature.size == asset.size else {
-            return false
+            return nil
         }
-        state.withLock { state in
-            guard state.byDigest[asset.sha256] == nil else { return }
-            state.files.append(Stored(path: path, digest: asset.sha256, signature: signature, verified: false))
-            state.byDigest[asset.sha256] = state.files.count - 1
+        return try state.withLock { state in
+            try state.index.add(digest: asset.sha256, path: path, signature: signature, verified: false)
+            return try state.index.file(for: asset.sha256)
         }
-        return true
-    }
-
-    public func open(_ asset: Asset) throws -> any AssetReading {
-        func stored() -> Stored? { state.withLock { state in state.byDigest[asset.sha256].map { state.files[$0] } } }
-        guard let file = stored() ?? (canProvide(asset) ? stored() : nil) else {
-            throw RecordError(.assetUnavailable, at: "", "asset \(asset.sha256) is not in \(root)")
-        }
-        return try FileAssetReader(path: "\(realRoot)/\(file.path)", expected: file.signature, verified: file.verified)
     }
 
     /// The absolute path of a relative asset path, refusing anything that leaves the root.

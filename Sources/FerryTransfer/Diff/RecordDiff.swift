@@ -156,7 +156,7 @@ public enum RecordDiff {
     ) throws {
         guard let provider = source.assets else { return }
         for field in record.fields {
-            for asset in field.value.assets where !provider.canProvide(asset) {
+            for asset in field.value.assets where try !provider.canProvide(asset) {
                 summary.missingAssets += 1
                 try report(.missingAsset(record.id, field: field.name, asset.sha256, inFirst: inFirst))
             }

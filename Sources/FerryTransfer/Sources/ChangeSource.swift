@@ -71,7 +71,7 @@ extension ChangeSource {
         try forEachChange { change in try body([change]) }
     }
 
-    public func canSupply(_ asset: Asset) -> Bool { assets?.canProvide(asset) ?? false }
+    public func canSupply(_ asset: Asset) throws -> Bool { try assets?.canProvide(asset) ?? false }
 
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
 }

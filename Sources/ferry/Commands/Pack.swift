@@ -73,7 +73,7 @@ struct Pack: AsyncParsableCommand {
         let files = RunFiles()
         for (input, name) in zip(inputs, records) { files.add(input, as: name == "-" ? "standard input" : "the records file \(name)") }
         if let rejectFile { try files.claim(output: rejectFile, as: "the reject file") }
-        let provider = try assets.map { try DirectoryAssetProvider(root: $0) }
+        let provider = try assets.map { try DirectoryAssetProvider(root: $0, temporaryDirectory: tempDir) }
         if let provider { files.add(provider) }
         var decoder = CloudKitJSONDecoder()
         if let provider {
