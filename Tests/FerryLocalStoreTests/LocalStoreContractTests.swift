@@ -272,7 +272,9 @@ import Testing
         #expect(back == bytes)
         var wrong = asset
         wrong.size += 1
-        #expect(throws: LocalStoreError.self) { try store.write { batch in try batch.storeAsset(wrong, from: provider) } }
+        // The directory refuses to open it; a source that hands over the bytes all the same is caught by the store.
+        #expect(throws: RecordError.self) { try store.write { batch in try batch.storeAsset(wrong, from: provider) } }
+        #expect(throws: LocalStoreError.self) { try store.write { batch in try batch.storeAsset(wrong, from: SizeBlindProvider(provider)) } }
     }
 
     @Test func forceReplaceWritesWhatTheOperationWritesAndReturnsOnlyFailures() throws {
@@ -317,4 +319,18 @@ final class Ticks: @unchecked Sendable {
 struct LocalStoreTestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// Hands over an asset's file whatever size it is asked for, as a careless source might.
+private final class SizeBlindProvider: AssetProvider {
+    let base: DirectoryAssetProvider
+
+    init(_ base: DirectoryAssetProvider) { self.base = base }
+
+    func canProvide(_ asset: Asset) -> Bool { true }
+
+    func open(_ asset: Asset) throws -> any AssetReading {
+        let size = try FileManager.default.attributesOfItem(atPath: "\(base.root)/photo.bin")[.size] as? Int ?? 0
+        return try base.open(Asset(sha256: asset.sha256, size: Int64(size)))
+    }
 }

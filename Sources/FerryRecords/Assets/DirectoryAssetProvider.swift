@@ -80,6 +80,11 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
 
     public func open(_ asset: Asset) throws -> any AssetReading {
         guard let (entry, path) = try stored(asset) else {
+            if let other = try state.withLock({ try $0.index.file(for: asset.sha256) }) {
+                throw RecordError(
+                    .assetUnavailable, at: "",
+                    "asset \(asset.sha256) is \(asset.size) bytes, but its file \(root)/\(other.path) is \(other.entry.signature.size)")
+            }
             throw RecordError(.assetUnavailable, at: "", "asset \(asset.sha256) is not in \(root)")
         }
         return try FileAssetReader(path: "\(realRoot)/\(path)", expected: entry.signature, verified: entry.verified)
