@@ -11,6 +11,8 @@ package struct BundleMetadata {
     var assets: ExternalSortedSet<SHA256Digest>
     /// Tag file path → expected digest.
     var tagDigests: [String: SHA256Digest]
+    /// Tag file path → the digest of its bytes as read (the tag manifest's too), which a scan must find again.
+    var tagFilesRead: [String: SHA256Digest]
     var manifest: BundleManifest
     var schema: RecordSchema
     /// Record and deletion files by path.
@@ -53,8 +55,9 @@ package struct BundleMetadata {
         payloadDigests = listing.digests
         assets = listing.assets
         tagDigests = try BagIt.parseManifest(try file(BundleLayout.tagManifestFile), file: BundleLayout.tagManifestFile)
-        let tagFiles = files.filter { $0.key != BundleLayout.tagManifestFile && !$0.key.hasPrefix("data/") }.mapValues(SHA256Hasher.digest)
-        for (name, actual) in tagFiles.merging([(BundleLayout.payloadManifestFile, listing.fileDigest)], uniquingKeysWith: { $1 }) {
+        tagFilesRead = files.filter { !$0.key.hasPrefix("data/") }.mapValues(SHA256Hasher.digest)
+        tagFilesRead[BundleLayout.payloadManifestFile] = listing.fileDigest
+        for (name, actual) in tagFilesRead where name != BundleLayout.tagManifestFile {
             guard let expected = tagDigests[name] else {
                 throw BundleError(.unlistedEntry, "\(archive): tag file \(name) is not in tagmanifest-sha256.txt")
             }

@@ -25,7 +25,6 @@ public final class BundleReader {
     let scratchMemoryLimit: Int
     private let isDirectory: Bool
     private var base: String
-    private var tagFileDigests: [String: SHA256Digest]
 
     /// Opens a bundle and reads its metadata.
     /// - Parameter temporaryDirectory: where scratch files go when a bundle lists too many assets to keep their
@@ -49,8 +48,6 @@ public final class BundleReader {
             path: path, isDirectory: isDirectory, temporaryDirectory: temporaryDirectory, memoryLimit: scratchMemoryLimit)
         self.base = base
         metadata = try BundleMetadata(files: files, listing: listing, archive: path)
-        tagFileDigests = files.filter { !$0.key.hasPrefix("data/") }.mapValues { SHA256Hasher.digest($0) }
-        if case .success(let listing) = listing { tagFileDigests[BundleLayout.payloadManifestFile] = listing.fileDigest }
     }
 
     // MARK: - Scanning
@@ -95,7 +92,7 @@ public final class BundleReader {
             let entry: BundleEntry
             let expected: SHA256Digest
             let limit: Int64
-            if let digest = tagFileDigests[relative] ?? metadata.tagDigests[relative] {
+            if let digest = metadata.tagFilesRead[relative] ?? metadata.tagDigests[relative] {
                 entry = BundleEntry(path: relative, kind: .tag)
                 expected = digest
                 limit = Int64(BundleMetadata.sizeLimits[relative] ?? (1 << 20))
@@ -177,14 +174,8 @@ public final class BundleReader {
         func missing(_ name: String) throws {
             try visitor.issue(BundleError(.missingEntry, "\(path): \(name) is listed in manifest-sha256.txt but missing"))
         }
-        // In path order: the assets' paths ("data/assets/…") sort before the other payload files'. Both sets are
-        // sorted, so the missing assets are found by walking them side by side.
-        let cursor = assetsSeen.makeCursor()
-        var next = try cursor.next()
-        try metadata.assets.forEach { listed in
-            while let candidate = next, candidate < listed { next = try cursor.next() }
-            if next != listed { try missing(BundleLayout.assetPath(listed)) }
-        }
+        // In path order: the assets' paths ("data/assets/…") sort before the other payload files'.
+        try metadata.assets.forEach(notIn: assetsSeen) { try missing(BundleLayout.assetPath($0)) }
         for name in metadata.payloadDigests.keys.filter({ !seen.contains($0) }).sorted() { try missing(name) }
         if payloadBytes != metadata.bagInfo.payloadBytes || payloadFiles != metadata.bagInfo.payloadFiles {
             try visitor.issue(
@@ -270,7 +261,7 @@ public final class BundleReader {
     private static func readListing(
         _ source: any BundleEntrySource, temporaryDirectory: String?, memoryLimit: Int
     ) throws -> Result<PayloadListing, any Error> {
-        var reader = PayloadListingReader(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+        let reader = PayloadListingReader(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }

@@ -61,7 +61,7 @@ final class BundleVerifier: BundleVisitor {
     /// The record files in the order scanned; a ledger location's file is an index here.
     private var recordFiles: [BundleManifest.RecordFile] = []
     /// The assets records reference, sorted at the end to find those the bundle lacks (in bounded memory).
-    private let referencedAssets: ExternalSorter<AssetReference>
+    private let referencedAssets: ExternalSorter<AssetEntry>
     private var splitter = LineSplitter()
     private var current: BundleManifest.RecordFile?
     private var batch: LineBatch?
@@ -219,16 +219,8 @@ final class BundleVerifier: BundleVisitor {
             let place = FileLine(file: fileIndex, line: checked.batch.lines[index].number)
             try ledger.noteReference(to: target, from: 0, deleteSelf: true, sequence: place.packed, at: place)
         }
-        for (digest, size) in checked.facts.assets { try referencedAssets.append(AssetReference(digest: digest, size: size)) }
+        for (digest, size) in checked.facts.assets { try referencedAssets.append(AssetEntry(digest: digest, size: size)) }
     }
-}
-
-/// An asset a record references, ordered by digest.
-private struct AssetReference: Comparable, BitwiseCopyable {
-    var digest: SHA256Digest
-    var size: Int64
-
-    static func < (lhs: Self, rhs: Self) -> Bool { (lhs.digest, lhs.size) < (rhs.digest, rhs.size) }
 }
 
 /// Picks given lines out of record files, in a second pass, to name the records of a message.

@@ -5,17 +5,8 @@ import FerryRecords
 /// (so the asset source is asked about each asset once, mostly), all of them in an ``ExternalSorter`` that becomes the
 /// bundle's sorted asset list at the end.
 final class AssetCatalog {
-    /// An asset in the list: its digest and size, ordered by digest.
-    struct Entry: Comparable, BitwiseCopyable {
-        var digest: SHA256Digest
-        var size: Int64
-
-        static func < (lhs: Self, rhs: Self) -> Bool { (lhs.digest, lhs.size) < (rhs.digest, rhs.size) }
-    }
-
     private var recent: [SHA256Digest: Int64] = [:]
-    private let sorter: ExternalSorter<Entry>
-    private let memoryLimit: Int
+    private let sorter: ExternalSorter<AssetEntry>
     private let temporaryDirectory: String?
 
     /// How many assets the table of recent ones holds before it starts again (2-3 MB).
@@ -24,7 +15,6 @@ final class AssetCatalog {
     /// An empty catalog keeping at most about `memoryLimit` bytes of entries in memory (scratch files go under
     /// `temporaryDirectory`, default `$TMPDIR`).
     init(memoryLimit: Int, temporaryDirectory: String?) {
-        self.memoryLimit = memoryLimit
         self.temporaryDirectory = temporaryDirectory
         sorter = ExternalSorter(memoryLimit: memoryLimit, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory)
     }
@@ -40,7 +30,7 @@ final class AssetCatalog {
         guard recent[asset.sha256] == nil else { return }
         if recent.count == Self.recentLimit { recent.removeAll(keepingCapacity: true) }
         recent[asset.sha256] = asset.size
-        try sorter.append(Entry(digest: asset.sha256, size: asset.size))
+        try sorter.append(AssetEntry(digest: asset.sha256, size: asset.size))
     }
 
     /// Forgets every asset.
@@ -49,19 +39,21 @@ final class AssetCatalog {
         sorter.reset()
     }
 
-    /// The assets, sorted by digest, each once; the catalog is empty afterwards.
+    /// The assets, sorted by digest, each once, and their total size; the catalog is empty afterwards.
     /// - Throws: ``BundleError`` (`writeFailed`) for an asset admitted with two sizes (an asset source that did not
     ///   check sizes), ``CoreError`` when a scratch file cannot be written or read.
-    func finish() throws -> ExternalSortedSet<Entry> {
+    func finish() throws -> (list: ExternalSortedSet<AssetEntry>, bytes: Int64) {
         recent = [:]
         let list = try ExternalSortedSet(taking: sorter, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory)
-        var last: Entry?
+        var last: AssetEntry?
+        var bytes: Int64 = 0
         try list.forEach { entry in
             if let last, last.digest == entry.digest {
                 throw BundleError(.writeFailed, "asset \(entry.digest) was admitted as \(last.size) and as \(entry.size) bytes")
             }
             last = entry
+            bytes += entry.size
         }
-        return list
+        return (list, bytes)
     }
 }

@@ -225,7 +225,7 @@ public final class BundleWriter {
         var schemaFile: GeneratedFile
         var segments: [(file: BundleManifest.RecordFile, segment: RecordSpool.Segment)]
         /// Sorted by digest.
-        var assets: ExternalSortedSet<AssetCatalog.Entry>
+        var assets: ExternalSortedSet<AssetEntry>
         var bagInfoBytes: [UInt8]
         var payloadManifest: GeneratedFile
         var tagManifest: [UInt8]
@@ -247,9 +247,7 @@ public final class BundleWriter {
                 count: segment.count, bytes: segment.bytes)
             return (file: file, segment: segment)
         }
-        let assets = try assetCatalog.finish()
-        var assetBytes: Int64 = 0
-        try assets.forEach { assetBytes += $0.size }
+        let (assets, assetBytes) = try assetCatalog.finish()
         let manifest = BundleManifest(
             createdAt: createdAt, createdBy: options.softwareAgent, source: options.source,
             recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: ordered.map(\.file),

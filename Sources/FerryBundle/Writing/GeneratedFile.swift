@@ -43,7 +43,7 @@ struct GeneratedFile {
     /// - Parameters:
     ///   - assets: sorted by digest.
     ///   - files: every other payload file (metadata, records, deletions).
-    static func payloadManifest(assets: ExternalSortedSet<AssetCatalog.Entry>, files: [(path: String, digest: SHA256Digest)]) throws
+    static func payloadManifest(assets: ExternalSortedSet<AssetEntry>, files: [(path: String, digest: SHA256Digest)]) throws
         -> GeneratedFile
     {
         let files = BagIt.sorted(files)

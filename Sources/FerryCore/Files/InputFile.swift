@@ -64,6 +64,15 @@ public final class InputFile {
         return done
     }
 
+    /// Fills `buffer` with the bytes at `offset`.
+    /// - Throws: ``CoreError`` when they cannot be read, or the file ends first.
+    public func read(exactly buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
+        let count = try read(into: buffer, at: offset)
+        guard count == buffer.count else {
+            throw CoreError(.readFailed, "\(path): ends before byte \(offset + Int64(buffer.count))")
+        }
+    }
+
     /// Reads the whole file, refusing files larger than `limit` bytes.
     public func readAll(limit: Int = 1 << 30) throws -> [UInt8] {
         var result = [UInt8]()

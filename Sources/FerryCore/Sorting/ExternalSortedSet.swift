@@ -14,7 +14,7 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
     /// The number of distinct values.
     public let count: Int
     private let storage: Storage
-    /// One block read by ``contains(_:)``.
+    /// The block ``first(notBelow:)`` read last.
     private var block: [Element] = []
 
     private enum Storage {
@@ -46,62 +46,84 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
         repeated: (Element) throws -> Void = { _ in }
     ) throws {
         defer { sorter.reset() }
+        let inMemory = !sorter.spilled && sorter.buffered <= memoryLimit / MemoryLayout<Element>.stride
+        var writer = try Writer(file: inMemory ? nil : TemporaryDirectory(prefix: prefix, parent: temporaryDirectory))
         var last: Element?
-        var count = 0
-        if !sorter.spilled, sorter.buffered <= memoryLimit / MemoryLayout<Element>.stride {
-            var values: [Element] = []
-            try sorter.forEachSorted { value in
-                if value == last { return try repeated(value) }
-                last = value
-                values.append(value)
-            }
-            self.count = values.count
-            storage = .memory(values)
-            return
-        }
-        let directory = try TemporaryDirectory(prefix: prefix, parent: temporaryDirectory)
-        let path = directory.file("set")
-        let output = try OutputFile(path: path, exclusive: true, bufferSize: 1 << 16)
-        var index: [Element] = []
-        let blockLength = Self.blockLength
-        // Written from an array, so each value takes its stride (what reading expects), padding included.
-        var pending: [Element] = []
-        pending.reserveCapacity(blockLength * 16)
         try sorter.forEachSorted { value in
             if value == last { return try repeated(value) }
             last = value
-            if count % blockLength == 0 { index.append(value) }
-            count += 1
-            pending.append(value)
-            if pending.count == pending.capacity {
-                try pending.withUnsafeBytes { try output.write($0) }
-                pending.removeAll(keepingCapacity: true)
-            }
+            try writer.append(value)
         }
-        try pending.withUnsafeBytes { try output.write($0) }
-        try output.close()
-        self.count = count
-        storage = .file(try InputFile(path: path), index: index, directory: directory)
+        (count, storage) = try writer.finish()
+    }
+
+    /// Values already sorted and distinct, in a scratch file.
+    /// - Throws: ``CoreError`` when the scratch file cannot be written.
+    public init(sortedDistinct values: some Sequence<Element>, prefix: String, temporaryDirectory: String?) throws {
+        var writer = try Writer(file: TemporaryDirectory(prefix: prefix, parent: temporaryDirectory))
+        for value in values { try writer.append(value) }
+        (count, storage) = try writer.finish()
+    }
+
+    /// The values of two sets, each once, in a scratch file.
+    /// - Throws: ``CoreError`` when a scratch file cannot be read or written.
+    public init(merging first: ExternalSortedSet, _ second: ExternalSortedSet, prefix: String, temporaryDirectory: String?) throws {
+        var writer = try Writer(file: TemporaryDirectory(prefix: prefix, parent: temporaryDirectory))
+        let left = first.makeCursor()
+        let right = second.makeCursor()
+        var (a, b) = (try left.next(), try right.next())
+        merging: while true {
+            let value: Element
+            switch (a, b) {
+            case (let x?, let y?): value = min(x, y)
+            case (let x?, nil), (nil, let x?): value = x
+            case (nil, nil): break merging
+            }
+            try writer.append(value)
+            if a == value { a = try left.next() }
+            if b == value { b = try right.next() }
+        }
+        (count, storage) = try writer.finish()
+    }
+
+    /// Values, sorted and distinct, written as they come: to an array, or to a file with its sparse index.
+    private struct Writer {
+        /// The values in memory, or those of the file's last block or so not yet written.
+        var values: [Element] = []
+        let file: (output: OutputFile, directory: TemporaryDirectory)?
+        var index: [Element] = []
+        var count = 0
+
+        init(file directory: TemporaryDirectory?) throws {
+            file = try directory.map { (try OutputFile(path: $0.file("set"), exclusive: true, bufferSize: 1 << 16), $0) }
+            if file != nil { values.reserveCapacity(ExternalSortedSet.blockLength * 16) }
+        }
+
+        mutating func append(_ value: Element) throws {
+            if let (output, _) = file {
+                if count % ExternalSortedSet.blockLength == 0 { index.append(value) }
+                // Written from an array, so each value takes its stride (what reading expects), padding included.
+                if values.count == values.capacity {
+                    try values.withUnsafeBytes { try output.write($0) }
+                    values.removeAll(keepingCapacity: true)
+                }
+            }
+            values.append(value)
+            count += 1
+        }
+
+        func finish() throws -> (Int, Storage) {
+            guard let (output, directory) = file else { return (count, .memory(values)) }
+            try values.withUnsafeBytes { try output.write($0) }
+            try output.close()
+            return (count, .file(try InputFile(path: directory.file("set")), index: index, directory: directory))
+        }
     }
 
     /// Whether the set holds a value.
     /// - Throws: ``CoreError`` when the scratch file cannot be read.
     public func contains(_ value: Element) throws -> Bool {
-        switch storage {
-        case .memory(let values):
-            return Self.position(of: value, in: values[...]) != nil
-        case .file(let file, let index, _):
-            // The last block that starts at or before the value.
-            var low = 0
-            var high = index.count
-            while low < high {
-                let middle = (low + high) / 2
-                if index[middle] <= value { low = middle + 1 } else { high = middle }
-            }
-            guard low > 0 else { return false }
-            try read(block: low - 1, of: file)
-            return Self.position(of: value, in: block[...]) != nil
-        }
+        try first(notBelow: value) == value
     }
 
     /// The smallest value not less than `probe`, if any: with values ordered by a key first, the first value of a key.
@@ -113,18 +135,24 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
             return position < values.endIndex ? values[position] : nil
         case .file(let file, let index, _):
             // The block holding it: the last that starts at or before the probe; or the first, if none does.
-            var low = 0
-            var high = index.count
-            while low < high {
-                let middle = (low + high) / 2
-                if index[middle] <= probe { low = middle + 1 } else { high = middle }
-            }
-            guard low > 0 else { return index.first }
-            try read(block: low - 1, of: file)
+            let next = Self.lowerBound(of: probe, in: index[...], orEqual: true)
+            guard next > 0 else { return index.first }
+            try read(block: next - 1, of: file)
             let position = Self.lowerBound(of: probe, in: block[...])
             if position < block.endIndex { return block[position] }
             // Past the block's last value: the next block's first, if there is one.
-            return low < index.count ? index[low] : nil
+            return next < index.count ? index[next] : nil
+        }
+    }
+
+    /// Calls `body` with every value of this set that `other` lacks, in ascending order (walking both side by side).
+    /// - Throws: ``CoreError`` when a scratch file cannot be read, or what `body` throws.
+    public func forEach(notIn other: ExternalSortedSet, _ body: (Element) throws -> Void) throws {
+        let cursor = other.makeCursor()
+        var next = try cursor.next()
+        try forEach { value in
+            while let candidate = next, candidate < value { next = try cursor.next() }
+            if next != value { try body(value) }
         }
     }
 
@@ -147,34 +175,19 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
     private func read(block number: Int, of file: InputFile) throws {
         let stride = MemoryLayout<Element>.stride
         let length = min(Self.blockLength, count - number * Self.blockLength)
-        block = try Self.read(length, from: file, at: Int64(number * Self.blockLength * stride))
-    }
-
-    /// Reads `length` values at `offset`.
-    fileprivate static func read(_ length: Int, from file: InputFile, at offset: Int64) throws -> [Element] {
-        guard length > 0 else { return [] }
-        return try [Element](unsafeUninitializedCapacity: length) { buffer, initialized in
-            let bytes = UnsafeMutableRawBufferPointer(buffer)
-            let read = try file.read(into: bytes, at: offset)
-            guard read == bytes.count else {
-                throw CoreError(.readFailed, "\(file.path): a scratch set of sorted values is shorter than written")
-            }
+        block = try [Element](unsafeUninitializedCapacity: length) { buffer, initialized in
+            try file.read(exactly: UnsafeMutableRawBufferPointer(buffer), at: Int64(number * Self.blockLength * stride))
             initialized = length
         }
     }
 
-    private static func position(of value: Element, in values: ArraySlice<Element>) -> Int? {
-        let low = lowerBound(of: value, in: values)
-        return low < values.endIndex && values[low] == value ? low : nil
-    }
-
-    /// The position of the first value not less than `value` (the end if there is none).
-    private static func lowerBound(of value: Element, in values: ArraySlice<Element>) -> Int {
+    /// The position of the first value not less than `value` (or, `orEqual`, greater than it); the end if none is.
+    private static func lowerBound(of value: Element, in values: ArraySlice<Element>, orEqual: Bool = false) -> Int {
         var low = values.startIndex
         var high = values.endIndex
         while low < high {
             let middle = (low + high) / 2
-            if values[middle] < value { low = middle + 1 } else { high = middle }
+            if values[middle] < value || (orEqual && values[middle] == value) { low = middle + 1 } else { high = middle }
         }
         return low
     }

@@ -30,8 +30,7 @@ public final class ExternalSorter<Element: BitwiseCopyable & Comparable> {
     }
 
     /// How many values are in memory (not yet in a scratch file).
-    @inlinable
-    public var buffered: Int { buffer.count }
+    var buffered: Int { buffer.count }
 
     /// Whether some values went to scratch files.
     @inlinable

@@ -33,12 +33,13 @@ final class AssetFileIndex {
     /// The newest entries, by digest (the first added of each).
     private var table: [SHA256Digest: Entry] = [:]
     private var runs: [ExternalSortedSet<Entry>] = []
-    private var count: Int64 = 0
+    /// The order the next file added gets.
+    private var nextOrder: Int64 = 0
     private let tableLimit: Int
 
     /// An empty index with scratch files under `temporaryDirectory` (default `$TMPDIR`), keeping at most
     /// `tableLimit` entries in memory (about 100 bytes each, and as much again while a table is sorted).
-    init(temporaryDirectory: String? = nil, tableLimit: Int = 1 << 14) throws {
+    init(temporaryDirectory: String?, tableLimit: Int) throws {
         directory = try TemporaryDirectory(prefix: "ferry-asset-index", parent: temporaryDirectory)
         paths = try OutputFile(path: directory.file("paths"), exclusive: true, bufferSize: 1 << 16)
         self.tableLimit = max(1, tableLimit)
@@ -52,17 +53,10 @@ final class AssetFileIndex {
         try paths.write(bytes)
         pathsFlushed = false
         table[digest] = Entry(
-            digest: digest, order: count, signature: signature, verified: verified, pathOffset: pathBytes, pathLength: Int32(bytes.count))
+            digest: digest, order: nextOrder, signature: signature, verified: verified, pathOffset: pathBytes, pathLength: Int32(bytes.count))
         pathBytes += Int64(bytes.count)
-        count += 1
+        nextOrder += 1
         if table.count >= tableLimit { try spill() }
-    }
-
-    /// The first file added with this digest, and its path.
-    /// - Throws: ``CoreError`` when a scratch file cannot be read.
-    func file(for digest: SHA256Digest) throws -> (entry: Entry, path: String)? {
-        guard let entry = try entry(for: digest) else { return nil }
-        return (entry, try path(of: entry))
     }
 
     /// The path of the first file found with this identity, by visiting every entry (for the rare check that no
@@ -71,24 +65,27 @@ final class AssetFileIndex {
     func path(of identity: FileIdentity) throws -> String? {
         if let entry = table.values.first(where: { $0.signature.identity == identity }) { return try path(of: entry) }
         for run in runs {
-            var found: Entry?
-            try run.forEach { entry in if found == nil, entry.signature.identity == identity { found = entry } }
-            if let found { return try path(of: found) }
+            let cursor = run.makeCursor()
+            while let entry = try cursor.next() {
+                if entry.signature.identity == identity { return try path(of: entry) }
+            }
         }
         return nil
     }
 
-    private func entry(for digest: SHA256Digest) throws -> Entry? {
+    /// The first file added with this digest.
+    /// - Throws: ``CoreError`` when a scratch file cannot be read.
+    func entry(for digest: SHA256Digest) throws -> Entry? {
         // Runs hold older entries than the table; the oldest run first, so that the first file added wins.
         for run in runs {
-            let probe = Entry(
-                digest: digest, order: .min, signature: Self.noSignature, verified: false, pathOffset: 0, pathLength: 0)
-            if let found = try run.first(notBelow: probe), found.digest == digest { return found }
+            if let found = try run.first(notBelow: Self.probe(digest)), found.digest == digest { return found }
         }
         return table[digest]
     }
 
-    private func path(of entry: Entry) throws -> String {
+    /// A file's path, relative to the root.
+    /// - Throws: ``CoreError`` when the scratch file of paths cannot be read.
+    func path(of entry: Entry) throws -> String {
         if !pathsFlushed {
             try paths.flush()
             pathsFlushed = true
@@ -96,30 +93,29 @@ final class AssetFileIndex {
         let reader = try pathReader ?? InputFile(path: directory.file("paths"))
         pathReader = reader
         let bytes = try [UInt8](unsafeUninitializedCapacity: Int(entry.pathLength)) { buffer, initialized in
-            initialized = try reader.read(into: UnsafeMutableRawBufferPointer(buffer), at: entry.pathOffset)
-        }
-        guard bytes.count == Int(entry.pathLength) else {
-            throw CoreError(.readFailed, "\(reader.path): the scratch file of asset paths is shorter than written")
+            try reader.read(exactly: UnsafeMutableRawBufferPointer(buffer), at: entry.pathOffset)
+            initialized = buffer.count
         }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Sorts the table into a run, and merges the runs when there are too many.
+    /// Sorts the table into a run, and merges the runs while the last is at least half the one before it.
     private func spill() throws {
-        let sorter = ExternalSorter<Entry>(
-            memoryLimit: tableLimit * MemoryLayout<Entry>.stride, prefix: "ferry-asset-run", temporaryDirectory: directory.path)
-        for entry in table.values { try sorter.append(entry) }
+        runs.append(try ExternalSortedSet(sortedDistinct: table.values.sorted(), prefix: Self.runPrefix, temporaryDirectory: directory.path))
         table.removeAll(keepingCapacity: true)
-        runs.append(try ExternalSortedSet(taking: sorter, prefix: "ferry-asset-run", temporaryDirectory: directory.path, memoryLimit: 0))
         while runs.count >= 2, runs[runs.count - 1].count * 2 >= runs[runs.count - 2].count {
-            let merged = ExternalSorter<Entry>(
-                memoryLimit: tableLimit * MemoryLayout<Entry>.stride, prefix: "ferry-asset-run", temporaryDirectory: directory.path)
-            for run in runs.suffix(2) { try run.forEach { try merged.append($0) } }
+            let merged = try ExternalSortedSet(
+                merging: runs[runs.count - 2], runs[runs.count - 1], prefix: Self.runPrefix, temporaryDirectory: directory.path)
             runs.removeLast(2)
-            runs.append(try ExternalSortedSet(taking: merged, prefix: "ferry-asset-run", temporaryDirectory: directory.path, memoryLimit: 0))
+            runs.append(merged)
         }
     }
 
-    private static let noSignature = FileSignature(
-        identity: FileIdentity(device: 0, inode: 0), size: 0, modified: 0, changed: 0, isRegularFile: false)
+    private static let runPrefix = "ferry-asset-run"
+
+    /// The first entry a digest can have.
+    private static func probe(_ digest: SHA256Digest) -> Entry {
+        let nothing = FileSignature(identity: FileIdentity(device: 0, inode: 0), size: 0, modified: 0, changed: 0, isRegularFile: false)
+        return Entry(digest: digest, order: .min, signature: nothing, verified: false, pathOffset: 0, pathLength: 0)
+    }
 }

@@ -75,27 +75,25 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
     }
 
     public func canProvide(_ asset: Asset) throws -> Bool {
-        try stored(asset) != nil
+        try file(of: asset)?.signature.size == asset.size
     }
 
     public func open(_ asset: Asset) throws -> any AssetReading {
-        guard let (entry, path) = try stored(asset) else {
-            if let other = try state.withLock({ try $0.index.file(for: asset.sha256) }) {
-                throw RecordError(
-                    .assetUnavailable, at: "",
-                    "asset \(asset.sha256) is \(asset.size) bytes, but its file \(root)/\(other.path) is \(other.entry.signature.size)")
-            }
+        guard let file = try file(of: asset) else {
             throw RecordError(.assetUnavailable, at: "", "asset \(asset.sha256) is not in \(root)")
         }
-        return try FileAssetReader(path: "\(realRoot)/\(path)", expected: entry.signature, verified: entry.verified)
+        let path = try state.withLock { try $0.index.path(of: file) }
+        guard file.signature.size == asset.size else {
+            throw RecordError(
+                .assetUnavailable, at: "", "asset \(asset.sha256) is \(asset.size) bytes, but its file \(root)/\(path) is \(file.signature.size)")
+        }
+        return try FileAssetReader(path: "\(realRoot)/\(path)", expected: file.signature, verified: file.verified)
     }
 
-    /// The file of an asset of this size, among those read or at its place by content (found there now); `nil` when
-    /// there is none.
-    private func stored(_ asset: Asset) throws -> (entry: AssetFileIndex.Entry, path: String)? {
-        if let known = try state.withLock({ try $0.index.file(for: asset.sha256) }) {
-            return known.entry.signature.size == asset.size ? known : nil
-        }
+    /// The file with an asset's digest: among those read, or else at its place by content, if one of the asset's size
+    /// is there now; `nil` when there is none.
+    private func file(of asset: Asset) throws -> AssetFileIndex.Entry? {
+        if let known = try state.withLock({ try $0.index.entry(for: asset.sha256) }) { return known }
         let hex = asset.sha256.hex
         let path = "sha256/\(hex.prefix(2))/\(hex)"
         guard let signature = FileSignature(path: "\(realRoot)/\(path)"), signature.isRegularFile, signature.size == asset.size else {
@@ -103,7 +101,7 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
         }
         return try state.withLock { state in
             try state.index.add(digest: asset.sha256, path: path, signature: signature, verified: false)
-            return try state.index.file(for: asset.sha256)
+            return try state.index.entry(for: asset.sha256)
         }
     }
 
