@@ -157,7 +157,7 @@ import Testing
         }
         let summary = try writer.finish(createdAt: TestBundles.createdAt)
         #expect(summary.manifest.files.count == 300)
-        #expect(summary.manifest.files.allSatisfy { $0.count == 10 })
+        #expect(try summary.manifest.files.all().allSatisfy { $0.count == 10 })
         var seen: [String: [Int64]] = [:]
         try BundleReader(path: path).forEachChange(.init()) { change in
             guard case .record(let record) = change, case .int64(let number)? = record.fields["n"] else { return }

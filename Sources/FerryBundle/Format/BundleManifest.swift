@@ -52,28 +52,23 @@ public struct BundleManifest: Sendable, Hashable {
     /// Groups of record types that reference each other in a cycle (their order is arbitrary but fixed).
     public var dependencyCycles: [[String]]
     /// The payload files, in the order they appear in the bundle.
-    public var files: [RecordFile]
+    public var files: RecordFileList
     /// The number of distinct assets.
     public var assetCount: Int
     /// Their total size.
     public var assetBytes: Int64
 
     /// The number of records.
-    public var recordCount: Int { files.filter { $0.kind == .records }.reduce(0) { $0 + $1.count } }
+    public var recordCount: Int { files.recordCount }
     /// The number of deletions.
-    public var deletionCount: Int { files.filter { $0.kind == .deletions }.reduce(0) { $0 + $1.count } }
+    public var deletionCount: Int { files.deletionCount }
 
-    /// The manifest as JSON.
-    public var jsonValue: JSONValue {
-        var object = members
-        object["files"] = .array(files.map(\.jsonValue))
-        return .object(object)
-    }
-
-    /// Hands `manifest.json`'s bytes (``jsonValue`` pretty-printed) to `emit` in pieces, file by file, never holding
-    /// them whole.
-    public func writePretty(_ emit: ([UInt8]) throws -> Void) rethrows {
-        try JSONWriter.prettyDocument(members, streaming: "files", count: files.count, to: emit) { files[$0].jsonValue }
+    /// Hands `manifest.json`'s bytes, pretty-printed, to `emit` in pieces, file by file, never holding them whole.
+    /// - Throws: ``CoreError`` when the file list's scratch file cannot be read, or what `emit` throws.
+    public func writePretty(_ emit: ([UInt8]) throws -> Void) throws {
+        try JSONWriter.prettyDocument(members, streaming: "files", to: emit) { add in
+            try files.forEach { try add($0.jsonValue) }
+        }
     }
 
     /// Every member but the files.
@@ -97,19 +92,21 @@ public struct BundleManifest: Sendable, Hashable {
     }
 
     /// Reads `manifest.json` from its bytes, file entry by file entry, without holding the whole document as values
-    /// (a bundle may list hundreds of thousands of files).
-    /// - Throws: ``BundleError``, or `JSONSyntaxError` for bytes that are not JSON.
-    package init(bytes: [UInt8]) throws {
-        var files: [RecordFile] = []
+    /// (a bundle may list hundreds of thousands of files); past a few thousand, the files go to a scratch file under
+    /// `temporaryDirectory` (default `$TMPDIR`).
+    /// - Throws: ``BundleError``, `JSONSyntaxError` for bytes that are not JSON, or ``CoreError`` when the scratch file
+    ///   cannot be written.
+    package init(bytes: [UInt8], temporaryDirectory: String? = nil) throws {
+        var files = RecordFileList.Builder(temporaryDirectory: temporaryDirectory)
         let object = try JSONParser.parseObject(bytes, streaming: "files") { value, index in
-            files.append(try RecordFile(json: value, path: "files[\(index)]"))
+            try files.append(try RecordFile(json: value, path: "files[\(index)]"))
         }
         guard let object else { throw Self.invalid("", "expected an object") }
-        try self.init(json: .object(object), files: object["files"]?.arrayValue == nil ? nil : files)
+        try self.init(json: .object(object), files: object["files"]?.arrayValue == nil ? nil : files.finish())
     }
 
     /// Reads `manifest.json`, with its files already read when `files` is given.
-    private init(json: JSONValue, files decoded: [RecordFile]?) throws {
+    private init(json: JSONValue, files decoded: RecordFileList?) throws {
         guard let object = json.objectValue else { throw Self.invalid("", "expected an object") }
         guard object["format"]?.stringValue == BundleLayout.formatName else {
             throw BundleError(.notABundle, "data/manifest.json: \"format\" is not \"\(BundleLayout.formatName)\"")
@@ -136,7 +133,7 @@ public struct BundleManifest: Sendable, Hashable {
         recordTypeOrder = order
         dependencyCycles = (object["dependencyCycles"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) }
         guard let fileList = object["files"]?.arrayValue else { throw Self.invalid("files", "expected an array") }
-        files = try decoded ?? fileList.enumerated().map { index, value in try RecordFile(json: value, path: "files[\(index)]") }
+        files = try decoded ?? RecordFileList(fileList.enumerated().map { index, value in try RecordFile(json: value, path: "files[\(index)]") })
         guard let assets = object["assets"]?.objectValue, let count = assets["count"]?.int64Value,
             let bytes = assets["bytes"]?.int64Value, count >= 0, bytes >= 0
         else { throw Self.invalid("assets", "expected {\"count\": n, \"bytes\": n}") }
@@ -146,7 +143,7 @@ public struct BundleManifest: Sendable, Hashable {
 
     init(
         createdAt: Date, createdBy: String, source: Source, recordTypeOrder: [String], dependencyCycles: [[String]],
-        files: [RecordFile], assetCount: Int, assetBytes: Int64
+        files: RecordFileList, assetCount: Int, assetBytes: Int64
     ) {
         formatVersion = BundleLayout.formatVersion
         self.createdAt = createdAt

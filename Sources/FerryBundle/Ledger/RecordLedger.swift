@@ -10,8 +10,9 @@ import FerryRecords
 /// key, where an identity's occurrences and the references to it are neighbours. The price is that these answers
 /// come when the bundle is finished rather than as each record is added.
 ///
-/// Each entry says where its record's line is (a ``FileLine``: a spool file and its 0-based line for a writer, a record
-/// file of the bundle and its line for a verifier), so that the rare record an answer names can be read back.
+/// Each entry says where its record's line is (a ``FileLine``: a run of the spool and its 0-based line there for a writer,
+/// see ``RecordSpool/place(run:line:)``; a record file of the bundle and its line for a verifier), so that the rare
+/// record an answer names can be read back.
 final class RecordLedger {
     /// A later occurrence of an identity already admitted.
     struct Duplicate: Sendable {

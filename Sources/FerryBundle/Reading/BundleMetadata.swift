@@ -88,11 +88,12 @@ package struct BundleMetadata {
             throw BundleError(.invalidMetadata, "\(archive): data/schema.json: \(error.message)")
         }
         var recordFiles: [String: BundleManifest.RecordFile] = [:]
-        for file in manifest.files {
+        let listed = payloadDigests
+        try manifest.files.forEach { file in
             guard recordFiles.updateValue(file, forKey: file.path) == nil else {
                 throw BundleError(.invalidMetadata, "\(archive): data/manifest.json lists \(file.path) twice")
             }
-            guard payloadDigests[file.path] != nil else {
+            guard listed[file.path] != nil else {
                 throw BundleError(.missingEntry, "\(archive): \(file.path) is in data/manifest.json but not in manifest-sha256.txt")
             }
         }

@@ -41,6 +41,12 @@ public final class BundleWriter {
         public var zstdWorkers = 2
         /// The program name written into the bag.
         public var softwareAgent = "ferry"
+        /// Bytes of record lines buffered before they go to the spool's log (``RecordSpool``).
+        package var spoolMemoryLimit = 8 << 20
+        /// Record files (type and zone) filled at once before the least recently used half is set aside.
+        package var spoolActiveFiles = 4096
+        /// Record files listed in memory before the list goes to a scratch file (``RecordFileList``).
+        package var fileListMemoryLimit = 4096
         /// Admit and count everything, but write no bundle (scratch files are written and removed as in a real run).
         public var dryRun = false
         /// The run's inputs and outputs, which the bundle may not replace (checked when the writer is made, and
@@ -76,8 +82,9 @@ public final class BundleWriter {
     /// The records admitted so far, in scratch files by type and zone.
     let spool: RecordSpool
     private let ledger: RecordLedger
-    /// The record types, fields and zones of the records admitted so far (see ``absorb(_:newLayout:)``).
-    var schema = RecordSchema()
+    /// The record types and fields of the records admitted so far (see ``absorb(_:newLayout:)``); the zones are the
+    /// spool's.
+    var schema = RecordSchema(tracksZones: false)
     /// The assets the records admitted so far use, with their sizes (see ``absorb(_:newLayout:)``).
     let assetCatalog: AssetCatalog
     private var types = RecordTypeIndex()
@@ -96,7 +103,8 @@ public final class BundleWriter {
         self.options = options
         format = options.format ?? ArchiveFormat(fileName: path) ?? .tarGzip
         self.assets = assets
-        spool = try RecordSpool(parent: options.temporaryDirectory)
+        spool = try RecordSpool(
+            parent: options.temporaryDirectory, memoryLimit: options.spoolMemoryLimit, maxActiveFiles: options.spoolActiveFiles)
         ledger = RecordLedger(
             memoryLimit: options.admissionMemoryLimit, deleteSelfLimit: options.validator.limits.maxDeleteSelfReferencesPerTarget,
             temporaryDirectory: options.temporaryDirectory)
@@ -186,20 +194,21 @@ public final class BundleWriter {
         finished = true
         defer { spool.remove() }
         let createdAt = Date(timeIntervalSince1970: createdAt.timeIntervalSince1970.rounded(.down))
-        var segments = try spool.finish()
+        try spool.finish()
         let resolution = try ledger.resolve()
         ledger.reset()
         // Warnings first: they point at lines of the spool as it was written, before duplicates are taken out.
-        let warnings = try overflowWarnings(resolution.overflows, in: segments)
+        let warnings = try overflowWarnings(resolution.overflows)
         for warning in warnings { try found?(warning) }
         var ordering = RecordTypeGraph.ordering(
             of: types.names, edges: resolution.edges, danglingReferences: resolution.danglingReferences)
+        let records = try planRecords(order: ordering.order, duplicates: resolution.duplicates) { try found?($0) }
         if !resolution.duplicates.isEmpty {
-            let present = try removeDuplicates(resolution.duplicates, from: &segments) { try found?($0) }
+            let present = try absorbAgain(records)
             ordering.order.removeAll { !present.contains($0) }
             ordering.cycles = ordering.cycles.map { $0.filter(present.contains) }.filter { $0.count > 1 }
         }
-        let plan = try makePlan(createdAt: createdAt, segments: segments, ordering: ordering)
+        let plan = try makePlan(createdAt: createdAt, records: records, ordering: ordering)
         let summary = BundleSummary(
             path: path, format: format, manifest: plan.manifest, payloadBytes: plan.payloadBytes,
             danglingReferences: plan.danglingReferences, dryRun: options.dryRun,
@@ -223,7 +232,7 @@ public final class BundleWriter {
         var manifest: BundleManifest
         var manifestFile: GeneratedFile
         var schemaFile: GeneratedFile
-        var segments: [(file: BundleManifest.RecordFile, segment: RecordSpool.Segment)]
+        var records: SpoolPlan
         /// Sorted by digest.
         var assets: ExternalSortedSet<AssetEntry>
         var bagInfoBytes: [UInt8]
@@ -233,38 +242,22 @@ public final class BundleWriter {
         var danglingReferences: Int
     }
 
-    private func makePlan(createdAt: Date, segments: [RecordSpool.Key: RecordSpool.Segment], ordering: RecordTypeGraph.Ordering) throws -> Plan {
-        // Grouped once: a bundle may have many record types times many zones.
-        let byType = Dictionary(grouping: segments.values.filter { $0.key.kind == .records }) { $0.key.recordType ?? "" }
-        let recordSegments = ordering.order.flatMap { type in (byType[type] ?? []).sorted { $0.key.zoneID < $1.key.zoneID } }
-        let deletionSegments = segments.values.filter { $0.key.kind == .deletions }.sorted { $0.key.zoneID < $1.key.zoneID }
-        let ordered = (recordSegments + deletionSegments).map { segment in
-            let file = BundleManifest.RecordFile(
-                path: segment.key.kind == .records
-                    ? BundleLayout.recordsPath(type: segment.key.recordType ?? "", zone: segment.key.zoneID)
-                    : BundleLayout.deletionsPath(zone: segment.key.zoneID),
-                kind: segment.key.kind, recordType: segment.key.recordType, zoneID: segment.key.zoneID,
-                count: segment.count, bytes: segment.bytes)
-            return (file: file, segment: segment)
-        }
+    private func makePlan(createdAt: Date, records: SpoolPlan, ordering: RecordTypeGraph.Ordering) throws -> Plan {
         let (assets, assetBytes) = try assetCatalog.finish()
         let manifest = BundleManifest(
             createdAt: createdAt, createdBy: options.softwareAgent, source: options.source,
-            recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: ordered.map(\.file),
+            recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: records.files,
             assetCount: assets.count, assetBytes: assetBytes)
         let manifestFile = try GeneratedFile.manifest(manifest)
-        let schemaFile = try GeneratedFile.schema(schema)
+        let schemaFile = try GeneratedFile { [schema] emit in try schema.writePretty(zones: records.forEachZone, emit) }
 
-        // Every payload file but the assets, for the payload manifest (made line by line whenever it is needed).
-        var files: [(path: String, digest: SHA256Digest)] = [
-            (BundleLayout.manifestFile, manifestFile.digest), (BundleLayout.schemaFile, schemaFile.digest),
-        ]
-        files += ordered.map { ($0.file.path, $0.segment.digest) }
-        let payloadManifest = try GeneratedFile.payloadManifest(assets: assets, files: files)
-        let payloadBytes =
-            manifestFile.size + schemaFile.size + ordered.reduce(Int64(0)) { $0 + $1.segment.bytes } + manifest.assetBytes
+        // Every payload file but the assets and the record files, for the payload manifest (made line by line
+        // whenever it is needed).
+        let metadata = [(BundleLayout.manifestFile, manifestFile.digest), (BundleLayout.schemaFile, schemaFile.digest)]
+        let payloadManifest = try GeneratedFile.payloadManifest(assets: assets, metadata: metadata, records: records)
+        let payloadBytes = manifestFile.size + schemaFile.size + records.bytes + manifest.assetBytes
         let bagInfo = BagInfo(
-            payloadBytes: payloadBytes, payloadFiles: files.count + assets.count,
+            payloadBytes: payloadBytes, payloadFiles: metadata.count + records.files.count + assets.count,
             baggingDate: String(BundleManifest.timestampText(createdAt).prefix(10)),
             softwareAgent: options.softwareAgent,
             description: "Ferry bundle: \(manifest.recordCount) records, \(manifest.deletionCount) deletions, \(assets.count) assets")
@@ -275,7 +268,7 @@ public final class BundleWriter {
             (BundleLayout.payloadManifestFile, payloadManifest.digest),
         ])
         return Plan(
-            manifest: manifest, manifestFile: manifestFile, schemaFile: schemaFile, segments: ordered, assets: assets,
+            manifest: manifest, manifestFile: manifestFile, schemaFile: schemaFile, records: records, assets: assets,
             bagInfoBytes: bagInfoBytes, payloadManifest: payloadManifest, tagManifest: tagManifest,
             payloadBytes: payloadBytes, danglingReferences: ordering.danglingReferences)
     }
@@ -307,10 +300,7 @@ public final class BundleWriter {
         try write(plan.schemaFile, at: "\(base)/\(BundleLayout.schemaFile)", to: archive)
         let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
         copier.done = plan.manifestFile.size + plan.schemaFile.size
-        for (file, segment) in plan.segments {
-            let input = try InputFile(path: segment.path)
-            try copier.copy(to: "\(base)/\(file.path)", size: segment.bytes) { try input.read(into: $0) }
-        }
+        try plan.records.forEachFile { path, size, read in try copier.copy(to: "\(base)/\(path)", size: size, read: read) }
         try plan.assets.forEach { asset in
             try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
         }

@@ -33,20 +33,16 @@ struct GeneratedFile {
         try GeneratedFile { emit in try manifest.writePretty(emit) }
     }
 
-    /// `schema.json`.
-    static func schema(_ schema: RecordSchema) throws -> GeneratedFile {
-        try GeneratedFile { emit in try schema.writePretty(emit) }
-    }
-
     /// `manifest-sha256.txt`: the assets' lines first, in digest order (their paths, `data/assets/…`, sort before every
     /// other payload path), then the other payload files' in path order, the order of ``BagIt/manifest(_:)``.
     /// - Parameters:
     ///   - assets: sorted by digest.
-    ///   - files: every other payload file (metadata, records, deletions).
-    static func payloadManifest(assets: ExternalSortedSet<AssetEntry>, files: [(path: String, digest: SHA256Digest)]) throws
-        -> GeneratedFile
-    {
-        let files = BagIt.sorted(files)
+    ///   - metadata: the other payload files that are not record files (`manifest.json`, `schema.json`).
+    ///   - records: the record and deletion files.
+    static func payloadManifest(
+        assets: ExternalSortedSet<AssetEntry>, metadata: [(path: String, digest: SHA256Digest)], records: SpoolPlan
+    ) throws -> GeneratedFile {
+        let metadata = BagIt.sorted(metadata)
         return try GeneratedFile { emit in
             var piece: [UInt8] = []
             piece.reserveCapacity(1 << 16 + 4096)
@@ -57,7 +53,16 @@ struct GeneratedFile {
                 piece.removeAll(keepingCapacity: true)
             }
             try assets.forEach { asset in try line(BundleLayout.assetPath(asset.digest), asset.digest) }
-            for file in files { try line(file.path, file.digest) }
+            // The record files come in path order; the few metadata files are merged in among them.
+            var others = metadata[...]
+            try records.forEachPath { path, digest in
+                while let next = others.first, next.path.utf8.lexicographicallyPrecedes(path.utf8) {
+                    try line(next.path, next.digest)
+                    others.removeFirst()
+                }
+                try line(path, digest)
+            }
+            for other in others { try line(other.path, other.digest) }
             if !piece.isEmpty { try emit(piece) }
         }
     }

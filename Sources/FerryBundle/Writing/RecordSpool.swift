@@ -1,11 +1,21 @@
 import FerryCore
 import FerryRecords
 
-/// Scratch NDJSON files, one per (record type, zone) and one per zone for deletions, filled while records arrive in
-/// any order and copied into the bundle in dependency order at the end.
+/// The records admitted to a bundle, kept in one scratch log until the bundle is written: filled while records arrive
+/// in any order, read back by record type and zone in dependency order at the end.
 ///
-/// Each file is hashed as it is written, so the bundle's checksum manifest is known before the archive starts.
-/// At most ``maxOpenFiles`` descriptors are open at once, whatever the number of zones.
+/// Memory stays bounded whatever the number of records and of files (record types times zones):
+/// - Lines are gathered per file in buffers of at most ``memoryLimit`` bytes in all; full buffers go to the log, each
+///   as a *run* of consecutive lines of one file. Records mostly arrive grouped, so a file is mostly one or a few runs.
+/// - At most ``maxActiveFiles`` files are *active* (have a buffer and a running SHA-256); when a new file would pass
+///   that, the least recently used half stop being active. What each run and each file's hash hold is written to a
+///   second scratch file, the run list, not kept.
+/// - ``plan(ranks:dropping:temporaryDirectory:fileListMemoryLimit:rejected:)`` sorts the run list by file in bundle order (``ExternalByteSorter``) into a
+///   ``SpoolPlan``. A file written as one active stretch has its SHA-256 already; one that stopped being active and
+///   came back, or loses lines, is read back once and written again at the end of the log.
+///
+/// A line's place is its run and its line there (see ``place(run:line:)``), so that the rare line a finished bundle's
+/// checks name can be read back.
 final class RecordSpool {
     /// Which file a line belongs to.
     struct Key: Hashable, Sendable {
@@ -14,169 +24,388 @@ final class RecordSpool {
         var zoneID: ZoneID
     }
 
-    /// One finished spool file.
-    struct Segment: Sendable {
-        var key: Key
-        /// The file's number, as ``append(_:to:)`` gave it in its lines' places.
-        var index: Int
-        var path: String
-        var digest: SHA256Digest
-        var bytes: Int64
-        var count: Int
-    }
-
-    private final class File {
-        let index: Int
-        let path: String
+    /// A file being filled: its buffered lines and the hash of everything it got since it became active.
+    private final class Active {
+        let key: Key
+        /// This stretch of activity's number, which the stretch's runs and its end name.
+        let stretch: Int
         var hasher = SHA256Hasher()
         var bytes: Int64 = 0
         var count = 0
-        var handle: OutputFile?
+        /// The run being buffered, if any.
+        var run: Int?
+        var runLines = 0
+        var buffer: [UInt8] = []
         var lastUse = 0
-        var created = false
-        init(index: Int, path: String) {
-            self.index = index
-            self.path = path
+
+        init(key: Key, stretch: Int) {
+            self.key = key
+            self.stretch = stretch
         }
     }
 
-    static let maxOpenFiles = 64
+    /// Bytes of lines buffered before they are all written to the log.
+    let memoryLimit: Int
+    /// The most files active at once.
+    let maxActiveFiles: Int
 
     private let directory: TemporaryDirectory
-    private var files: [Key: File] = [:]
-    /// The files with an open handle (at most ``maxOpenFiles``): the one to close is found among these, not among
-    /// every file (a bundle of many zones has tens of thousands).
-    private var openFiles: [File] = []
+    /// The lines, run after run.
+    private let logPath: String
+    private var log: OutputFile?
+    private var logSize: Int64 = 0
+    /// One entry per run and per end of a stretch, in the order they happened.
+    private let runs: ByteRecordFile
+    private var active: [Key: Active] = [:]
+    private var buffered = 0
+    private var nextRun = 0
+    private var nextStretch = 0
     private var clock = 0
-    /// The file of the last append and its key: records mostly arrive grouped, so most appends skip the hash lookup
-    /// (and, kept apart, copy no key).
+    /// The file of the last append and its key: records mostly arrive grouped, so most appends skip the hash lookup.
     private var lastKey: Key?
-    private var lastFile: File?
-    private static let newline: [UInt8] = [UInt8(ascii: "\n")]
+    private var lastActive: Active?
+    private var entry = ByteRecordWriter()
+    private static let newline = UInt8(ascii: "\n")
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
-    init(parent: String?) throws {
+    init(parent: String?, memoryLimit: Int = 8 << 20, maxActiveFiles: Int = 4096) throws {
         directory = try TemporaryDirectory(prefix: "ferry-spool", parent: parent)
+        logPath = directory.file("records.ndjson")
+        log = try OutputFile(path: logPath, exclusive: true, bufferSize: 1 << 16)
+        runs = try ByteRecordFile(path: directory.file("runs"))
+        self.memoryLimit = memoryLimit
+        self.maxActiveFiles = max(2, maxActiveFiles)
     }
 
     /// Appends one line (without its newline) to a key's file.
-    /// - Returns: where the line went: its file's number and its 0-based line number there.
+    /// - Returns: where the line went: its run and its 0-based line number there (``runAndLine(of:)``).
+    /// - Throws: ``BundleError`` past 2⁴⁰ runs, ``CoreError`` when a scratch file cannot be written.
     func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> FileLine {
-        let file: File
-        if let lastFile, lastKey == key {
-            file = lastFile
+        let file: Active
+        if let lastActive, lastKey == key {
+            file = lastActive
         } else {
-            file = try self.file(for: key)
+            file = try activate(key)
             lastKey = key
-            lastFile = file
+            lastActive = file
         }
-        let location = FileLine(file: file.index, line: file.count)
+        if file.runLines > FileLine.maxFile {
+            // A place holds at most this many lines of a run: the run ends here.
+            try flush()
+        }
+        if file.run == nil {
+            guard nextRun <= FileLine.maxLine else {
+                throw BundleError(.writeFailed, "more than \(FileLine.maxLine + 1) runs of records in the scratch log")
+            }
+            file.run = nextRun
+            file.runLines = 0
+            nextRun += 1
+        }
+        let location = Self.place(run: file.run ?? 0, line: file.runLines)
+        file.runLines += 1
+        file.buffer.append(contentsOf: line)
+        file.buffer.append(Self.newline)
+        file.hasher.update(line)
+        withUnsafeBytes(of: Self.newline) { file.hasher.update($0) }
         file.bytes += Int64(line.count + 1)
         file.count += 1
         clock += 1
         file.lastUse = clock
-        let handle = try handle(for: file)
-        try handle.write(line)
-        try Self.newline.withUnsafeBytes { newline in
-            try handle.write(newline)
-            file.hasher.update(line)
-            file.hasher.update(newline)
-        }
+        buffered += line.count + 1
+        if buffered >= memoryLimit { try flush() }
         return location
     }
 
-    /// A key's file, made the first time the key is seen.
-    private func file(for key: Key) throws -> File {
-        if let existing = files[key] { return existing }
-        guard files.count <= FileLine.maxFile else {
-            throw BundleError(.writeFailed, "more than \(FileLine.maxFile + 1) record files (record types times zones)")
-        }
-        let file = File(index: files.count, path: directory.file("\(files.count).ndjson"))
-        files[key] = file
+    /// A key's active file, made active (a new stretch) if it is not.
+    private func activate(_ key: Key) throws -> Active {
+        if let existing = active[key] { return existing }
+        if active.count >= maxActiveFiles { try deactivateOldest() }
+        let file = Active(key: key, stretch: nextStretch)
+        nextStretch += 1
+        active[key] = file
         return file
     }
 
-    /// Closes every file and returns them.
-    func finish() throws -> [Key: Segment] {
-        var result: [Key: Segment] = [:]
-        result.reserveCapacity(files.count)
-        for (key, file) in files {
-            try file.handle?.close()
-            file.handle = nil
-            result[key] = Segment(
-                key: key, index: file.index, path: file.path, digest: file.hasher.finalize(), bytes: file.bytes, count: file.count)
+    /// A line's place as a ``FileLine``, which the ledger packs into 64 bits: the run in the 40-bit part (there may be far
+    /// more runs than files) and the line in the 23-bit part (a run ends at that many lines).
+    static func place(run: Int, line: Int) -> FileLine { FileLine(file: line, line: run) }
+
+    /// The run and line of a place ``place(run:line:)`` made.
+    static func runAndLine(of place: FileLine) -> (run: Int, line: Int) { (place.line, place.file) }
+
+    /// Writes every buffer to the log, each as a run.
+    private func flush() throws {
+        guard let log else { return }
+        // In stretch order, so the log's layout does not depend on the dictionary's.
+        for file in active.values.sorted(by: { $0.stretch < $1.stretch }) where !file.buffer.isEmpty {
+            try file.buffer.withUnsafeBytes { try log.write($0) }
+            entry.removeAll()
+            entry.uint8(Self.runTag)
+            Self.encode(file.key, into: &entry)
+            entry.int64(Int64(file.run ?? 0))
+            entry.int64(Int64(file.stretch))
+            entry.int64(logSize)
+            entry.int64(Int64(file.buffer.count))
+            try runs.append(entry.bytes)
+            logSize += Int64(file.buffer.count)
+            file.buffer = []
+            file.run = nil
+            file.runLines = 0
         }
-        // The segments are all that is left of the files (one per record type and zone, and there may be many).
-        openFiles = []
-        files = [:]
+        buffered = 0
+    }
+
+    /// Ends the stretches of the least recently used half of the active files.
+    private func deactivateOldest() throws {
+        try flush()
+        let oldest = active.values.sorted { $0.lastUse < $1.lastUse }.prefix(active.count / 2)
+        for file in oldest.sorted(by: { $0.stretch < $1.stretch }) {
+            try end(file)
+            active[file.key] = nil
+        }
         lastKey = nil
-        lastFile = nil
-        return result
+        lastActive = nil
+    }
+
+    /// Notes the end of a file's stretch: its hash, bytes and lines.
+    private func end(_ file: Active) throws {
+        entry.removeAll()
+        entry.uint8(Self.stretchEndTag)
+        Self.encode(file.key, into: &entry)
+        entry.int64(Int64(file.stretch))
+        file.hasher.finalize().withUnsafeBytes { entry.raw($0) }
+        entry.int64(file.bytes)
+        entry.int64(Int64(file.count))
+        try runs.append(entry.bytes)
+    }
+
+    /// Writes what is buffered and ends every stretch; nothing may be appended after this.
+    func finish() throws {
+        try flush()
+        for file in active.values.sorted(by: { $0.stretch < $1.stretch }) { try end(file) }
+        active = [:]
+        lastKey = nil
+        lastActive = nil
+        try log?.close()
+        log = nil
+        try runs.finish()
     }
 
     /// Removes the scratch files (after ``finish()``, once they have been copied).
     func remove() {
+        active = [:]
         lastKey = nil
-        lastFile = nil
-        files = [:]
+        lastActive = nil
         directory.remove()
     }
 
     /// Removes the scratch files on another thread while `body` runs (after ``finish()``, once they have been copied).
-    ///
-    /// ``remove()`` still forgets the files.
     func remove<Result>(whileRunning body: () throws -> Result) rethrows -> Result {
         try directory.remove(whileRunning: body)
     }
 
-    /// Calls `body` with each line of a finished segment (without its newline) and its 0-based number.
-    static func forEachLine(of segment: Segment, _ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
-        let reader = try LineReader(path: segment.path, maxLineLength: Int(segment.bytes) + 1)
-        try reader.forEachLine { line in
-            guard case .bytes(let bytes, let position) = line else { return }
-            try body(position.line - 1, bytes)
+    // MARK: - Reading back
+
+    /// The lines at these places (after ``finish()``): for the few records a finished bundle's checks name.
+    func lines(at places: Set<FileLine>) throws -> [FileLine: [UInt8]] {
+        guard !places.isEmpty else { return [:] }
+        let wanted = Dictionary(grouping: places.map(Self.runAndLine), by: \.run).mapValues { Set($0.map(\.line)) }
+        let input = try InputFile(path: logPath)
+        var found: [FileLine: [UInt8]] = [:]
+        try runs.forEach { bytes in
+            let run = try RunEntry(bytes)
+            guard case .run(let number, _, let offset, let length) = run.kind, let lines = wanted[number] else { return }
+            try Self.forEachLine(in: input, offset: offset, length: length) { index, line in
+                if lines.contains(index) { found[Self.place(run: number, line: index)] = Array(line) }
+            }
+        }
+        return found
+    }
+
+    /// Calls `body` with each line of a stretch of the log (without its newline) and its 0-based number there.
+    static func forEachLine(
+        in input: InputFile, offset: Int64, length: Int64, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: Int(min(length, 1 << 20)))
+        var position = offset
+        var number = 0
+        while position < offset + length {
+            let count = Int(min(Int64(chunk.count), offset + length - position))
+            try chunk.withUnsafeMutableBytes { try input.read(exactly: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), at: position) }
+            position += Int64(count)
+            buffer.append(contentsOf: chunk[0..<count])
+            var start = 0
+            try buffer.withUnsafeBytes { bytes in
+                while let end = bytes[start...].firstIndex(of: newline) {
+                    try body(number, UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                    number += 1
+                    start = end + 1
+                }
+            }
+            buffer.removeFirst(start)
+        }
+        guard buffer.isEmpty else {
+            throw BundleError(.readFailed, "\(input.path): a run of the scratch log ends inside a line")
         }
     }
 
-    /// Writes a copy of a finished segment without some of its lines, handing those to `removed`, and returns the copy.
-    func removing(
-        lines dropped: Set<Int>, from segment: Segment, removed: (Int, UnsafeRawBufferPointer) throws -> Void
-    ) throws -> Segment {
-        let path = directory.file("\(segment.index)-kept.ndjson")
-        let output = try OutputFile(path: path, exclusive: true, bufferSize: 1 << 16)
-        var kept = Segment(key: segment.key, index: segment.index, path: path, digest: .zero, bytes: 0, count: 0)
-        var hasher = SHA256Hasher()
-        try Self.forEachLine(of: segment) { number, line in
-            if dropped.contains(number) {
-                try removed(number, line)
-                return
+    // MARK: - Planning
+
+    /// Sorts the runs by file, in bundle order, and works out each file's size, lines and SHA-256.
+    /// - Parameters:
+    ///   - ranks: each record type's place in the dependency order.
+    ///   - dropping: the lines to leave out (by run, then line in the run), each with its origin.
+    ///   - fileListMemoryLimit: files listed in memory before the list goes to a scratch file.
+    ///   - rejected: called with each line left out and its origin.
+    /// - Throws: ``CoreError`` when a scratch file cannot be read or written, or what `rejected` throws.
+    func plan(
+        ranks: [String: Int], dropping: [Int: [Int: Int64]], temporaryDirectory: String?, fileListMemoryLimit: Int = 4096,
+        rejected: (UnsafeRawBufferPointer, Int64) throws -> Void
+    ) throws -> SpoolPlan {
+        var rewritten: Set<Key> = []
+        if !dropping.isEmpty {
+            try runs.forEach { bytes in
+                let run = try RunEntry(bytes)
+                if case .run(let number, _, _, _) = run.kind, dropping[number] != nil { rewritten.insert(run.key) }
             }
-            try output.write(line)
-            try Self.newline.withUnsafeBytes { newline in
-                try output.write(newline)
-                hasher.update(line)
-                hasher.update(newline)
-            }
-            kept.bytes += Int64(line.count + 1)
-            kept.count += 1
         }
-        try output.close()
-        kept.digest = hasher.finalize()
-        return kept
+        let sorted = ExternalByteSorter(prefix: "ferry-spool-runs", temporaryDirectory: temporaryDirectory)
+        var sortKey = ByteRecordWriter()
+        try runs.forEach { bytes in
+            let run = try RunEntry(bytes)
+            sortKey.removeAll()
+            Self.encodeSortKey(run.key, rank: run.key.recordType.flatMap { ranks[$0] }, into: &sortKey)
+            switch run.kind {
+            case .stretchEnd(let stretch, _, _, _):
+                sortKey.uint8(0)
+                sortKey.int64(Int64(stretch))
+            case .run(let number, _, _, _):
+                sortKey.uint8(1)
+                sortKey.int64(Int64(number))
+            }
+            sortKey.raw(bytes)
+            try sorted.append(sortKey.bytes)
+        }
+        let builder = try SpoolPlan.Builder(temporaryDirectory: temporaryDirectory, fileListMemoryLimit: fileListMemoryLimit)
+        let input = try InputFile(path: logPath)
+        // Files read back and written again go at the end of the log.
+        let tail = try OutputFile(path: logPath, append: true, bufferSize: 1 << 16)
+        var group: Key?
+        var stretches: [(digest: SHA256Digest, bytes: Int64, count: Int)] = []
+        /// The file's runs are copied as they are (`nil`), or its lines written again from `offset`.
+        var rewrite: (hasher: SHA256Hasher, offset: Int64, bytes: Int64, count: Int)?
+        var started = false
+        func endGroup() throws {
+            guard let key = group, let done = rewrite else { return }
+            rewrite = nil
+            logSize += done.bytes
+            guard done.count > 0 else { return }
+            try builder.file(key, count: done.count, bytes: done.bytes, digest: done.hasher.finalize())
+            try builder.run(offset: done.offset, length: done.bytes)
+        }
+        try sorted.forEachSorted { bytes in
+            // The entry as the spool wrote it follows the sort key.
+            let run = try RunEntry(bytes, sortKeyed: true)
+            if run.key != group {
+                try endGroup()
+                group = run.key
+                stretches = []
+                started = false
+            }
+            switch run.kind {
+            case .stretchEnd(_, let digest, let bytes, let count):
+                stretches.append((digest, bytes, count))
+            case .run(let number, _, let offset, let length):
+                if !started {
+                    // The stretches' ends sort before the runs: the file's hash is known if it had one stretch.
+                    started = true
+                    if stretches.count == 1, !rewritten.contains(run.key), let only = stretches.first {
+                        try builder.file(run.key, count: only.count, bytes: only.bytes, digest: only.digest)
+                    } else {
+                        rewrite = (SHA256Hasher(), logSize, 0, 0)
+                    }
+                }
+                guard rewrite != nil else { return try builder.run(offset: offset, length: length) }
+                // Several stretches, or lines to leave out: read back and written again as one run.
+                let dropped = dropping[number] ?? [:]
+                try Self.forEachLine(in: input, offset: offset, length: length) { index, line in
+                    if let origin = dropped[index] { return try rejected(line, origin) }
+                    try tail.write(line)
+                    try withUnsafeBytes(of: Self.newline) { newline in
+                        try tail.write(newline)
+                        rewrite?.hasher.update(line)
+                        rewrite?.hasher.update(newline)
+                    }
+                    rewrite?.bytes += Int64(line.count + 1)
+                    rewrite?.count += 1
+                }
+            }
+        }
+        try endGroup()
+        try tail.close()
+        sorted.reset()
+        return try builder.finish(logPath: logPath)
     }
 
-    private func handle(for file: File) throws -> OutputFile {
-        if let handle = file.handle { return handle }
-        if openFiles.count >= Self.maxOpenFiles, let victim = openFiles.indices.min(by: { openFiles[$0].lastUse < openFiles[$1].lastUse }) {
-            try openFiles[victim].handle?.close()
-            openFiles[victim].handle = nil
-            openFiles.swapAt(victim, openFiles.count - 1)
-            openFiles.removeLast()
+    // MARK: - Encoding
+
+    private static let runTag: UInt8 = 1
+    private static let stretchEndTag: UInt8 = 0
+
+    /// What the run list says of one run or one stretch's end.
+    private struct RunEntry {
+        enum Kind {
+            case run(number: Int, stretch: Int, offset: Int64, length: Int64)
+            case stretchEnd(stretch: Int, digest: SHA256Digest, bytes: Int64, count: Int)
         }
-        let handle = try OutputFile(path: file.path, exclusive: !file.created, append: file.created, bufferSize: 1 << 16)
-        file.created = true
-        file.handle = handle
-        openFiles.append(file)
-        return handle
+        var key: Key
+        var kind: Kind
+
+        /// Reads an entry, after its sort key when `sortKeyed`.
+        init(_ bytes: UnsafeRawBufferPointer, sortKeyed: Bool = false) throws {
+            var reader = ByteRecordReader(bytes)
+            if sortKeyed {
+                _ = try reader.uint8()
+                _ = try reader.uint32()
+                _ = try reader.key()
+                _ = try reader.key()
+                _ = try reader.key()
+                _ = try reader.uint8()
+                _ = try reader.int64()
+            }
+            let tag = try reader.uint8()
+            let kind: BundleManifest.RecordFile.Kind = try reader.uint8() == 0 ? .records : .deletions
+            let type = try reader.text()
+            let zone = ZoneID(zoneName: try reader.text(), ownerName: try reader.text())
+            key = Key(kind: kind, recordType: kind == .records ? type : nil, zoneID: zone)
+            if tag == RecordSpool.runTag {
+                self.kind = .run(
+                    number: Int(try reader.int64()), stretch: Int(try reader.int64()), offset: try reader.int64(), length: try reader.int64())
+            } else {
+                let stretch = Int(try reader.int64())
+                guard let digest = SHA256Digest(bytes: try reader.raw(32)) else {
+                    throw BundleError(.readFailed, "the spool's run list is damaged")
+                }
+                self.kind = .stretchEnd(stretch: stretch, digest: digest, bytes: try reader.int64(), count: Int(try reader.int64()))
+            }
+        }
+    }
+
+    private static func encode(_ key: Key, into entry: inout ByteRecordWriter) {
+        entry.uint8(key.kind == .records ? 0 : 1)
+        entry.text(key.recordType ?? "")
+        entry.text(key.zoneID.zoneName)
+        entry.text(key.zoneID.ownerName)
+    }
+
+    /// Bytes that order files as the bundle does: records before deletions, record types in dependency order, zones
+    /// in order.
+    private static func encodeSortKey(_ key: Key, rank: Int?, into entry: inout ByteRecordWriter) {
+        entry.uint8(key.kind == .records ? 0 : 1)
+        entry.uint32(key.kind == .records ? UInt32(clamping: rank ?? Int(UInt32.max)) : 0)
+        entry.key(key.recordType ?? "")
+        entry.key(key.zoneID.zoneName)
+        entry.key(key.zoneID.ownerName)
     }
 }

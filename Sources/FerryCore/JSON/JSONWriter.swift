@@ -180,6 +180,45 @@ public struct JSONWriter: Sendable {
         }
     }
 
+    /// Appends an object in canonical form with the member `key` an array made element by element: the bytes
+    /// ``value(_:)`` would write for the whole object, handed to `flush` whenever they reach `flushEvery` (the last
+    /// bytes are left in the writer).
+    /// - Parameters:
+    ///   - object: the other members (any member named `key` is replaced).
+    ///   - elements: hands the array's elements, in order, to the function it is given.
+    public mutating func object(
+        _ object: JSONObject, streaming key: String, flushEvery: Int, flush: ([UInt8]) throws -> Void,
+        elements: ((JSONValue) throws -> Void) throws -> Void
+    ) throws {
+        var members = object.members.filter { $0.key != key }
+        members.append(JSONObject.Member(key: key, value: .array([])))
+        bytes.append(UInt8(ascii: "{"))
+        for (index, member) in JSONWriter.sortedMembers(JSONObject(members)).enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            self.key(member.key)
+            guard member.key == key else {
+                value(member.value)
+                continue
+            }
+            bytes.append(UInt8(ascii: "["))
+            var empty = true
+            // `elements` calls back into this writer, and the callback calls `flush`: neither outlives this call.
+            try withoutActuallyEscaping(flush) { flush in
+                try elements { element in
+                    if !empty { bytes.append(UInt8(ascii: ",")) }
+                    empty = false
+                    value(element)
+                    if bytes.count >= flushEvery {
+                        try flush(bytes)
+                        bytes.removeAll(keepingCapacity: true)
+                    }
+                }
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
     /// Appends a value pretty-printed with two-space indentation and sorted keys, for files people read.
     public mutating func pretty(_ value: JSONValue, indent: Int = 0) {
         switch value {
@@ -212,14 +251,13 @@ public struct JSONWriter: Sendable {
     /// element: the same bytes, without ever holding the whole array as values (a bundle manifest lists every file).
     /// - Parameters:
     ///   - object: the other members (any member named `key` is replaced).
-    ///   - count: the array's length.
     ///   - flushEvery: whenever the bytes written reach this size, they are handed to `flush` and dropped from the
     ///     writer, so that the document is never held whole (`.max`: never); the last bytes are left in the writer.
-    ///   - element: the array's element at an index, called once per index, in order.
+    ///   - elements: hands the array's elements, in order, to the function it is given.
     public mutating func pretty(
-        _ object: JSONObject, indent: Int = 0, streaming key: String, count: Int, flushEvery: Int, flush: ([UInt8]) throws -> Void,
-        element: (Int) -> JSONValue
-    ) rethrows {
+        _ object: JSONObject, indent: Int = 0, streaming key: String, flushEvery: Int, flush: ([UInt8]) throws -> Void,
+        elements: ((JSONValue) throws -> Void) throws -> Void
+    ) throws {
         var members = object.members.filter { $0.key != key }
         members.append(JSONObject.Member(key: key, value: .array([])))
         bytes.append(UInt8(ascii: "{"))
@@ -228,21 +266,26 @@ public struct JSONWriter: Sendable {
             newline(indent + 1)
             string(member.key)
             raw(": ")
-            guard member.key == key, count > 0 else {
+            guard member.key == key else {
                 pretty(member.value, indent: indent + 1)
                 continue
             }
             bytes.append(UInt8(ascii: "["))
-            for position in 0..<count {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                newline(indent + 2)
-                pretty(element(position), indent: indent + 2)
-                if bytes.count >= flushEvery {
-                    try flush(bytes)
-                    bytes.removeAll(keepingCapacity: true)
+            var empty = true
+            // `elements` calls back into this writer, and the callback calls `flush`: neither outlives this call.
+            try withoutActuallyEscaping(flush) { flush in
+                try elements { element in
+                    if !empty { bytes.append(UInt8(ascii: ",")) }
+                    empty = false
+                    newline(indent + 2)
+                    pretty(element, indent: indent + 2)
+                    if bytes.count >= flushEvery {
+                        try flush(bytes)
+                        bytes.removeAll(keepingCapacity: true)
+                    }
                 }
             }
-            newline(indent + 1)
+            if !empty { newline(indent + 1) }
             bytes.append(UInt8(ascii: "]"))
         }
         newline(indent)
@@ -250,12 +293,13 @@ public struct JSONWriter: Sendable {
     }
 
     /// Hands a whole pretty-printed document (an object, with a newline after it) to `emit` in pieces of about 64 KiB,
-    /// the array at `key` made element by element: see ``pretty(_:indent:streaming:count:flushEvery:flush:element:)``.
+    /// the array at `key` made element by element: see ``pretty(_:indent:streaming:flushEvery:flush:elements:)``.
     public static func prettyDocument(
-        _ object: JSONObject, streaming key: String, count: Int, to emit: ([UInt8]) throws -> Void, element: (Int) -> JSONValue
-    ) rethrows {
+        _ object: JSONObject, streaming key: String, to emit: ([UInt8]) throws -> Void,
+        elements: ((JSONValue) throws -> Void) throws -> Void
+    ) throws {
         var json = JSONWriter(capacity: (1 << 16) + 4096)
-        try json.pretty(object, streaming: key, count: count, flushEvery: 1 << 16, flush: emit, element: element)
+        try json.pretty(object, streaming: key, flushEvery: 1 << 16, flush: emit, elements: elements)
         json.byte(UInt8(ascii: "\n"))
         try emit(json.bytes)
     }

@@ -181,7 +181,7 @@ public struct CanonicalRecordScanner {
             else { return nil }
             index += 2
         }
-        let layout = RecordSchema.Layout(recordType: recordType, zoneID: zoneID, fields: fields)
+        let layout = RecordSchema.Layout(recordType: recordType, fields: fields)
         if acceptedLayouts.count == Self.maxAcceptedLayouts { acceptedLayouts.removeLast() }
         acceptedLayouts.insert((fields, layout), at: 0)
         return layout

@@ -7,12 +7,14 @@ import FerryCore
 public struct RecordSchema: Sendable, Hashable {
     /// Field types by field name, by record type.
     public private(set) var recordTypes: [String: [String: FieldType]] = [:]
-    /// The zones records were seen in.
+    /// The zones records were seen in (none when the schema does not track them, see ``init(tracksZones:)``).
     public private(set) var zones: Set<ZoneID> = []
-    /// Layouts (type, zone, field names and types) already added: records with a known layout need no checks.
+    /// Whether ``zones`` is kept.
+    public let tracksZones: Bool
+    /// Layouts (type, field names and types) already added: records with a known layout need no checks.
     private var knownLayouts: Set<Layout> = []
 
-    /// A record's layout, as a 64-bit hash of its type, zone, and field names and types.
+    /// A record's layout, as a 64-bit hash of its type and its field names and types.
     ///
     /// Computed where records are prepared (on any thread), so that the schema checks of the many records sharing a
     /// layout cost one set lookup. A set holds a few layouts per record type, so 64 bits keep a collision (which would
@@ -23,7 +25,7 @@ public struct RecordSchema: Sendable, Hashable {
 
         /// The layout of a record.
         public init(of record: Record) {
-            var hasher = Self.hasher(recordType: record.recordType, zoneID: record.zoneID)
+            var hasher = Self.hasher(recordType: record.recordType)
             for field in record.fields {
                 field.name.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
                 hasher.combine(0 as UInt8)
@@ -33,24 +35,19 @@ public struct RecordSchema: Sendable, Hashable {
             hash = hasher.finalize()
         }
 
-        /// The layout of a record of this type and zone whose field names and type tags are `fields`, each followed
-        /// by a 0 byte: what ``CanonicalRecordScanner`` collects from a line.
-        public init(recordType: String, zoneID: ZoneID, fields: [UInt8]) {
-            var hasher = Self.hasher(recordType: recordType, zoneID: zoneID)
+        /// The layout of a record of this type whose field names and type tags are `fields`, each followed by a 0
+        /// byte: what ``CanonicalRecordScanner`` collects from a line.
+        public init(recordType: String, fields: [UInt8]) {
+            var hasher = Self.hasher(recordType: recordType)
             fields.withUnsafeBytes { hasher.combine(bytes: $0) }
             hash = hasher.finalize()
         }
 
-        private static func hasher(recordType: String, zoneID: ZoneID) -> Hasher {
+        private static func hasher(recordType: String) -> Hasher {
             var hasher = Hasher()
-            hasher.combine(0x1A70_0002 as UInt32)
-            func add(_ name: String) {
-                name.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
-                hasher.combine(0xFF as UInt8)
-            }
-            add(recordType)
-            add(zoneID.zoneName)
-            add(zoneID.ownerName)
+            hasher.combine(0x1A70_0003 as UInt32)
+            recordType.withUTF8Bytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+            hasher.combine(0xFF as UInt8)
             return hasher
         }
     }
@@ -65,12 +62,17 @@ public struct RecordSchema: Sendable, Hashable {
     }
 
     /// Creates an empty schema.
-    public init() {}
+    /// - Parameter tracksZones: whether to keep the zones of the records added (`false` for a writer that lists them
+    ///   apart: a bundle may have hundreds of thousands).
+    public init(tracksZones: Bool = true) {
+        self.tracksZones = tracksZones
+    }
 
     /// Creates a schema from its parts.
     public init(recordTypes: [String: [String: FieldType]], zones: Set<ZoneID>) {
         self.recordTypes = recordTypes
         self.zones = zones
+        tracksZones = true
     }
 
     /// Whether records of this layout were added: they need no schema checks.
@@ -100,8 +102,8 @@ public struct RecordSchema: Sendable, Hashable {
     /// Check ``conflicts(in:layout:)`` first.
     /// - Parameter layout: the record's layout, if known; adding a known layout again costs one lookup.
     public mutating func add(_ record: Record, layout: Layout? = nil) {
+        if tracksZones { zones.insert(record.zoneID) }
         if let layout, !knownLayouts.insert(layout).inserted { return }
-        zones.insert(record.zoneID)
         // Modify the type's field map in place (no copy of the dictionary).
         recordTypes[record.recordType, default: [:]].merge(record.fields.lazy.map { ($0.name, $0.value.type) }) { existing, new in
             existing == FieldType.list(nil) ? new : existing
@@ -115,7 +117,7 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// Adds the type and zone of a deletion.
     public mutating func addDeletion(recordType: String, zoneID: ZoneID) {
-        zones.insert(zoneID)
+        if tracksZones { zones.insert(zoneID) }
         if recordTypes[recordType] == nil { recordTypes[recordType] = [:] }
     }
 
@@ -126,9 +128,17 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// Hands ``jsonValue`` pretty-printed to `emit` in pieces, zone by zone (a bundle may hold many), never holding it
     /// whole.
-    public func writePretty(_ emit: ([UInt8]) throws -> Void) rethrows {
-        let sorted = zones.sorted()
-        try JSONWriter.prettyDocument(["recordTypes": typesJSON], streaming: "zones", count: sorted.count, to: emit) { sorted[$0].jsonValue }
+    public func writePretty(_ emit: ([UInt8]) throws -> Void) throws {
+        try writePretty(zones: { add in for zone in zones.sorted() { try add(zone) } }, emit)
+    }
+
+    /// Hands the schema pretty-printed to `emit` in pieces, with the zones `zones` hands over (sorted, each once)
+    /// instead of its own: for a writer that keeps them apart.
+    public func writePretty(zones: ((ZoneID) throws -> Void) throws -> Void, _ emit: ([UInt8]) throws -> Void) throws {
+        try JSONWriter.prettyDocument(["recordTypes": typesJSON], streaming: "zones", to: emit) { add in
+            // Both closures end with this call.
+            try withoutActuallyEscaping(add) { add in try zones { try add($0.jsonValue) } }
+        }
     }
 
     private var typesJSON: JSONValue {
@@ -163,6 +173,7 @@ public struct RecordSchema: Sendable, Hashable {
 
     /// Reads a schema, with its zones already read when `zones` is given.
     private init(json: JSONValue, zones decoded: Set<ZoneID>?) throws(RecordError) {
+        tracksZones = true
         guard let object = json.objectValue, let types = object["recordTypes"]?.objectValue,
             let zoneList = object["zones"]?.arrayValue
         else {

@@ -19,7 +19,7 @@ struct List: AsyncParsableCommand {
         try CommandRunner.run(global, label: "ls") { console in
             let reader = try BundleReader(path: bundle)
             let manifest = reader.manifest
-            for file in manifest.files {
+            try manifest.files.forEach { file in
                 console.message(
                     "file",
                     [
@@ -40,7 +40,9 @@ struct List: AsyncParsableCommand {
                     "record_types": .array(manifest.recordTypeOrder.map { .string($0) }),
                     "zones": .array(reader.schema.zones.sorted().map { .string($0.description) }),
                 ])
-            let types = Set(manifest.files.compactMap(\.recordType)).count
+            var typeNames: Set<String> = []
+            try manifest.files.forEach { file in if let type = file.recordType { typeNames.insert(type) } }
+            let types = typeNames.count
             console.line("bundle   \(bundle) (format \(manifest.formatVersion))")
             console.line("created  \(BundleManifest.timestampText(manifest.createdAt)) by \(manifest.createdBy)")
             console.line("source   \(manifest.source.kind): \(manifest.source.description)")
@@ -50,14 +52,17 @@ struct List: AsyncParsableCommand {
             console.line("assets   \(manifest.assetCount) (\(Formatting.bytes(manifest.assetBytes)))")
             console.line("payload  \(Formatting.bytes(reader.payloadBytes))")
             console.line("")
-            var rows = [["RECORD TYPE", "ZONE", "COUNT", "BYTES"]]
-            for file in manifest.files {
-                rows.append([
-                    file.kind == .records ? file.recordType ?? "" : "(deletions)", file.zoneID.description, "\(file.count)",
-                    Formatting.bytes(file.bytes),
-                ])
-            }
-            for line in Formatting.table(rows, rightAligned: [2, 3]) { console.line(line) }
+            guard !console.json else { return ExitCodes.success }
+            try Formatting.table(
+                header: ["RECORD TYPE", "ZONE", "COUNT", "BYTES"], rightAligned: [2, 3],
+                rows: { add in
+                    try manifest.files.forEach { file in
+                        try add([
+                            file.kind == .records ? file.recordType ?? "" : "(deletions)", file.zoneID.description, "\(file.count)",
+                            Formatting.bytes(file.bytes),
+                        ])
+                    }
+                }, line: console.line)
             return ExitCodes.success
         }
     }

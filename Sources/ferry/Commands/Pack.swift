@@ -142,7 +142,7 @@ struct Pack: AsyncParsableCommand {
             })
         try rejects.commit()
         console.logger.info("wrote \(output) in \(Formatting.seconds(since: writing))")
-        BundleReport(
+        try BundleReport(
             output: output, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would pack" : "packed", started: started
         ).print(summary, tally: tally, rejected: rejects.count, warnings: warnings, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success

@@ -13,27 +13,26 @@ struct BundleReport {
     var started: Date
 
     /// Prints the summary: a JSON `summary` message, and for people a line and a table per record type and zone.
-    func print(_ summary: BundleSummary, tally: BundleTally, rejected: Int, warnings: Int, console: Console) {
+    ///
+    /// The bundle's files are read from its manifest as they are printed, never held (there may be hundreds of
+    /// thousands).
+    func print(_ summary: BundleSummary, tally: BundleTally, rejected: Int, warnings: Int, console: Console) throws {
         let manifest = summary.manifest
         let bundleBytes = dryRun ? nil : (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? nil
-        var types: [JSONValue] = []
-        var rows = [["RECORD TYPE", "ZONE", "RECORDS", "REJECTED"]]
-        for file in manifest.files {
-            let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
-            let typeName = file.kind == .records ? file.recordType ?? "" : "(deletions)"
-            rows.append([typeName, file.zoneID.description, "\(file.count)", "\(tally.rejected[key] ?? 0)"])
-            types.append([
-                "kind": .string(file.kind.rawValue), "record_type": file.recordType.map { .string($0) } ?? .null,
-                "zone": .string(file.zoneID.description), "count": .integer(Int64(file.count)),
-                "rejected": .integer(Int64(tally.rejected[key] ?? 0)),
-            ])
+        /// The rows of the table, file by file, then the types and zones whose every change was rejected.
+        func rows(_ add: ([String]) throws -> Void) throws {
+            var reported: Set<BundleTally.Key> = []
+            try manifest.files.forEach { file in
+                let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
+                if tally.rejected[key] != nil { reported.insert(key) }
+                let label = file.kind == .records ? file.recordType ?? "" : "(deletions)"
+                try add([label, file.zoneID.description, "\(file.count)", "\(tally.rejected[key] ?? 0)"])
+            }
+            for (key, count) in tally.rejected.sorted(by: { "\($0.key)" < "\($1.key)" }) where !reported.contains(key) {
+                try add([key.type ?? "(deletions)", key.zone.description, "0", "\(count)"])
+            }
         }
-        for (key, count) in tally.rejected.sorted(by: { "\($0.key)" < "\($1.key)" })
-        where !manifest.files.contains(where: { BundleTally.Key(type: $0.kind == .records ? $0.recordType : nil, zone: $0.zoneID) == key }) {
-            rows.append([key.type ?? "(deletions)", key.zone.description, "0", "\(count)"])
-        }
-        if tally.unreadable > 0 { rows.append(["(unreadable lines)", "", "0", "\(tally.unreadable)"]) }
-        console.message(
+        try console.message(
             "summary",
             [
                 "dry_run": .bool(dryRun), "bundle": .string(output), "format": .string(summary.format.rawValue),
@@ -42,9 +41,20 @@ struct BundleReport {
                 "assets": .integer(Int64(manifest.assetCount)), "asset_bytes": .integer(manifest.assetBytes),
                 "payload_bytes": .integer(summary.payloadBytes), "bundle_bytes": bundleBytes.map { .integer($0) } ?? .null,
                 "record_type_order": .array(manifest.recordTypeOrder.map { .string($0) }),
-                "dangling_references": .integer(Int64(summary.danglingReferences)), "files": .array(types),
+                "dangling_references": .integer(Int64(summary.danglingReferences)),
                 "seconds": .number((Date().timeIntervalSince(started) * 1000).rounded() / 1000),
-            ])
+            ],
+            streaming: "files"
+        ) { add in
+            try manifest.files.forEach { file in
+                let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
+                try add([
+                    "kind": .string(file.kind.rawValue), "record_type": file.recordType.map { .string($0) } ?? .null,
+                    "zone": .string(file.zoneID.description), "count": .integer(Int64(file.count)),
+                    "rejected": .integer(Int64(tally.rejected[key] ?? 0)),
+                ])
+            }
+        }
         guard !console.quiet else { return }
         let size = bundleBytes.map { ", \(Formatting.bytes($0))" } ?? ""
         console.line(
@@ -52,7 +62,12 @@ struct BundleReport {
                 + "and \(Formatting.count(manifest.assetCount, "asset")) (\(Formatting.bytes(manifest.assetBytes))) "
                 + "into \(output) (\(summary.format)\(size))")
         console.line("")
-        for line in Formatting.table(rows, rightAligned: [2, 3]) { console.line(line) }
+        try Formatting.table(
+            header: ["RECORD TYPE", "ZONE", "RECORDS", "REJECTED"], rightAligned: [2, 3],
+            rows: { add in
+                try withoutActuallyEscaping(add) { add in try rows(add) }
+                if tally.unreadable > 0 { try add(["(unreadable lines)", "", "0", "\(tally.unreadable)"]) }
+            }, line: console.line)
         if !manifest.dependencyCycles.isEmpty {
             console.line("")
             console.line("reference cycles between types: \(manifest.dependencyCycles.map { $0.joined(separator: " ↔ ") }.joined(separator: "; "))")

@@ -48,6 +48,20 @@ final class Console: @unchecked Sendable {
         write(String(decoding: JSONWriter.canonical(.object(object)), as: UTF8.self) + "\n")
     }
 
+    /// Writes one JSON Lines message (JSON mode) whose member `key` is an array made element by element, never held
+    /// whole (a bundle's files, say): the same line ``message(_:_:)`` writes for the whole array.
+    func message(
+        _ type: String, _ fields: JSONObject, streaming key: String, elements: ((JSONValue) throws -> Void) throws -> Void
+    ) throws {
+        guard json else { return }
+        var object = fields
+        object["message_type"] = .string(type)
+        var writer = JSONWriter(capacity: (1 << 16) + 4096)
+        try writer.object(object, streaming: key, flushEvery: 1 << 16, flush: { write(String(decoding: $0, as: UTF8.self)) }, elements: elements)
+        writer.byte(UInt8(ascii: "\n"))
+        write(String(decoding: writer.bytes, as: UTF8.self))
+    }
+
     /// Writes raw bytes to stdout.
     func raw(_ bytes: UnsafeRawBufferPointer) throws {
         try stdout.write(bytes)

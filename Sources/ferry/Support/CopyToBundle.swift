@@ -56,7 +56,7 @@ struct CopyToBundle {
                 }
             })
         try rejects.commit()
-        BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
+        try BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
             .print(summary, tally: tally, rejected: rejects.count, warnings: warnings.count, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
     }

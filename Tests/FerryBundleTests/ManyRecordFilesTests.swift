@@ -1,0 +1,111 @@
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+@testable import FerryBundle
+
+/// A bundle's record files (one per record type and zone) cost no memory each: the writer's spool sets files aside
+/// and lists them in scratch files, and makes the same bundle, byte for byte, whatever its limits.
+@Suite struct ManyRecordFilesTests {
+    static let zones = (0..<40).map { ZoneID(zoneName: "Z\($0)", ownerName: $0 % 7 == 0 ? "_owner\($0)" : ZoneID.defaultOwnerName) }
+
+    /// Records of three types in 40 zones in a shuffled order, with deletions, repeated names (rejected when
+    /// finishing) and targets past a lowered DELETE_SELF limit (warned about when finishing).
+    static func changes() -> [RecordChange] {
+        var generator = SeededGenerator(seed: 23)
+        var changes: [RecordChange] = []
+        for (index, zone) in zones.enumerated() {
+            for number in 0..<6 {
+                changes.append(.record(Record(recordType: "Owner", recordName: "O.\(number)", zoneID: zone, fields: ["n": .int64(Int64(number))])))
+                changes.append(
+                    .record(
+                        Record(
+                            recordType: "Item", recordName: "I.\(number)", zoneID: zone,
+                            fields: [
+                                "owner": .reference(Reference(recordName: "O.\(number % 2)", zoneID: zone, action: .deleteSelf)),
+                                "text": .string(String(repeating: "x", count: number * 40)),
+                            ])))
+            }
+            if index % 3 == 0 { changes.append(.deletion(Deletion(recordType: "Gone", recordName: "G.\(index)", zoneID: zone))) }
+            if index % 5 == 0 {
+                changes.append(.record(Record(recordType: "Note", recordName: "N.1", zoneID: zone, fields: ["n": .int64(1)])))
+            }
+        }
+        changes.shuffle(using: &generator)
+        // Later occurrences of names already in the bundle, rejected when it is finished.
+        // One of a type of its own, whose file goes with it.
+        changes.append(.record(Record(recordType: "Stray", recordName: "O.1", zoneID: zones[3], fields: ["n": .int64(99)])))
+        changes.append(.record(Record(recordType: "Note", recordName: "N.1", zoneID: zones[5], fields: ["n": .int64(2)])))
+        return changes
+    }
+
+    struct Written: Equatable {
+        var bytes: Data
+        var found: [String]
+        var files: [BundleManifest.RecordFile]
+    }
+
+    private func write(in scratch: Scratch, name: String, configure: (inout BundleWriter.Options) -> Void) throws -> Written {
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.temporaryDirectory = scratch.path
+        options.validator.limits.maxDeleteSelfReferencesPerTarget = 2
+        configure(&options)
+        try FileManager.default.createDirectory(atPath: scratch.file(name), withIntermediateDirectories: true)
+        let path = scratch.file("\(name)/bundle.tar.gz")
+        let writer = try BundleWriter(path: path, options: options, assets: nil)
+        for change in Self.changes() { try writer.add(change) }
+        var found: [String] = []
+        let summary = try writer.finish(
+            createdAt: TestBundles.createdAt,
+            found: { problem in
+                found.append("\(problem.origin) \(problem.problem.rule.rawValue) \(problem.change.zoneID)/\(problem.change.recordName)")
+            })
+        return Written(bytes: try Data(contentsOf: URL(fileURLWithPath: path)), found: found.sorted(), files: try summary.manifest.files.all())
+    }
+
+    @Test func theSpoolMakesTheSameBundleWhateverItsLimits() throws {
+        let scratch = try Scratch()
+        let roomy = try write(in: scratch, name: "roomy") { _ in }
+        let tight = try write(in: scratch, name: "tight") { options in
+            // Lines go to the log every few records, three files are filled at once, and the file list is on disk.
+            options.spoolMemoryLimit = 300
+            options.spoolActiveFiles = 3
+            options.fileListMemoryLimit = 5
+            options.admissionMemoryLimit = 4096
+        }
+        #expect(tight == roomy)
+        // 40 zones of owners and items, 14 of deletions, 8 of notes; no strays.
+        #expect(roomy.files.count == 40 * 2 + 14 + 8)
+        #expect(roomy.found.filter { $0.contains("duplicate") }.count == 2)
+        // Each zone's two owners have three DELETE_SELF references each.
+        #expect(roomy.found.filter { $0.contains("delete-self") }.count == 80, "\(roomy.found)")
+        let kinds = roomy.files.map(\.kind)
+        #expect(kinds == kinds.filter { $0 == .records } + kinds.filter { $0 == .deletions }, "records, then deletions")
+        #expect(scratch.listing().filter { $0.hasPrefix("ferry-") }.isEmpty, "no scratch file is left")
+
+        let reader = try BundleReader(path: scratch.file("tight/bundle.tar.gz"))
+        let report = try reader.verify()
+        #expect(report.isValid, "\(report.issues)")
+        #expect(report.recordsChecked == 40 * 12 + 8)
+        #expect(!reader.manifest.recordTypeOrder.contains("Stray"))
+        #expect(reader.schema.zones.count == 40)
+    }
+
+    @Test func aFileListInAScratchFileReadsBackAsWritten() throws {
+        let scratch = try Scratch()
+        let files = Self.zones.map { zone in
+            BundleManifest.RecordFile(
+                path: BundleLayout.recordsPath(type: "Car", zone: zone), kind: .records, recordType: "Car", zoneID: zone, count: 3,
+                bytes: 300)
+        }
+        var builder = RecordFileList.Builder(temporaryDirectory: scratch.path, memoryLimit: 4)
+        for file in files { try builder.append(file) }
+        let list = try builder.finish()
+        #expect(try list.all() == files)
+        #expect(list == RecordFileList(files))
+        #expect(list.recordCount == 3 * Self.zones.count && list.deletionCount == 0)
+        #expect(scratch.listing().contains { $0.hasPrefix("ferry-record-files") })
+    }
+}
