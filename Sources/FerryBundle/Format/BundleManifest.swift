@@ -91,14 +91,20 @@ public struct BundleManifest: Sendable, Hashable {
         try self.init(json: json, files: nil)
     }
 
-    /// Reads `manifest.json` from its bytes, file entry by file entry, without holding the whole document as values
-    /// (a bundle may list hundreds of thousands of files); past a few thousand, the files go to a scratch file under
-    /// `temporaryDirectory` (default `$TMPDIR`).
-    /// - Throws: ``BundleError``, `JSONSyntaxError` for bytes that are not JSON, or ``CoreError`` when the scratch file
-    ///   cannot be written.
+    /// Reads `manifest.json` from its bytes: see ``init(reading:temporaryDirectory:)``.
     package init(bytes: [UInt8], temporaryDirectory: String? = nil) throws {
+        try self.init(reading: ByteArrayReader(bytes).read, temporaryDirectory: temporaryDirectory)
+    }
+
+    /// Reads `manifest.json` as its bytes are read, file entry by file entry, never holding the document (a bundle
+    /// may list hundreds of thousands of files); past a few thousand, the files go to a scratch file under
+    /// `temporaryDirectory` (default `$TMPDIR`).
+    /// - Parameter read: fills a buffer with the next bytes and returns their count (0 at the end).
+    /// - Throws: ``BundleError``, `JSONSyntaxError` for bytes that are not JSON, ``CoreError`` when the scratch file
+    ///   cannot be written, or what `read` throws.
+    package init(reading read: (UnsafeMutableRawBufferPointer) throws -> Int, temporaryDirectory: String? = nil) throws {
         var files = RecordFileList.Builder(temporaryDirectory: temporaryDirectory)
-        let object = try JSONParser.parseObject(bytes, streaming: "files") { value, index in
+        let object = try JSONParser.parseObject(reading: read, streaming: "files") { value, index in
             try files.append(try RecordFile(json: value, path: "files[\(index)]"))
         }
         guard let object else { throw Self.invalid("", "expected an object") }

@@ -18,26 +18,48 @@ package struct BundleMetadata {
     /// Record and deletion files by path.
     var recordFiles: [String: BundleManifest.RecordFile]
 
-    /// The most bytes read into memory for each metadata file (the payload manifest is read as it streams, whatever
-    /// its size).
+    /// The most bytes read into memory for each metadata file (the payload manifest, `manifest.json` and `schema.json`
+    /// are read as they stream, whatever their size).
     package static let sizeLimits: [String: Int] = [
         BundleLayout.bagitFile: 4 << 10, BundleLayout.bagInfoFile: 1 << 20, BundleLayout.payloadManifestFile: Int.max,
-        BundleLayout.tagManifestFile: 1 << 20, BundleLayout.manifestFile: 64 << 20, BundleLayout.schemaFile: 64 << 20,
+        BundleLayout.tagManifestFile: 1 << 20, BundleLayout.manifestFile: Int.max, BundleLayout.schemaFile: Int.max,
     ]
 
-    /// Checks the files' contents and their agreement, from the files' bytes (the payload manifest's too).
+    /// The metadata files read as they stream rather than whole.
+    static let streamedFiles: Set = [BundleLayout.payloadManifestFile, BundleLayout.manifestFile, BundleLayout.schemaFile]
+
+    /// A metadata file parsed as it was read: the SHA-256 of all its bytes, and what parsing them gave.
+    package struct Parsed<Value> {
+        var digest: SHA256Digest
+        var value: Result<Value, any Error>
+    }
+
+    /// Checks the files' contents and their agreement, from the files' bytes (the streamed ones' too).
     package init(files: [String: [UInt8]], archive: String) throws {
         let listing = files[BundleLayout.payloadManifestFile].map { bytes in
             Result { try PayloadListingReader.read(bytes, temporaryDirectory: nil) }
         }
-        try self.init(files: files.filter { $0.key != BundleLayout.payloadManifestFile }, listing: listing, archive: archive)
+        let manifest = files[BundleLayout.manifestFile].map { bytes in
+            Parsed(digest: SHA256Hasher.digest(bytes), value: Result { try BundleManifest(bytes: bytes) })
+        }
+        let schema = files[BundleLayout.schemaFile].map { bytes in
+            Parsed(digest: SHA256Hasher.digest(bytes), value: Result { try RecordSchema(bytes: bytes) })
+        }
+        try self.init(
+            files: files.filter { !Self.streamedFiles.contains($0.key) }, listing: listing, manifest: manifest, schema: schema,
+            archive: archive)
     }
 
     /// Checks the files' contents and their agreement.
     /// - Parameters:
-    ///   - files: each metadata path but the payload manifest's → its bytes.
+    ///   - files: each metadata path but the streamed ones' → its bytes.
     ///   - listing: the payload manifest as read, or why it could not be; `nil` when it is missing.
-    package init(files: [String: [UInt8]], listing: Result<PayloadListing, any Error>?, archive: String) throws {
+    ///   - manifest: `manifest.json` as read; `nil` when it is missing.
+    ///   - schema: `schema.json` as read; `nil` when it is missing.
+    package init(
+        files: [String: [UInt8]], listing: Result<PayloadListing, any Error>?, manifest parsedManifest: Parsed<BundleManifest>?,
+        schema parsedSchema: Parsed<RecordSchema>?, archive: String
+    ) throws {
         func file(_ name: String) throws -> [UInt8] {
             guard let bytes = files[name] else {
                 if name == BundleLayout.bagitFile {
@@ -69,19 +91,19 @@ package struct BundleMetadata {
         where tagDigests[name] == nil {
             throw BundleError(.invalidMetadata, "\(archive): tagmanifest-sha256.txt does not list \(name)")
         }
-        for name in [BundleLayout.manifestFile, BundleLayout.schemaFile] {
-            let bytes = try file(name)
+        for (name, digest) in [(BundleLayout.manifestFile, parsedManifest?.digest), (BundleLayout.schemaFile, parsedSchema?.digest)] {
+            guard let actual = digest else { throw BundleError(.missingEntry, "\(archive): \(name) is missing") }
             guard let expected = payloadDigests[name] else {
                 throw BundleError(.unlistedEntry, "\(archive): \(name) is not in manifest-sha256.txt")
             }
-            let actual = SHA256Hasher.digest(bytes)
             guard actual == expected else {
                 throw BundleError(.checksumMismatch, "\(archive): \(name) has SHA-256 \(actual), manifest-sha256.txt says \(expected)")
             }
         }
+        guard let parsedManifest, let parsedSchema else { throw BundleError(.missingEntry, "\(archive): metadata is missing") }
         do {
-            manifest = try BundleManifest(bytes: try file(BundleLayout.manifestFile))
-            schema = try RecordSchema(bytes: try file(BundleLayout.schemaFile))
+            manifest = try parsedManifest.value.get()
+            schema = try parsedSchema.value.get()
         } catch let error as JSONSyntaxError {
             throw BundleError(.invalidMetadata, "\(archive): data/manifest.json or data/schema.json is not JSON \(error)")
         } catch let error as RecordError {

@@ -44,10 +44,11 @@ public final class BundleReader {
             throw CoreError(.fileNotFound, "\(path): no such bundle; check the path")
         }
         isDirectory = isDirectoryFlag.boolValue
-        let (files, listing, base) = try Self.readMetadataFiles(
+        let read = try Self.readMetadataFiles(
             path: path, isDirectory: isDirectory, temporaryDirectory: temporaryDirectory, memoryLimit: scratchMemoryLimit)
-        self.base = base
-        metadata = try BundleMetadata(files: files, listing: listing, archive: path)
+        base = read.base
+        metadata = try BundleMetadata(
+            files: read.files, listing: read.listing, manifest: read.manifest, schema: read.schema, archive: path)
     }
 
     // MARK: - Scanning
@@ -209,15 +210,33 @@ public final class BundleReader {
 
     private static let metadataNames = Set(BundleMetadata.sizeLimits.keys)
 
-    /// Reads the metadata files — the payload manifest as it streams, the others whole — from the front of the
-    /// archive when Ferry wrote it, otherwise with one extra pass.
-    private static func readMetadataFiles(
-        path: String, isDirectory: Bool, temporaryDirectory: String?, memoryLimit: Int
-    ) throws -> ([String: [UInt8]], Result<PayloadListing, any Error>?, String) {
-        let source: any BundleEntrySource = isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
-        var base: String?
+    /// The metadata files as read.
+    private struct MetadataFiles {
         var files: [String: [UInt8]] = [:]
         var listing: Result<PayloadListing, any Error>?
+        var manifest: BundleMetadata.Parsed<BundleManifest>?
+        var schema: BundleMetadata.Parsed<RecordSchema>?
+        var base = ""
+
+        /// Whether a metadata file was read already.
+        func has(_ name: String) -> Bool {
+            switch name {
+            case BundleLayout.payloadManifestFile: listing != nil
+            case BundleLayout.manifestFile: manifest != nil
+            case BundleLayout.schemaFile: schema != nil
+            default: files[name] != nil
+            }
+        }
+    }
+
+    /// Reads the metadata files — the payload manifest, `manifest.json` and `schema.json` as they stream, the others
+    /// whole — from the front of the archive when Ferry wrote it, otherwise with one extra pass.
+    private static func readMetadataFiles(
+        path: String, isDirectory: Bool, temporaryDirectory: String?, memoryLimit: Int
+    ) throws -> MetadataFiles {
+        let source: any BundleEntrySource = isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
+        var base: String?
+        var read = MetadataFiles()
         while let header = try source.nextEntry() {
             let normalized = try EntryPath.normalize(header.path, archive: path)
             if base == nil {
@@ -233,25 +252,55 @@ public final class BundleReader {
                 throw BundleError(.unsafeEntry, "\(path): entry \(header.path) is outside the bag's base directory \(prefix)")
             }
             let relative = String(normalized.dropFirst(prefix.count))
-            let isListing = relative == BundleLayout.payloadManifestFile
-            guard metadataNames.contains(relative), header.type == .file, isListing ? listing == nil : files[relative] == nil else {
+            guard metadataNames.contains(relative), header.type == .file, !read.has(relative) else {
                 // Not metadata: skip it. Ferry writes metadata first, so this only happens for bags packed by
                 // other tools, which costs one extra pass.
                 try source.skip()
                 continue
             }
-            if isListing {
-                listing = try readListing(source, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
-            } else {
+            switch relative {
+            case BundleLayout.payloadManifestFile:
+                read.listing = try readListing(source, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+            case BundleLayout.manifestFile:
+                read.manifest = try parse(source) { try BundleManifest(reading: $0, temporaryDirectory: temporaryDirectory) }
+            case BundleLayout.schemaFile:
+                read.schema = try parse(source) { try RecordSchema(reading: $0) }
+            default:
                 let limit = BundleMetadata.sizeLimits[relative] ?? (1 << 20)
                 if let declared = header.declaredSize, declared > limit {
                     throw BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes; Ferry reads at most \(limit)")
                 }
-                files[relative] = try readAll(source, limit: limit, name: relative, archive: path)
+                read.files[relative] = try readAll(source, limit: limit, name: relative, archive: path)
             }
-            if files.count + (listing == nil ? 0 : 1) == metadataNames.count { break }
+            if metadataNames.allSatisfy(read.has) { break }
         }
-        return (files, listing, base ?? "")
+        read.base = base ?? ""
+        return read
+    }
+
+    /// Parses a metadata file as it streams, hashing every byte of it (the rest too, after a parse error, so that a
+    /// damaged file is reported by its checksum first, as if it had been read whole).
+    /// - Throws: what reading the entry throws; what parsing throws is in the result.
+    private static func parse<Value>(
+        _ source: any BundleEntrySource, _ parse: ((UnsafeMutableRawBufferPointer) throws -> Int) throws -> Value
+    ) throws -> BundleMetadata.Parsed<Value> {
+        var hasher = SHA256Hasher()
+        var readError: (any Error)?
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            do {
+                let count = try source.read(into: buffer)
+                hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                return count
+            } catch {
+                readError = error
+                throw error
+            }
+        }
+        let value = Result { try parse(read) }
+        if let readError { throw readError }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while try chunk.withUnsafeMutableBytes({ try read(into: $0) }) > 0 {}
+        return BundleMetadata.Parsed(digest: hasher.finalize(), value: value)
     }
 
     /// Reads the payload manifest as it streams.

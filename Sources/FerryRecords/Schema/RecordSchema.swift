@@ -156,13 +156,20 @@ public struct RecordSchema: Sendable, Hashable {
         try self.init(json: json, zones: nil)
     }
 
-    /// Reads a schema from its bytes, zone by zone, without holding the whole document as values (a bundle may hold
-    /// hundreds of thousands of zones).
-    /// - Throws: ``RecordError`` naming what is malformed, `JSONSyntaxError` for bytes that are not JSON.
+    /// Reads a schema from its bytes: see ``init(reading:)``.
     public init(bytes: [UInt8]) throws {
+        try self.init(reading: ByteArrayReader(bytes).read)
+    }
+
+    /// Reads a schema as its bytes are read, zone by zone, never holding the document (a bundle may hold hundreds of
+    /// thousands of zones).
+    /// - Parameter read: fills a buffer with the next bytes and returns their count (0 at the end).
+    /// - Throws: ``RecordError`` naming what is malformed, `JSONSyntaxError` for bytes that are not JSON, or what
+    ///   `read` throws.
+    public init(reading read: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
         let decoder = CloudKitJSONDecoder()
         var zones: Set<ZoneID> = []
-        let object = try JSONParser.parseObject(bytes, streaming: "zones") { value, index in
+        let object = try JSONParser.parseObject(reading: read, streaming: "zones") { value, index in
             zones.insert(try decoder.decodeZoneID(value, path: "zones[\(index)]"))
         }
         guard let object else {
