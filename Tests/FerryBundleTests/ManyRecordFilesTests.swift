@@ -108,4 +108,22 @@ import Testing
         #expect(list.recordCount == 3 * Self.zones.count && list.deletionCount == 0)
         #expect(scratch.listing().contains { $0.hasPrefix("ferry-record-files") })
     }
+
+    /// More files than either side keeps in memory: the writer's list and the reader's go to scratch files.
+    @Test func aBundleOfThousandsOfFilesReadsBack() throws {
+        let scratch = try Scratch()
+        let count = 4200
+        let changes = (0..<count).map { index in
+            RecordChange.record(Record(recordType: "Note", recordName: "N.\(index)", zoneID: ZoneID(zoneName: "Z\(index)"), fields: [:]))
+        }
+        _ = try TestBundles.write(changes, to: scratch.file("many.tar.zst"))
+        let reader = try BundleReader(path: scratch.file("many.tar.zst"), temporaryDirectory: scratch.path)
+        #expect(reader.manifest.files.count == count && reader.manifest.recordCount == count)
+        #expect(scratch.listing().contains { $0.hasPrefix("ferry-record-files") }, "the reader's list is in a scratch file")
+        let report = try reader.verify(temporaryDirectory: scratch.path)
+        #expect(report.isValid && report.recordsChecked == count)
+        var zones: [String] = []
+        try reader.manifest.files.forEach { zones.append($0.zoneID.zoneName) }
+        #expect(zones == zones.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } && Set(zones).count == count)
+    }
 }
