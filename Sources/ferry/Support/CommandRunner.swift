@@ -45,6 +45,9 @@ enum CommandRunner {
             code = ExitCodes.code(for: error)
             report(error, code: code, console: console)
         }
+        // Scratch directories whose last owner is still being released on a worker thread would outlive the process
+        // (their removal is in a deinit): whatever is still registered goes now.
+        CleanupRegistry.removeAll()
         console.clearProgress()
         console.flush()
         if code != 0 { throw ExitCode(code) }
