@@ -10,32 +10,13 @@ import Testing
         {"a": 12345, "files": [1, 23456, "x\"y", {"k": [true, false, null]}, -0.5e3, []], "z": {"deep": ["\u00e9"]}, "n": 98765}
         """#.utf8)
 
-    /// What parsing whole bytes gives: the other members and the elements, or the error.
-    private func whole(_ bytes: [UInt8]) -> Result<(JSONObject?, [JSONValue]), JSONSyntaxError> {
-        var elements: [JSONValue] = []
-        do {
-            let object = try JSONParser.parseObject(bytes, streaming: "files") { value, _ in elements.append(value) }
-            return .success((object, elements))
-        } catch let error as JSONSyntaxError {
-            return .failure(error)
-        } catch {
-            Issue.record("unexpected \(error)")
-            return .failure(JSONSyntaxError(offset: -1, reason: ""))
-        }
-    }
+    typealias Outcome = Result<(JSONObject?, [JSONValue]), JSONSyntaxError>
 
-    private func pieces(_ bytes: [UInt8], size: Int, limit: Int = 1 << 20) -> Result<(JSONObject?, [JSONValue]), JSONSyntaxError> {
+    /// What a parse gives: the other members and the elements, or the syntax error.
+    private func outcome(_ parse: (_ element: (JSONValue, Int) throws -> Void) throws -> JSONObject?) -> Outcome {
         var elements: [JSONValue] = []
-        var offset = 0
         do {
-            let object = try JSONParser.parseObject(
-                reading: { buffer in
-                    let count = min(size, buffer.count, bytes.count - offset)
-                    buffer.copyMemory(from: UnsafeRawBufferPointer(start: bytes.withUnsafeBytes { $0.baseAddress }.map { $0 + offset }, count: count))
-                    offset += count
-                    return count
-                }, streaming: "files", maxValueBytes: limit
-            ) { value, index in
+            let object = try parse { value, index in
                 #expect(index == elements.count)
                 elements.append(value)
             }
@@ -48,7 +29,26 @@ import Testing
         }
     }
 
-    private func same(_ a: Result<(JSONObject?, [JSONValue]), JSONSyntaxError>, _ b: Result<(JSONObject?, [JSONValue]), JSONSyntaxError>) -> Bool {
+    /// Parsing whole bytes.
+    private func whole(_ bytes: [UInt8]) -> Outcome {
+        outcome { try JSONParser.parseObject(bytes, streaming: "files", element: $0) }
+    }
+
+    /// Parsing bytes read `size` at a time, in a window of at most `limit`.
+    private func pieces(_ bytes: [UInt8], size: Int, limit: Int = 1 << 20) -> Outcome {
+        var offset = 0
+        return outcome { element in
+            try JSONParser.parseObject(
+                reading: { buffer in
+                    let count = min(size, buffer.count, bytes.count - offset)
+                    bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+                    offset += count
+                    return count
+                }, streaming: "files", maxValueBytes: limit, element: element)
+        }
+    }
+
+    private func same(_ a: Outcome, _ b: Outcome) -> Bool {
         switch (a, b) {
         case (.success(let x), .success(let y)): x.0 == y.0 && x.1 == y.1
         case (.failure(let x), .failure(let y)): x.offset == y.offset

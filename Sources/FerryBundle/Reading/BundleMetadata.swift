@@ -37,7 +37,9 @@ package struct BundleMetadata {
     /// Checks the files' contents and their agreement, from the files' bytes (the streamed ones' too).
     package init(files: [String: [UInt8]], archive: String) throws {
         let listing = files[BundleLayout.payloadManifestFile].map { bytes in
-            Result { try PayloadListingReader.read(bytes, temporaryDirectory: nil) }
+            Parsed(
+                digest: SHA256Hasher.digest(bytes),
+                value: Result { try PayloadListingReader.read(ByteArrayReader(bytes).read, temporaryDirectory: nil) })
         }
         let manifest = files[BundleLayout.manifestFile].map { bytes in
             Parsed(digest: SHA256Hasher.digest(bytes), value: Result { try BundleManifest(bytes: bytes) })
@@ -53,11 +55,11 @@ package struct BundleMetadata {
     /// Checks the files' contents and their agreement.
     /// - Parameters:
     ///   - files: each metadata path but the streamed ones' → its bytes.
-    ///   - listing: the payload manifest as read, or why it could not be; `nil` when it is missing.
+    ///   - listing: the payload manifest as read; `nil` when it is missing.
     ///   - manifest: `manifest.json` as read; `nil` when it is missing.
     ///   - schema: `schema.json` as read; `nil` when it is missing.
     package init(
-        files: [String: [UInt8]], listing: Result<PayloadListing, any Error>?, manifest parsedManifest: Parsed<BundleManifest>?,
+        files: [String: [UInt8]], listing parsedListing: Parsed<PayloadListing>?, manifest parsedManifest: Parsed<BundleManifest>?,
         schema parsedSchema: Parsed<RecordSchema>?, archive: String
     ) throws {
         func file(_ name: String) throws -> [UInt8] {
@@ -71,14 +73,14 @@ package struct BundleMetadata {
         }
         try BagIt.checkDeclaration(try file(BundleLayout.bagitFile))
         bagInfo = try BagInfo(bytes: try file(BundleLayout.bagInfoFile))
-        guard let listing = try listing?.get() else {
+        guard let listing = try parsedListing?.value.get() else {
             throw BundleError(.missingEntry, "\(archive): \(BundleLayout.payloadManifestFile) is missing")
         }
         payloadDigests = listing.digests
         assets = listing.assets
         tagDigests = try BagIt.parseManifest(try file(BundleLayout.tagManifestFile), file: BundleLayout.tagManifestFile)
         tagFilesRead = files.filter { !$0.key.hasPrefix("data/") }.mapValues(SHA256Hasher.digest)
-        tagFilesRead[BundleLayout.payloadManifestFile] = listing.fileDigest
+        tagFilesRead[BundleLayout.payloadManifestFile] = parsedListing?.digest
         for (name, actual) in tagFilesRead where name != BundleLayout.tagManifestFile {
             guard let expected = tagDigests[name] else {
                 throw BundleError(.unlistedEntry, "\(archive): tag file \(name) is not in tagmanifest-sha256.txt")

@@ -213,7 +213,7 @@ public final class BundleReader {
     /// The metadata files as read.
     private struct MetadataFiles {
         var files: [String: [UInt8]] = [:]
-        var listing: Result<PayloadListing, any Error>?
+        var listing: BundleMetadata.Parsed<PayloadListing>?
         var manifest: BundleMetadata.Parsed<BundleManifest>?
         var schema: BundleMetadata.Parsed<RecordSchema>?
         var base = ""
@@ -260,7 +260,14 @@ public final class BundleReader {
             }
             switch relative {
             case BundleLayout.payloadManifestFile:
-                read.listing = try readListing(source, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+                let listing = try parse(source) {
+                    try PayloadListingReader.read($0, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+                }
+                // A malformed listing is reported by ``BundleMetadata`` when it needs it, after the checks of
+                // `bagit.txt` and `bag-info.txt`, as if it had been read whole; a scratch file that cannot be written
+                // is reported now.
+                if case .failure(let error) = listing.value, !(error is BundleError) { throw error }
+                read.listing = listing
             case BundleLayout.manifestFile:
                 read.manifest = try parse(source) { try BundleManifest(reading: $0, temporaryDirectory: temporaryDirectory) }
             case BundleLayout.schemaFile:
@@ -301,27 +308,6 @@ public final class BundleReader {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while try chunk.withUnsafeMutableBytes({ try read(into: $0) }) > 0 {}
         return BundleMetadata.Parsed(digest: hasher.finalize(), value: value)
-    }
-
-    /// Reads the payload manifest as it streams.
-    ///
-    /// A malformed one is reported by ``BundleMetadata`` when it needs the listing, as if it had been read whole: after
-    /// the checks of `bagit.txt` and `bag-info.txt`.
-    private static func readListing(
-        _ source: any BundleEntrySource, temporaryDirectory: String?, memoryLimit: Int
-    ) throws -> Result<PayloadListing, any Error> {
-        let reader = PayloadListingReader(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
-            do {
-                if count == 0 { return .success(try reader.finish()) }
-                try chunk.withUnsafeBytes { try reader.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            } catch let error as BundleError {
-                try source.skip()
-                return .failure(error)
-            }
-        }
     }
 
     private static func readAll(_ source: any BundleEntrySource, limit: Int, name: String, archive: String) throws -> [UInt8] {

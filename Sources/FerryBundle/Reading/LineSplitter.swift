@@ -13,6 +13,9 @@ struct LineSplitter {
 
     init(maxLineLength: Int = 64 << 20) { self.maxLineLength = maxLineLength }
 
+    /// Whether bytes after the last newline are waiting for the rest of their line.
+    var hasPartialLine: Bool { !partial.isEmpty }
+
     /// Feeds a chunk; calls `body` with each completed line (without its newline).
     mutating func feed(_ chunk: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, Int) throws -> Void) throws {
         var start = 0
@@ -39,7 +42,7 @@ struct LineSplitter {
 
     /// Ends the stream; bundle NDJSON files end with a newline, so leftover bytes are an error.
     func finish(file: String) throws {
-        guard partial.isEmpty else {
+        guard !hasPartialLine else {
             throw BundleError(.invalidRecord, "\(file): the last line has no newline (the file is truncated)")
         }
     }

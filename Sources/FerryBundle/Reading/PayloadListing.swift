@@ -9,6 +9,4 @@ package struct PayloadListing {
     var assets: ExternalSortedSet<SHA256Digest>
     /// The first asset listed with another digest than its name's, if any.
     var misnamedAsset: String?
-    /// The SHA-256 of the manifest's bytes, for the tag manifest's check.
-    var fileDigest: SHA256Digest
 }

@@ -3,7 +3,6 @@ import FerryCore
 /// Reads a payload manifest into a ``PayloadListing`` as its bytes arrive, never holding it whole.
 package final class PayloadListingReader {
     private var lines = ManifestEntryReader(file: BundleLayout.payloadManifestFile)
-    private var hasher = SHA256Hasher()
     private var digests: [String: SHA256Digest] = [:]
     private let assets: ExternalSorter<SHA256Digest>
     private var misnamedAsset: String?
@@ -21,7 +20,6 @@ package final class PayloadListingReader {
     /// - Throws: ``BundleError`` (`invalidMetadata`) for a malformed line or a file listed twice; ``CoreError`` when
     ///   a scratch file cannot be written.
     package func feed(_ piece: UnsafeRawBufferPointer) throws {
-        hasher.update(piece)
         try lines.feed(piece) { try add($0, $1) }
     }
 
@@ -32,14 +30,20 @@ package final class PayloadListingReader {
         let set = try ExternalSortedSet(taking: assets, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory) { twice in
             throw BundleError(.invalidMetadata, "\(BundleLayout.payloadManifestFile) lists \(BundleLayout.assetPath(twice)) twice")
         }
-        return PayloadListing(digests: digests, assets: set, misnamedAsset: misnamedAsset, fileDigest: hasher.finalize())
+        return PayloadListing(digests: digests, assets: set, misnamedAsset: misnamedAsset)
     }
 
-    /// Reads a whole manifest.
-    package static func read(_ bytes: [UInt8], temporaryDirectory: String?) throws -> PayloadListing {
-        let reader = PayloadListingReader(temporaryDirectory: temporaryDirectory)
-        try bytes.withUnsafeBytes { try reader.feed($0) }
-        return try reader.finish()
+    /// Reads a whole manifest, pulling its bytes from `read` (which returns 0 at the end).
+    package static func read(
+        _ read: (UnsafeMutableRawBufferPointer) throws -> Int, temporaryDirectory: String?, memoryLimit: Int = 4 << 20
+    ) throws -> PayloadListing {
+        let reader = PayloadListingReader(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try read($0) }
+            if count == 0 { return try reader.finish() }
+            try chunk.withUnsafeBytes { try reader.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        }
     }
 
     private func add(_ path: String, _ digest: SHA256Digest) throws {

@@ -27,7 +27,7 @@ final class RecordSpool {
     /// A file being filled: its buffered lines and the hash of everything it got since it became active.
     private final class Active {
         let key: Key
-        /// This stretch of activity's number, which the stretch's runs and its end name.
+        /// When this stretch of activity began, among all files': the order buffers are written and files set aside in.
         let stretch: Int
         var hasher = SHA256Hasher()
         var bytes: Int64 = 0
@@ -143,7 +143,6 @@ final class RecordSpool {
             entry.uint8(Self.runTag)
             Self.encode(file.key, into: &entry)
             entry.int64(Int64(file.run ?? 0))
-            entry.int64(Int64(file.stretch))
             entry.int64(logSize)
             entry.int64(Int64(file.buffer.count))
             try runs.append(entry.bytes)
@@ -172,7 +171,6 @@ final class RecordSpool {
         entry.removeAll()
         entry.uint8(Self.stretchEndTag)
         Self.encode(file.key, into: &entry)
-        entry.int64(Int64(file.stretch))
         file.hasher.finalize().withUnsafeBytes { entry.raw($0) }
         entry.int64(file.bytes)
         entry.int64(Int64(file.count))
@@ -214,7 +212,7 @@ final class RecordSpool {
         var found: [FileLine: [UInt8]] = [:]
         try runs.forEach { bytes in
             let run = try RunEntry(bytes)
-            guard case .run(let number, _, let offset, let length) = run.kind, let lines = wanted[number] else { return }
+            guard case .run(let number, let offset, let length) = run.kind, let lines = wanted[number] else { return }
             try Self.forEachLine(in: input, offset: offset, length: length) { index, line in
                 if lines.contains(index) { found[Self.place(run: number, line: index)] = Array(line) }
             }
@@ -226,26 +224,19 @@ final class RecordSpool {
     static func forEachLine(
         in input: InputFile, offset: Int64, length: Int64, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        var buffer: [UInt8] = []
+        var splitter = LineSplitter()
         var chunk = [UInt8](repeating: 0, count: Int(min(length, 1 << 20)))
         var position = offset
-        var number = 0
         while position < offset + length {
             let count = Int(min(Int64(chunk.count), offset + length - position))
-            try chunk.withUnsafeMutableBytes { try input.read(exactly: UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), at: position) }
-            position += Int64(count)
-            buffer.append(contentsOf: chunk[0..<count])
-            var start = 0
-            try buffer.withUnsafeBytes { bytes in
-                while let end = bytes[start...].firstIndex(of: newline) {
-                    try body(number, UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-                    number += 1
-                    start = end + 1
-                }
+            try chunk.withUnsafeMutableBytes { chunk in
+                let piece = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
+                try input.read(exactly: piece, at: position)
+                try splitter.feed(UnsafeRawBufferPointer(piece)) { line, number in try body(number - 1, line) }
             }
-            buffer.removeFirst(start)
+            position += Int64(count)
         }
-        guard buffer.isEmpty else {
+        guard !splitter.hasPartialLine else {
             throw BundleError(.readFailed, "\(input.path): a run of the scratch log ends inside a line")
         }
     }
@@ -267,7 +258,7 @@ final class RecordSpool {
         if !dropping.isEmpty {
             try runs.forEach { bytes in
                 let run = try RunEntry(bytes)
-                if case .run(let number, _, _, _) = run.kind, dropping[number] != nil { rewritten.insert(run.key) }
+                if case .run(let number, _, _) = run.kind, dropping[number] != nil { rewritten.insert(run.key) }
             }
         }
         let sorted = ExternalByteSorter(prefix: "ferry-spool-runs", temporaryDirectory: temporaryDirectory)
@@ -276,11 +267,12 @@ final class RecordSpool {
             let run = try RunEntry(bytes)
             sortKey.removeAll()
             Self.encodeSortKey(run.key, rank: run.key.recordType.flatMap { ranks[$0] }, into: &sortKey)
+            // A file's stretch ends before its runs, and its runs in the order they were written.
             switch run.kind {
-            case .stretchEnd(let stretch, _, _, _):
+            case .stretchEnd:
                 sortKey.uint8(0)
-                sortKey.int64(Int64(stretch))
-            case .run(let number, _, _, _):
+                sortKey.int64(0)
+            case .run(let number, _, _):
                 sortKey.uint8(1)
                 sortKey.int64(Int64(number))
             }
@@ -292,7 +284,9 @@ final class RecordSpool {
         // Files read back and written again go at the end of the log.
         let tail = try OutputFile(path: logPath, append: true, bufferSize: 1 << 16)
         var group: Key?
-        var stretches: [(digest: SHA256Digest, bytes: Int64, count: Int)] = []
+        /// The file's stretches so far, and the first one's hash, bytes and lines.
+        var stretches = 0
+        var first: (digest: SHA256Digest, bytes: Int64, count: Int)?
         /// The file's runs are copied as they are (`nil`), or its lines written again from `offset`.
         var rewrite: (hasher: SHA256Hasher, offset: Int64, bytes: Int64, count: Int)?
         var started = false
@@ -310,17 +304,19 @@ final class RecordSpool {
             if run.key != group {
                 try endGroup()
                 group = run.key
-                stretches = []
+                stretches = 0
+                first = nil
                 started = false
             }
             switch run.kind {
-            case .stretchEnd(_, let digest, let bytes, let count):
-                stretches.append((digest, bytes, count))
-            case .run(let number, _, let offset, let length):
+            case .stretchEnd(let digest, let bytes, let count):
+                stretches += 1
+                if first == nil { first = (digest, bytes, count) }
+            case .run(let number, let offset, let length):
                 if !started {
                     // The stretches' ends sort before the runs: the file's hash is known if it had one stretch.
                     started = true
-                    if stretches.count == 1, !rewritten.contains(run.key), let only = stretches.first {
+                    if stretches == 1, !rewritten.contains(run.key), let only = first {
                         try builder.file(run.key, count: only.count, bytes: only.bytes, digest: only.digest)
                     } else {
                         rewrite = (SHA256Hasher(), logSize, 0, 0)
@@ -356,8 +352,8 @@ final class RecordSpool {
     /// What the run list says of one run or one stretch's end.
     private struct RunEntry {
         enum Kind {
-            case run(number: Int, stretch: Int, offset: Int64, length: Int64)
-            case stretchEnd(stretch: Int, digest: SHA256Digest, bytes: Int64, count: Int)
+            case run(number: Int, offset: Int64, length: Int64)
+            case stretchEnd(digest: SHA256Digest, bytes: Int64, count: Int)
         }
         var key: Key
         var kind: Kind
@@ -381,13 +377,12 @@ final class RecordSpool {
             key = Key(kind: kind, recordType: kind == .records ? type : nil, zoneID: zone)
             if tag == RecordSpool.runTag {
                 self.kind = .run(
-                    number: Int(try reader.int64()), stretch: Int(try reader.int64()), offset: try reader.int64(), length: try reader.int64())
+                    number: Int(try reader.int64()), offset: try reader.int64(), length: try reader.int64())
             } else {
-                let stretch = Int(try reader.int64())
                 guard let digest = SHA256Digest(bytes: try reader.raw(32)) else {
                     throw BundleError(.readFailed, "the spool's run list is damaged")
                 }
-                self.kind = .stretchEnd(stretch: stretch, digest: digest, bytes: try reader.int64(), count: Int(try reader.int64()))
+                self.kind = .stretchEnd(digest: digest, bytes: try reader.int64(), count: Int(try reader.int64()))
             }
         }
     }

@@ -190,33 +190,7 @@ public struct JSONWriter: Sendable {
         _ object: JSONObject, streaming key: String, flushEvery: Int, flush: ([UInt8]) throws -> Void,
         elements: ((JSONValue) throws -> Void) throws -> Void
     ) throws {
-        var members = object.members.filter { $0.key != key }
-        members.append(JSONObject.Member(key: key, value: .array([])))
-        bytes.append(UInt8(ascii: "{"))
-        for (index, member) in JSONWriter.sortedMembers(JSONObject(members)).enumerated() {
-            if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            self.key(member.key)
-            guard member.key == key else {
-                value(member.value)
-                continue
-            }
-            bytes.append(UInt8(ascii: "["))
-            var empty = true
-            // `elements` calls back into this writer, and the callback calls `flush`: neither outlives this call.
-            try withoutActuallyEscaping(flush) { flush in
-                try elements { element in
-                    if !empty { bytes.append(UInt8(ascii: ",")) }
-                    empty = false
-                    value(element)
-                    if bytes.count >= flushEvery {
-                        try flush(bytes)
-                        bytes.removeAll(keepingCapacity: true)
-                    }
-                }
-            }
-            bytes.append(UInt8(ascii: "]"))
-        }
-        bytes.append(UInt8(ascii: "}"))
+        try streamedObject(object, indent: nil, streaming: key, flushEvery: flushEvery, flush: flush, elements: elements)
     }
 
     /// Appends a value pretty-printed with two-space indentation and sorted keys, for files people read.
@@ -258,16 +232,31 @@ public struct JSONWriter: Sendable {
         _ object: JSONObject, indent: Int = 0, streaming key: String, flushEvery: Int, flush: ([UInt8]) throws -> Void,
         elements: ((JSONValue) throws -> Void) throws -> Void
     ) throws {
+        try streamedObject(object, indent: indent, streaming: key, flushEvery: flushEvery, flush: flush, elements: elements)
+    }
+
+    /// An object with a streamed array member, pretty-printed at `indent`, or in canonical form when it is `nil`.
+    private mutating func streamedObject(
+        _ object: JSONObject, indent: Int?, streaming key: String, flushEvery: Int, flush: ([UInt8]) throws -> Void,
+        elements: ((JSONValue) throws -> Void) throws -> Void
+    ) throws {
+        /// A line break before something `depth` levels inside the object (nothing in canonical form).
+        func lineBreak(_ depth: Int) {
+            if let indent { newline(indent + depth) }
+        }
+        func write(_ value: JSONValue, depth: Int) {
+            if let indent { pretty(value, indent: indent + depth) } else { self.value(value) }
+        }
         var members = object.members.filter { $0.key != key }
         members.append(JSONObject.Member(key: key, value: .array([])))
         bytes.append(UInt8(ascii: "{"))
         for (index, member) in JSONWriter.sortedMembers(JSONObject(members)).enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            newline(indent + 1)
+            lineBreak(1)
             string(member.key)
-            raw(": ")
+            if indent == nil { bytes.append(UInt8(ascii: ":")) } else { raw(": ") }
             guard member.key == key else {
-                pretty(member.value, indent: indent + 1)
+                write(member.value, depth: 1)
                 continue
             }
             bytes.append(UInt8(ascii: "["))
@@ -277,18 +266,18 @@ public struct JSONWriter: Sendable {
                 try elements { element in
                     if !empty { bytes.append(UInt8(ascii: ",")) }
                     empty = false
-                    newline(indent + 2)
-                    pretty(element, indent: indent + 2)
+                    lineBreak(2)
+                    write(element, depth: 2)
                     if bytes.count >= flushEvery {
                         try flush(bytes)
                         bytes.removeAll(keepingCapacity: true)
                     }
                 }
             }
-            if !empty { newline(indent + 1) }
+            if !empty { lineBreak(1) }
             bytes.append(UInt8(ascii: "]"))
         }
-        newline(indent)
+        lineBreak(0)
         bytes.append(UInt8(ascii: "}"))
     }
 

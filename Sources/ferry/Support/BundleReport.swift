@@ -19,14 +19,20 @@ struct BundleReport {
     func print(_ summary: BundleSummary, tally: BundleTally, rejected: Int, warnings: Int, console: Console) throws {
         let manifest = summary.manifest
         let bundleBytes = dryRun ? nil : (try? FileManager.default.attributesOfItem(atPath: output)[.size] as? Int64) ?? nil
+        /// Each file of the bundle, with its type and zone's key in the tally and the changes rejected from them.
+        func forEachFile(_ body: (BundleManifest.RecordFile, BundleTally.Key, Int) throws -> Void) throws {
+            try manifest.files.forEach { file in
+                let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
+                try body(file, key, tally.rejected[key] ?? 0)
+            }
+        }
         /// The rows of the table, file by file, then the types and zones whose every change was rejected.
         func rows(_ add: ([String]) throws -> Void) throws {
             var reported: Set<BundleTally.Key> = []
-            try manifest.files.forEach { file in
-                let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
+            try forEachFile { file, key, rejected in
                 if tally.rejected[key] != nil { reported.insert(key) }
                 let label = file.kind == .records ? file.recordType ?? "" : "(deletions)"
-                try add([label, file.zoneID.description, "\(file.count)", "\(tally.rejected[key] ?? 0)"])
+                try add([label, file.zoneID.description, "\(file.count)", "\(rejected)"])
             }
             for (key, count) in tally.rejected.sorted(by: { "\($0.key)" < "\($1.key)" }) where !reported.contains(key) {
                 try add([key.type ?? "(deletions)", key.zone.description, "0", "\(count)"])
@@ -46,12 +52,11 @@ struct BundleReport {
             ],
             streaming: "files"
         ) { add in
-            try manifest.files.forEach { file in
-                let key = BundleTally.Key(type: file.kind == .records ? file.recordType ?? "" : nil, zone: file.zoneID)
+            try forEachFile { file, _, rejected in
                 try add([
                     "kind": .string(file.kind.rawValue), "record_type": file.recordType.map { .string($0) } ?? .null,
                     "zone": .string(file.zoneID.description), "count": .integer(Int64(file.count)),
-                    "rejected": .integer(Int64(tally.rejected[key] ?? 0)),
+                    "rejected": .integer(Int64(rejected)),
                 ])
             }
         }
@@ -65,7 +70,7 @@ struct BundleReport {
         try Formatting.table(
             header: ["RECORD TYPE", "ZONE", "RECORDS", "REJECTED"], rightAligned: [2, 3],
             rows: { add in
-                try withoutActuallyEscaping(add) { add in try rows(add) }
+                try rows(add)
                 if tally.unreadable > 0 { try add(["(unreadable lines)", "", "0", "\(tally.unreadable)"]) }
             }, line: console.line)
         if !manifest.dependencyCycles.isEmpty {
