@@ -90,7 +90,7 @@ import Testing
         #expect(report.isValid, "\(report.issues)")
         #expect(report.recordsChecked == 40 * 12 + 8)
         #expect(!reader.manifest.recordTypeOrder.contains("Stray"))
-        #expect(reader.schema.zones.count == 40)
+        #expect(try reader.zones.count() == 40)
     }
 
     @Test func aFileListInAScratchFileReadsBackAsWritten() throws {
@@ -125,5 +125,25 @@ import Testing
         var zones: [String] = []
         try reader.manifest.files.forEach { zones.append($0.zoneID.zoneName) }
         #expect(zones == zones.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } && Set(zones).count == count)
+
+        // With 4 KiB for each table, the reader's tables of files and zones are in scratch files too, and answer alike.
+        let tight = try BundleReader(path: scratch.file("many.tar.zst"), temporaryDirectory: scratch.path, scratchMemoryLimit: 4096)
+        #expect(scratch.listing().contains { $0.hasPrefix("ferry-payload-files") }, "the table of files is in a scratch file")
+        #expect(try tight.verify(temporaryDirectory: scratch.path).recordsChecked == count)
+        var listed: [String] = []
+        try tight.zones.forEach { listed.append($0.zoneName) }
+        #expect(scratch.listing().contains { $0.hasPrefix("ferry-schema-zones") }, "the zones are in a scratch file")
+        #expect(listed == zones)
+        var lines = 0
+        try tight.forEachChangeLine(BundleReader.Selection(zoneNames: ["Z4199", "Z0"])) { _ in lines += 1 }
+        #expect(lines == 2)
+
+        // A file gone from an extracted copy is reported by path, found missing from the table on disk.
+        try reader.extract(to: scratch.file("many"))
+        let gone = BundleLayout.recordsPath(type: "Note", zone: ZoneID(zoneName: "Z2100"))
+        try FileManager.default.removeItem(atPath: scratch.file("many/\(gone)"))
+        let damaged = try BundleReader(path: scratch.file("many"), temporaryDirectory: scratch.path, scratchMemoryLimit: 4096)
+        let issues = try damaged.verify(temporaryDirectory: scratch.path).issues.map(\.message)
+        #expect(issues.contains { $0.hasSuffix("\(gone) is listed in manifest-sha256.txt but missing") }, "\(issues)")
     }
 }

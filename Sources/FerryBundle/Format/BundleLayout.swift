@@ -55,8 +55,13 @@ public enum BundleLayout {
         return "data/assets/sha256/\(hex.prefix(2))/\(hex)"
     }
 
+    /// The length of every asset's path: `data/assets/sha256/`, 2 hex digits and a slash, 64 hex digits.
+    private static let assetPathLength = 19 + 3 + 64
+
     /// The digest an asset path names, if it is one.
     static func assetDigest(inPath path: String) -> SHA256Digest? {
+        // Most paths a scan asks about are not assets: turn them away before splitting.
+        guard path.utf8.count == assetPathLength, path.hasPrefix("data/assets/sha256/") else { return nil }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0] == "data", parts[1] == "assets", parts[2] == "sha256",
             let digest = SHA256Digest(hex: String(parts[4])), digest.hex == parts[4], parts[3] == parts[4].prefix(2)

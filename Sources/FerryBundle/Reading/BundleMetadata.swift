@@ -4,8 +4,9 @@ import FerryRecords
 /// The tag files and JSON metadata of a bundle, checked against each other.
 package struct BundleMetadata {
     var bagInfo: BagInfo
-    /// Payload path (relative to the base) → expected digest, for every payload file but the assets.
-    var payloadDigests: [String: SHA256Digest]
+    /// Every payload file but the assets, by path (relative to the base): its expected digest, and what
+    /// `manifest.json` says of it.
+    var payloadFiles: PayloadFiles
     /// The assets the payload manifest lists: their paths and digests follow from these (a bundle may hold millions,
     /// so they are kept in a set that leaves memory when large).
     var assets: ExternalSortedSet<SHA256Digest>
@@ -14,9 +15,10 @@ package struct BundleMetadata {
     /// Tag file path → the digest of its bytes as read (the tag manifest's too), which a scan must find again.
     var tagFilesRead: [String: SHA256Digest]
     var manifest: BundleManifest
+    /// The record types and their fields (without the zones, which are in ``zones``).
     var schema: RecordSchema
-    /// Record and deletion files by path.
-    var recordFiles: [String: BundleManifest.RecordFile]
+    /// The zones `schema.json` lists.
+    var zones: ZoneList
 
     /// The most bytes read into memory for each metadata file (the payload manifest, `manifest.json` and `schema.json`
     /// are read as they stream, whatever their size).
@@ -36,6 +38,7 @@ package struct BundleMetadata {
 
     /// Checks the files' contents and their agreement, from the files' bytes (the streamed ones' too).
     package init(files: [String: [UInt8]], archive: String) throws {
+        let zones = ZoneList(temporaryDirectory: nil)
         let listing = files[BundleLayout.payloadManifestFile].map { bytes in
             Parsed(
                 digest: SHA256Hasher.digest(bytes),
@@ -45,11 +48,12 @@ package struct BundleMetadata {
             Parsed(digest: SHA256Hasher.digest(bytes), value: Result { try BundleManifest(bytes: bytes) })
         }
         let schema = files[BundleLayout.schemaFile].map { bytes in
-            Parsed(digest: SHA256Hasher.digest(bytes), value: Result { try RecordSchema(bytes: bytes) })
+            Parsed(
+                digest: SHA256Hasher.digest(bytes), value: Result { try RecordSchema(reading: ByteArrayReader(bytes).read) { try zones.append($0) } })
         }
         try self.init(
             files: files.filter { !Self.streamedFiles.contains($0.key) }, listing: listing, manifest: manifest, schema: schema,
-            archive: archive)
+            zones: zones, archive: archive, temporaryDirectory: nil, memoryLimit: 4 << 20)
     }
 
     /// Checks the files' contents and their agreement.
@@ -57,11 +61,16 @@ package struct BundleMetadata {
     ///   - files: each metadata path but the streamed ones' → its bytes.
     ///   - listing: the payload manifest as read; `nil` when it is missing.
     ///   - manifest: `manifest.json` as read; `nil` when it is missing.
-    ///   - schema: `schema.json` as read; `nil` when it is missing.
+    ///   - schema: `schema.json` as read, its zones handed to `zones`; `nil` when it is missing.
+    ///   - zones: the zones `schema.json` lists.
+    ///   - temporaryDirectory: where the table of payload files goes when large (default `$TMPDIR`).
+    ///   - memoryLimit: about the most bytes of that table kept in memory.
     package init(
         files: [String: [UInt8]], listing parsedListing: Parsed<PayloadListing>?, manifest parsedManifest: Parsed<BundleManifest>?,
-        schema parsedSchema: Parsed<RecordSchema>?, archive: String
+        schema parsedSchema: Parsed<RecordSchema>?, zones: ZoneList, archive: String, temporaryDirectory: String?,
+        memoryLimit: Int
     ) throws {
+        self.zones = zones
         func file(_ name: String) throws -> [UInt8] {
             guard let bytes = files[name] else {
                 if name == BundleLayout.bagitFile {
@@ -76,7 +85,6 @@ package struct BundleMetadata {
         guard let listing = try parsedListing?.value.get() else {
             throw BundleError(.missingEntry, "\(archive): \(BundleLayout.payloadManifestFile) is missing")
         }
-        payloadDigests = listing.digests
         assets = listing.assets
         tagDigests = try BagIt.parseManifest(try file(BundleLayout.tagManifestFile), file: BundleLayout.tagManifestFile)
         tagFilesRead = files.filter { !$0.key.hasPrefix("data/") }.mapValues(SHA256Hasher.digest)
@@ -95,7 +103,7 @@ package struct BundleMetadata {
         }
         for (name, digest) in [(BundleLayout.manifestFile, parsedManifest?.digest), (BundleLayout.schemaFile, parsedSchema?.digest)] {
             guard let actual = digest else { throw BundleError(.missingEntry, "\(archive): \(name) is missing") }
-            guard let expected = payloadDigests[name] else {
+            guard let expected = try listing.digest(of: name) else {
                 throw BundleError(.unlistedEntry, "\(archive): \(name) is not in manifest-sha256.txt")
             }
             guard actual == expected else {
@@ -111,21 +119,13 @@ package struct BundleMetadata {
         } catch let error as RecordError {
             throw BundleError(.invalidMetadata, "\(archive): data/schema.json: \(error.message)")
         }
-        var recordFiles: [String: BundleManifest.RecordFile] = [:]
-        let listed = payloadDigests
-        try manifest.files.forEach { file in
-            guard recordFiles.updateValue(file, forKey: file.path) == nil else {
-                throw BundleError(.invalidMetadata, "\(archive): data/manifest.json lists \(file.path) twice")
-            }
-            guard listed[file.path] != nil else {
-                throw BundleError(.missingEntry, "\(archive): \(file.path) is in data/manifest.json but not in manifest-sha256.txt")
-            }
-        }
-        self.recordFiles = recordFiles
+        payloadFiles = try PayloadFiles(
+            listing: listing.files, described: manifest.files, archive: archive, temporaryDirectory: temporaryDirectory,
+            memoryLimit: memoryLimit)
         if let misnamedAsset = listing.misnamedAsset {
             throw BundleError(.checksumMismatch, "\(archive): manifest-sha256.txt gives asset \(misnamedAsset) another SHA-256 than its name")
         }
-        for path in payloadDigests.keys where path != BundleLayout.manifestFile && path != BundleLayout.schemaFile && recordFiles[path] == nil {
+        if let path = payloadFiles.undescribed {
             throw BundleError(.unlistedEntry, "\(archive): payload file \(path) is not described by data/manifest.json")
         }
         guard assets.count == manifest.assetCount else {
@@ -141,5 +141,5 @@ package struct BundleMetadata {
     }
 
     /// The files the payload manifest lists.
-    var payloadFileCount: Int { payloadDigests.count + assets.count }
+    var payloadFileCount: Int { payloadFiles.count + assets.count }
 }

@@ -13,28 +13,31 @@ public final class BundleReader {
     public let path: String
     /// What the bundle holds.
     public var manifest: BundleManifest { metadata.manifest }
-    /// The record types and zones of the bundle.
+    /// The record types of the bundle and their fields (its zones are in ``zones``).
     public var schema: RecordSchema { metadata.schema }
+    /// The zones of the bundle, sorted.
+    public var zones: ZoneList { metadata.zones }
     /// The payload's total size (from `Payload-Oxum`).
     public var payloadBytes: Int64 { metadata.bagInfo.payloadBytes }
 
     let metadata: BundleMetadata
-    /// Where scratch files go (the sets of assets listed and seen, when large).
+    /// Where scratch files go (the sets of assets listed and seen, the tables of files and zones, when large).
     let temporaryDirectory: String?
-    /// Bytes of asset digests each such set keeps in memory before it goes to a scratch file.
+    /// Bytes each such set or table keeps in memory before it goes to a scratch file.
     let scratchMemoryLimit: Int
     private let isDirectory: Bool
     private var base: String
 
     /// Opens a bundle and reads its metadata.
-    /// - Parameter temporaryDirectory: where scratch files go when a bundle lists too many assets to keep their
-    ///   digests in memory (default `$TMPDIR`).
+    /// - Parameter temporaryDirectory: where scratch files go when a bundle lists too many assets, files or zones to
+    ///   keep them in memory (default `$TMPDIR`).
     /// - Throws: ``BundleError`` for anything malformed or unsafe, ``CoreError`` when the file cannot be opened.
     public convenience init(path: String, temporaryDirectory: String? = nil) throws {
         try self.init(path: path, temporaryDirectory: temporaryDirectory, scratchMemoryLimit: 4 << 20)
     }
 
-    /// Opens a bundle, keeping at most `scratchMemoryLimit` bytes of each set of asset digests in memory.
+    /// Opens a bundle, keeping about `scratchMemoryLimit` bytes of each set of asset digests and each table of files
+    /// or zones in memory.
     package init(path: String, temporaryDirectory: String?, scratchMemoryLimit: Int) throws {
         self.path = path
         self.temporaryDirectory = temporaryDirectory
@@ -48,7 +51,8 @@ public final class BundleReader {
             path: path, isDirectory: isDirectory, temporaryDirectory: temporaryDirectory, memoryLimit: scratchMemoryLimit)
         base = read.base
         metadata = try BundleMetadata(
-            files: read.files, listing: read.listing, manifest: read.manifest, schema: read.schema, archive: path)
+            files: read.files, listing: read.listing, manifest: read.manifest, schema: read.schema, zones: read.zones, archive: path,
+            temporaryDirectory: temporaryDirectory, memoryLimit: scratchMemoryLimit)
     }
 
     // MARK: - Scanning
@@ -61,6 +65,9 @@ public final class BundleReader {
     ///   - progress: called with payload bytes read so far.
     func scan(_ visitor: any BundleVisitor, complete: Bool, progress: ((Int64) -> Void)? = nil) throws {
         let source = try makeSource()
+        // The payload files by rank in the table of them (a bundle may have hundreds of thousands); the other paths
+        // (tag files, directories, entries nothing lists) by name.
+        var seenFiles = BitSet(capacity: metadata.payloadFiles.count)
         var seen = Set<String>()
         // Assets apart, by digest, and not in memory: a bundle may hold millions. Ferry writes them in digest order,
         // and while they come in that order none can be there twice; otherwise repeats are found after the scan.
@@ -75,11 +82,15 @@ public final class BundleReader {
         while let header = try source.nextEntry() {
             guard let relative = try relativePath(header.path) else { continue }
             let asset = BundleLayout.assetDigest(inPath: relative)
+            var listed: PayloadFiles.Entry?
             if let asset {
                 if asset == lastAsset { throw Self.duplicate(relative, in: path) }
                 try seenAssets.append(asset)
                 if let lastAsset, asset < lastAsset { assetsInOrder = false }
                 lastAsset = asset
+            } else if let entry = try metadata.payloadFiles.entry(at: relative) {
+                guard seenFiles.insert(entry.rank) else { throw Self.duplicate(relative, in: path) }
+                listed = entry
             } else if !seen.insert(relative).inserted {
                 throw Self.duplicate(relative, in: path)
             }
@@ -97,9 +108,9 @@ public final class BundleReader {
                 entry = BundleEntry(path: relative, kind: .tag)
                 expected = digest
                 limit = Int64(BundleMetadata.sizeLimits[relative] ?? (1 << 20))
-            } else if let digest = try asset.flatMap({ try metadata.assets.contains($0) ? $0 : nil }) ?? metadata.payloadDigests[relative] {
+            } else if let digest = try asset.flatMap({ try metadata.assets.contains($0) ? $0 : nil }) ?? listed?.digest {
                 expected = digest
-                if let file = metadata.recordFiles[relative] {
+                if let file = listed?.file {
                     entry = BundleEntry(path: relative, kind: .records(file))
                     limit = file.bytes
                 } else if let asset {
@@ -177,7 +188,7 @@ public final class BundleReader {
         }
         // In path order: the assets' paths ("data/assets/…") sort before the other payload files'.
         try metadata.assets.forEach(notIn: assetsSeen) { try missing(BundleLayout.assetPath($0)) }
-        for name in metadata.payloadDigests.keys.filter({ !seen.contains($0) }).sorted() { try missing(name) }
+        try metadata.payloadFiles.forEach { name, entry in if !seenFiles.contains(entry.rank) { try missing(name) } }
         if payloadBytes != metadata.bagInfo.payloadBytes || payloadFiles != metadata.bagInfo.payloadFiles {
             try visitor.issue(
                 BundleError(
@@ -216,6 +227,7 @@ public final class BundleReader {
         var listing: BundleMetadata.Parsed<PayloadListing>?
         var manifest: BundleMetadata.Parsed<BundleManifest>?
         var schema: BundleMetadata.Parsed<RecordSchema>?
+        let zones: ZoneList
         var base = ""
 
         /// Whether a metadata file was read already.
@@ -236,7 +248,7 @@ public final class BundleReader {
     ) throws -> MetadataFiles {
         let source: any BundleEntrySource = isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
         var base: String?
-        var read = MetadataFiles()
+        var read = MetadataFiles(zones: ZoneList(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit))
         while let header = try source.nextEntry() {
             let normalized = try EntryPath.normalize(header.path, archive: path)
             if base == nil {
@@ -271,7 +283,7 @@ public final class BundleReader {
             case BundleLayout.manifestFile:
                 read.manifest = try parse(source) { try BundleManifest(reading: $0, temporaryDirectory: temporaryDirectory) }
             case BundleLayout.schemaFile:
-                read.schema = try parse(source) { try RecordSchema(reading: $0) }
+                read.schema = try parse(source) { [zones = read.zones] in try RecordSchema(reading: $0) { try zones.append($0) } }
             default:
                 let limit = BundleMetadata.sizeLimits[relative] ?? (1 << 20)
                 if let declared = header.declaredSize, declared > limit {

@@ -58,8 +58,10 @@ final class BundleVerifier: BundleVisitor {
     /// Every record and deletion identity and DELETE_SELF reference, by line (a ``FileLine`` into ``recordFiles``), to
     /// find duplicates and targets with too many DELETE_SELF references at the end, in bounded memory.
     private let ledger: RecordLedger
-    /// The record files in the order scanned; a ledger location's file is an index here.
-    private var recordFiles: [BundleManifest.RecordFile] = []
+    /// The record files in the order scanned (in a scratch file when many); a ledger location's file is an index here.
+    private var recordFiles: RecordFileList.Builder
+    /// The number of record files scanned so far.
+    private var scannedFiles = 0
     /// The assets records reference, sorted at the end to find those the bundle lacks (in bounded memory).
     private let referencedAssets: ExternalSorter<AssetEntry>
     private var splitter = LineSplitter()
@@ -71,6 +73,7 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool, temporaryDirectory: String?) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
+        recordFiles = RecordFileList.Builder(temporaryDirectory: temporaryDirectory)
         ledger = RecordLedger(
             deleteSelfLimit: RecordValidator.Limits().maxDeleteSelfReferencesPerTarget, temporaryDirectory: temporaryDirectory)
         referencedAssets = ExternalSorter(
@@ -85,7 +88,8 @@ final class BundleVerifier: BundleVisitor {
     func begin(_ entry: BundleEntry) throws {
         guard case .records(let file) = entry.kind else { return }
         current = file
-        recordFiles.append(file)
+        try recordFiles.append(file)
+        scannedFiles += 1
         splitter = LineSplitter()
         batch = LineBatch(file: file)
         if pipeline == nil {
@@ -174,24 +178,35 @@ final class BundleVerifier: BundleVisitor {
         }
         let locations = resolution.overflows.map(\.location) + resolution.duplicates.map(\.location)
         guard !locations.isEmpty else { return }
+        // The files that hold those lines, picked out of the list of files scanned (a location's file is its place there).
+        let places = Set(locations.map(\.file))
+        var files: [Int: BundleManifest.RecordFile] = [:]
+        var place = 0
+        try recordFiles.finish().forEach { file in
+            if places.contains(place) { files[place] = file }
+            place += 1
+        }
+        func file(_ location: FileLine) -> BundleManifest.RecordFile? { files[location.file] }
         var wanted: [String: Set<Int>] = [:]
-        for location in locations { wanted[recordFiles[location.file].path, default: []].insert(location.line) }
+        for location in locations {
+            if let path = file(location)?.path { wanted[path, default: []].insert(location.line) }
+        }
         let picker = LinePicker(wanted: wanted)
         try? reader.scan(picker, complete: false)
-        func change(at location: FileLine) -> RecordChange? { picker.found[recordFiles[location.file].path]?[location.line] }
+        func change(at location: FileLine) -> RecordChange? { file(location).flatMap { picker.found[$0.path]?[location.line] } }
         let validator = RecordValidator()
         for overflow in resolution.overflows {
             var named: RecordProblem?
             if case .record(let record)? = change(at: overflow.location) {
                 named = validator.deleteSelfLimitWarning(in: record, target: overflow.target)
             }
-            let unknown = RecordID(recordName: "?", zoneID: recordFiles[overflow.location.file].zoneID)
+            let unknown = RecordID(recordName: "?", zoneID: file(overflow.location)?.zoneID ?? .default)
             let warning = named ?? validator.deleteSelfLimitWarning(field: "?", target: unknown)
             report.warnings.append(warning.description)
         }
         for duplicate in resolution.duplicates {
             let id = change(at: duplicate.location).map { "\($0.zoneID)/\($0.recordName)" } ?? "?"
-            let path = recordFiles[duplicate.location.file].path
+            let path = file(duplicate.location)?.path ?? "?"
             add(BundleError(.invalidRecord, "\(reader.path): \(path) line \(duplicate.location.line): record \(id) appears more than once"))
         }
     }
@@ -205,7 +220,7 @@ final class BundleVerifier: BundleVisitor {
     /// Applies the checks that need the lines before (referenced assets), and notes identities and DELETE_SELF
     /// references for the checks at the end.
     private func apply(_ checked: CheckedBatch) throws {
-        let fileIndex = recordFiles.count - 1
+        let fileIndex = scannedFiles - 1
         // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
         for index in checked.outcomes.indices {
             for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }

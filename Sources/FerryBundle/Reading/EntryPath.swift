@@ -11,11 +11,26 @@ enum EntryPath {
         }
         if raw.hasPrefix("/") { throw refuse("is an absolute path") }
         if path.isEmpty { throw refuse("has an empty name") }
-        if path.utf8.contains(0) || path.contains("\\") { throw refuse("contains a backslash or NUL byte") }
-        for component in path.split(separator: "/", omittingEmptySubsequences: false) {
-            if component == ".." { throw refuse("climbs out of the bundle with \"..\"") }
-            if component == "." || component.isEmpty { throw refuse("has an empty or \".\" path component") }
+        if path.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\\") }) { throw refuse("contains a backslash or NUL byte") }
+        // Over the bytes, without splitting (every entry of a bundle comes through here): each component's length,
+        // and whether it holds only dots.
+        var length = 0
+        var onlyDots = true
+        func endComponent() throws {
+            if length == 2 && onlyDots { throw refuse("climbs out of the bundle with \"..\"") }
+            if length == 0 || (length == 1 && onlyDots) { throw refuse("has an empty or \".\" path component") }
+            length = 0
+            onlyDots = true
         }
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/") {
+                try endComponent()
+            } else {
+                length += 1
+                if byte != UInt8(ascii: ".") { onlyDots = false }
+            }
+        }
+        try endComponent()
         return String(path)
     }
 }

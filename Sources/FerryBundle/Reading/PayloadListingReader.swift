@@ -1,20 +1,27 @@
 import FerryCore
 
-/// Reads a payload manifest into a ``PayloadListing`` as its bytes arrive, never holding it whole.
+/// Reads a payload manifest into a ``PayloadListing`` as its bytes arrive, never holding it whole: its files are
+/// sorted in bounded memory, by digest for the assets and by path for the others.
 package final class PayloadListingReader {
     private var lines = ManifestEntryReader(file: BundleLayout.payloadManifestFile)
-    private var digests: [String: SHA256Digest] = [:]
+    /// The other files: each one's path (as a key) and digest.
+    private let files: ExternalByteSorter
+    private var record = ByteRecordWriter()
     private let assets: ExternalSorter<SHA256Digest>
     private var misnamedAsset: String?
     private let temporaryDirectory: String?
+    private let memoryLimit: Int
 
     /// A reader whose asset digests beyond `memoryLimit` bytes go to scratch files under `temporaryDirectory`
     /// (default `$TMPDIR`); a set in a scratch file keeps far less in memory.
     package init(temporaryDirectory: String?, memoryLimit: Int = 4 << 20) {
         self.temporaryDirectory = temporaryDirectory
+        self.memoryLimit = memoryLimit
         assets = ExternalSorter(memoryLimit: memoryLimit, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory)
+        files = ExternalByteSorter(memoryLimit: memoryLimit, prefix: Self.filesPrefix, temporaryDirectory: temporaryDirectory)
     }
     private static let scratchPrefix = "ferry-listed-assets"
+    private static let filesPrefix = "ferry-listed-files"
 
     /// Reads the entries whose lines end in this piece of the manifest.
     /// - Throws: ``BundleError`` (`invalidMetadata`) for a malformed line or a file listed twice; ``CoreError`` when
@@ -24,13 +31,27 @@ package final class PayloadListingReader {
     }
 
     /// Ends the manifest.
-    /// - Throws: as ``feed(_:)``; an asset listed twice is found only now.
+    /// - Throws: as ``feed(_:)``; a file listed twice is found only now.
     package func finish() throws -> PayloadListing {
         try lines.finish { try add($0, $1) }
         let set = try ExternalSortedSet(taking: assets, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory) { twice in
-            throw BundleError(.invalidMetadata, "\(BundleLayout.payloadManifestFile) lists \(BundleLayout.assetPath(twice)) twice")
+            throw Self.listedTwice(BundleLayout.assetPath(twice))
         }
-        return PayloadListing(digests: digests, assets: set, misnamedAsset: misnamedAsset)
+        var table = SortedByteTable.Builder(prefix: Self.filesPrefix, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+        var last: [UInt8]?
+        try files.forEachSorted { bytes in
+            var entry = ByteRecordReader(bytes)
+            let path = Array(try entry.key().utf8)
+            guard path != last else { throw Self.listedTwice(String(decoding: path, as: UTF8.self)) }
+            last = path
+            try path.withUnsafeBytes { try table.append(key: $0, value: entry.rest()) }
+        }
+        files.reset()
+        return PayloadListing(files: try table.finish(), assets: set, misnamedAsset: misnamedAsset)
+    }
+
+    private static func listedTwice(_ path: String) -> BundleError {
+        BundleError(.invalidMetadata, "\(BundleLayout.payloadManifestFile) lists \(path) twice")
     }
 
     /// Reads a whole manifest, pulling its bytes from `read` (which returns 0 at the end).
@@ -50,8 +71,11 @@ package final class PayloadListingReader {
         if let named = BundleLayout.assetDigest(inPath: path) {
             if named != digest, misnamedAsset == nil { misnamedAsset = path }
             try assets.append(named)
-        } else if digests.updateValue(digest, forKey: path) != nil {
-            throw BundleError(.invalidMetadata, "\(BundleLayout.payloadManifestFile) lists \(path) twice")
+        } else {
+            record.removeAll()
+            record.key(path)
+            digest.withUnsafeBytes { record.raw($0) }
+            try files.append(record.bytes)
         }
     }
 }

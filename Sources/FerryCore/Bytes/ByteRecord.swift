@@ -114,6 +114,12 @@ public struct ByteRecordReader {
     /// Reads `count` raw bytes.
     public mutating func raw(_ count: Int) throws -> UnsafeRawBufferPointer { try take(count) }
 
+    /// Reads every byte left.
+    public mutating func rest() -> UnsafeRawBufferPointer {
+        defer { offset = bytes.count }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset...])
+    }
+
     /// Reads a string ``ByteRecordWriter/text(_:)`` wrote.
     public mutating func text() throws -> String {
         let count = Int(try uint32())

@@ -14,6 +14,10 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
     /// - Parameter bytes: exactly 32 bytes; returns `nil` otherwise.
     public init?<Bytes: Collection>(bytes: Bytes) where Bytes.Element == UInt8 {
         guard bytes.count == 32 else { return nil }
+        if case let digest?? = bytes.withContiguousStorageIfAvailable({ Self(bytes: UnsafeRawBufferPointer($0)) }) {
+            self = digest
+            return
+        }
         var values: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         for (index, byte) in bytes.enumerated() {
             switch index / 8 {
@@ -24,6 +28,14 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
             }
         }
         words = values
+    }
+
+    /// Creates a digest from its 32 bytes in memory.
+    /// - Parameter bytes: exactly 32 bytes; returns `nil` otherwise.
+    public init?(bytes: UnsafeRawBufferPointer) {
+        guard bytes.count == 32 else { return nil }
+        func word(_ index: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
+        words = (word(0), word(1), word(2), word(3))
     }
 
     /// Parses 64 hex digits (either case).

@@ -156,31 +156,35 @@ public struct RecordSchema: Sendable, Hashable {
         try self.init(json: json, zones: nil)
     }
 
-    /// Reads a schema from its bytes: see ``init(reading:)``.
+    /// Reads a schema from its bytes: see ``init(reading:zones:)``.
     public init(bytes: [UInt8]) throws {
         try self.init(reading: ByteArrayReader(bytes).read)
     }
 
     /// Reads a schema as its bytes are read, zone by zone, never holding the document (a bundle may hold hundreds of
     /// thousands of zones).
-    /// - Parameter read: fills a buffer with the next bytes and returns their count (0 at the end).
+    /// - Parameters:
+    ///   - read: fills a buffer with the next bytes and returns their count (0 at the end).
+    ///   - zones: receives each zone listed, in the order listed; the schema then does not keep them (it does not
+    ///     track zones). Without it, the schema keeps them.
     /// - Throws: ``RecordError`` naming what is malformed, `JSONSyntaxError` for bytes that are not JSON, or what
-    ///   `read` throws.
-    public init(reading read: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
+    ///   `read` or `zones` throws.
+    public init(reading read: (UnsafeMutableRawBufferPointer) throws -> Int, zones handOver: ((ZoneID) throws -> Void)? = nil) throws {
         let decoder = CloudKitJSONDecoder()
         var zones: Set<ZoneID> = []
         let object = try JSONParser.parseObject(reading: read, streaming: "zones") { value, index in
-            zones.insert(try decoder.decodeZoneID(value, path: "zones[\(index)]"))
+            let zone = try decoder.decodeZoneID(value, path: "zones[\(index)]")
+            if let handOver { try handOver(zone) } else { zones.insert(zone) }
         }
         guard let object else {
             throw RecordError(.invalidRecord, at: "", "a schema needs recordTypes (an object) and zones (an array)")
         }
-        try self.init(json: .object(object), zones: object["zones"]?.arrayValue == nil ? nil : zones)
+        try self.init(json: .object(object), zones: object["zones"]?.arrayValue == nil ? nil : zones, tracksZones: handOver == nil)
     }
 
     /// Reads a schema, with its zones already read when `zones` is given.
-    private init(json: JSONValue, zones decoded: Set<ZoneID>?) throws(RecordError) {
-        tracksZones = true
+    private init(json: JSONValue, zones decoded: Set<ZoneID>?, tracksZones: Bool = true) throws(RecordError) {
+        self.tracksZones = tracksZones
         guard let object = json.objectValue, let types = object["recordTypes"]?.objectValue,
             let zoneList = object["zones"]?.arrayValue
         else {

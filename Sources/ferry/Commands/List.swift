@@ -28,7 +28,7 @@ struct List: AsyncParsableCommand {
                         "count": .integer(Int64(file.count)), "bytes": .integer(file.bytes),
                     ])
             }
-            console.message(
+            try console.message(
                 "summary",
                 [
                     "bundle": .string(bundle), "format_version": .integer(Int64(manifest.formatVersion)),
@@ -38,8 +38,8 @@ struct List: AsyncParsableCommand {
                     "deletions": .integer(Int64(manifest.deletionCount)), "assets": .integer(Int64(manifest.assetCount)),
                     "asset_bytes": .integer(manifest.assetBytes), "payload_bytes": .integer(reader.payloadBytes),
                     "record_types": .array(manifest.recordTypeOrder.map { .string($0) }),
-                    "zones": .array(reader.schema.zones.sorted().map { .string($0.description) }),
-                ])
+                ], streaming: "zones"
+            ) { add in try reader.zones.forEach { try add(.string($0.description)) } }
             var typeNames: Set<String> = []
             try manifest.files.forEach { file in if let type = file.recordType { typeNames.insert(type) } }
             let types = typeNames.count
@@ -47,7 +47,7 @@ struct List: AsyncParsableCommand {
             console.line("created  \(BundleManifest.timestampText(manifest.createdAt)) by \(manifest.createdBy)")
             console.line("source   \(manifest.source.kind): \(manifest.source.description)")
             console.line(
-                "records  \(manifest.recordCount) in \(Formatting.count(types, "type")) and \(Formatting.count(reader.schema.zones.count, "zone")); "
+                "records  \(manifest.recordCount) in \(Formatting.count(types, "type")) and \(Formatting.count(try reader.zones.count(), "zone")); "
                     + "\(Formatting.count(manifest.deletionCount, "deletion"))")
             console.line("assets   \(manifest.assetCount) (\(Formatting.bytes(manifest.assetBytes)))")
             console.line("payload  \(Formatting.bytes(reader.payloadBytes))")
