@@ -27,6 +27,8 @@ public final class LocalStoreImporter {
         public var dryRun = false
         /// Rules records must pass before they are written.
         public var validator = RecordValidator()
+        /// Where the tally's rows go when there are many (record types times zones; default `$TMPDIR`).
+        public var temporaryDirectory: String?
 
         /// The defaults.
         public init() {}
@@ -80,7 +82,7 @@ public final class LocalStoreImporter {
             pipelined.prepare = { change in change.prepared = PreparedWrite(change.change, validator: validator) }
         }
         if options.dryRun { return try dryRun(report) }
-        var tally = TransferTally()
+        var tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = try resumePoint()
         let prepared = try source.prepare(for: store)
         tally.assets += prepared.assets
@@ -115,7 +117,7 @@ public final class LocalStoreImporter {
             var next = 0
             for slot in batches.indices {
                 for index in batches[slot].indices {
-                    tally.count(&batches[slot][index].change, outcomes[next])
+                    try tally.count(&batches[slot][index].change, outcomes[next])
                     try report(&batches[slot][index], outcomes[next])
                     next += 1
                 }
@@ -137,7 +139,7 @@ public final class LocalStoreImporter {
                 if position <= skip {
                     // Committed by the interrupted run: only reported.
                     var change = batch[index]
-                    tally.count(&change.change, .resumed)
+                    try tally.count(&change.change, .resumed)
                     try report(&change, .resumed)
                     start = index + 1
                     continue
@@ -162,13 +164,13 @@ public final class LocalStoreImporter {
 
     /// Everything a run would do, in one transaction that is rolled back.
     private func dryRun(_ report: (inout SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
-        var tally = TransferTally()
+        var tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         try store.dryRun { batch in
             let applier = ChangeApplier(batch: batch, source: source, options: options, run: run)
             try source.forEachChange { change in
                 var change = change
                 let outcome = try applier.apply(&change)
-                tally.count(&change.change, outcome)
+                try tally.count(&change.change, outcome)
                 try report(&change, outcome)
             }
             tally.absorb(applier)

@@ -1,3 +1,4 @@
+import FerryCore
 import FerryRecords
 
 /// What happened to one change of a copy into a local store.
@@ -31,7 +32,12 @@ public enum TransferOutcome: Sendable, Hashable {
     }
 }
 
-/// Counts per record type and zone.
+/// Counts per record type and zone, in bounded memory whatever their number.
+///
+/// An app with a zone per user or per share may have hundreds of thousands of zones, so past ``memoryRows`` rows the
+/// tally moves its rows to a scratch file and starts afresh; ``forEachRow(_:)`` adds up the rows of each type and zone
+/// there and hands them over in first-seen order. A tally is counted into by one owner: a copy of a tally that moved
+/// rows to a scratch file shares that file.
 public struct TransferTally: Sendable {
     /// One row of the summary table.
     public struct Row: Sendable, Hashable {
@@ -43,13 +49,37 @@ public struct TransferTally: Sendable {
         public var kept = 0
         public var rejected = 0
         public var resumed = 0
+
+        /// The counts in a fixed order, for scratch records.
+        fileprivate var counts: [Int] { [read, created, updated, unchanged, deleted, kept, rejected, resumed] }
+
+        fileprivate init() {}
+
+        fileprivate init(counts: [Int]) {
+            (read, created, updated, unchanged, deleted, kept, rejected, resumed) =
+                (counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7])
+        }
+
+        /// Adds another row's counts.
+        fileprivate mutating func add(_ other: Row) { self = Row(counts: zip(counts, other.counts).map { $0 + $1 }) }
+
+        /// Counts one outcome (the hot path: one field, no arrays).
+        fileprivate mutating func note(_ outcome: TransferOutcome) {
+            read += 1
+            switch outcome {
+            case .created: created += 1
+            case .updated: updated += 1
+            case .unchanged: unchanged += 1
+            case .deleted: deleted += 1
+            case .kept: kept += 1
+            case .rejected: rejected += 1
+            case .resumed: resumed += 1
+            }
+        }
     }
 
-    /// The rows, by (record type, zone name), in first-seen order; deletions in `(deletions)` rows per zone.
-    public private(set) var rows: [(type: String, zone: String, row: Row)] = []
-    private var index: [String: Int] = [:]
-    /// The row counted last.
-    private var lastRow: Int?
+    /// The sum of every row.
+    public private(set) var total = Row()
     /// Assets newly stored, and their bytes.
     public var assets = 0
     public var assetBytes: Int64 = 0
@@ -58,12 +88,30 @@ public struct TransferTally: Sendable {
     /// Records first written without the VALIDATE references that closed a cycle, then written whole at the end.
     public var patched: [(record: Record, outcome: TransferOutcome)] = []
 
-    public init() {}
+    /// Rows kept in memory before they go to a scratch file.
+    public let memoryRows: Int
+    private let temporaryDirectory: String?
+    /// The rows in memory, by (record type, zone name), each with its place in first-seen order.
+    private var rows: [(type: String, zone: String, row: Row, first: Int)] = []
+    private var index: [String: Int] = [:]
+    /// The row counted last.
+    private var lastRow: Int?
+    /// Rows started so far: the next row's place in first-seen order.
+    private var started = 0
+    private var spill: Spill?
+
+    /// An empty tally keeping at most `memoryRows` rows in memory, the others in a scratch directory under
+    /// `temporaryDirectory` (default `$TMPDIR`).
+    public init(temporaryDirectory: String? = nil, memoryRows: Int = 4096) {
+        self.temporaryDirectory = temporaryDirectory
+        self.memoryRows = max(1, memoryRows)
+    }
 
     /// Counts one outcome.
     ///
     /// `inout` only so that the change is read where it lies in the caller's batch, not copied; it is left as it is.
-    public mutating func count(_ change: inout RecordChange, _ outcome: TransferOutcome) {
+    /// - Throws: ``FerryCore/CoreError`` when rows cannot be moved to the scratch file.
+    public mutating func count(_ change: inout RecordChange, _ outcome: TransferOutcome) throws {
         let zone = change.zoneID.zoneName
         let type = change.isDeletion ? "(deletions)" : change.recordType
         let position: Int
@@ -75,35 +123,93 @@ public struct TransferTally: Sendable {
             if let known = index[key] {
                 position = known
             } else {
+                if rows.count == memoryRows { try moveRowsToScratch() }
                 position = rows.count
                 index[key] = position
-                rows.append((type, zone, Row()))
+                rows.append((type, zone, Row(), started))
+                started += 1
             }
         }
         lastRow = position
-        rows[position].row.read += 1
-        switch outcome {
-        case .created: rows[position].row.created += 1
-        case .updated: rows[position].row.updated += 1
-        case .unchanged: rows[position].row.unchanged += 1
-        case .deleted: rows[position].row.deleted += 1
-        case .kept: rows[position].row.kept += 1
-        case .rejected: rows[position].row.rejected += 1
-        case .resumed: rows[position].row.resumed += 1
+        rows[position].row.note(outcome)
+        total.note(outcome)
+    }
+
+    /// Calls `body` with each record type and zone and its counts, in the order they were first counted.
+    /// - Throws: ``FerryCore/CoreError`` when the scratch file cannot be read or sorted, or what `body` throws.
+    public func forEachRow(_ body: (_ type: String, _ zone: String, _ row: Row) throws -> Void) throws {
+        guard let spill else {
+            for entry in rows { try body(entry.type, entry.zone, entry.row) }
+            return
+        }
+        // Rows of one type and zone were moved out more than once: add them up, by key, then put them back in order.
+        let byKey = ExternalByteSorter(prefix: "ferry-tally", temporaryDirectory: temporaryDirectory)
+        try spill.rows.forEachSorted { try byKey.append($0) }
+        for entry in rows { try byKey.append(Self.record(entry)) }
+        let inOrder = ExternalByteSorter(prefix: "ferry-tally", temporaryDirectory: temporaryDirectory)
+        var current: (type: String, zone: String, row: Row, first: Int)?
+        func finishCurrent() throws {
+            guard let done = current else { return }
+            var record = ByteRecordWriter()
+            record.uint64(UInt64(done.first))
+            record.text(done.type)
+            record.text(done.zone)
+            for count in done.row.counts { record.uint64(UInt64(count)) }
+            try inOrder.append(record.bytes)
+        }
+        try byKey.forEachSorted { bytes in
+            var reader = ByteRecordReader(bytes)
+            let entry = (type: try reader.key(), zone: try reader.key(), first: Int(try reader.uint64()), row: try Self.row(&reader))
+            if let known = current, known.type == entry.type, known.zone == entry.zone {
+                current?.row.add(entry.row)
+                current?.first = min(known.first, entry.first)
+            } else {
+                try finishCurrent()
+                current = (entry.type, entry.zone, entry.row, entry.first)
+            }
+        }
+        try finishCurrent()
+        byKey.reset()
+        try inOrder.forEachSorted { bytes in
+            var reader = ByteRecordReader(bytes)
+            _ = try reader.uint64()
+            try body(try reader.text(), try reader.text(), try Self.row(&reader))
         }
     }
 
-    /// The sum of every row.
-    public var total: Row {
-        rows.reduce(into: Row()) { sum, entry in
-            sum.read += entry.row.read
-            sum.created += entry.row.created
-            sum.updated += entry.row.updated
-            sum.unchanged += entry.row.unchanged
-            sum.deleted += entry.row.deleted
-            sum.kept += entry.row.kept
-            sum.rejected += entry.row.rejected
-            sum.resumed += entry.row.resumed
+    /// Moves the rows in memory to the scratch file, sorted by record type and zone.
+    private mutating func moveRowsToScratch() throws {
+        let target = spill ?? Spill(temporaryDirectory: temporaryDirectory)
+        spill = target
+        for entry in rows { try target.rows.append(Self.record(entry)) }
+        rows.removeAll(keepingCapacity: true)
+        index.removeAll(keepingCapacity: true)
+        lastRow = nil
+    }
+
+    /// A row as a scratch record: its type and zone as keys (so that records sort by them), its place, its counts.
+    private static func record(_ entry: (type: String, zone: String, row: Row, first: Int)) -> [UInt8] {
+        var record = ByteRecordWriter()
+        record.key(entry.type)
+        record.key(entry.zone)
+        record.uint64(UInt64(entry.first))
+        for count in entry.row.counts { record.uint64(UInt64(count)) }
+        return record.bytes
+    }
+
+    /// Reads the counts at the end of a scratch record.
+    private static func row(_ reader: inout ByteRecordReader) throws -> Row {
+        Row(counts: try (0..<8).map { _ in Int(try reader.uint64()) })
+    }
+
+    /// The rows moved out of memory.
+    ///
+    /// Only the tally that made it appends to it, on the thread that counts (`@unchecked`: not for concurrent use).
+    private final class Spill: @unchecked Sendable {
+        let rows: ExternalByteSorter
+
+        init(temporaryDirectory: String?) {
+            rows = ExternalByteSorter(memoryLimit: 2 << 20, prefix: "ferry-tally", temporaryDirectory: temporaryDirectory)
         }
     }
 }

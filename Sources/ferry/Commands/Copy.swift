@@ -112,6 +112,7 @@ struct Copy: AsyncParsableCommand {
             options.batchSize = batchSize
             options.policy = try ConflictPolicy(parsing: onConflict)
             options.dryRun = dryRun
+            options.temporaryDirectory = tempDir
             return try CopyToLocalStore(
                 source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile, files: files
             ).run(console: console, started: started)

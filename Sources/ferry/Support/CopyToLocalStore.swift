@@ -69,11 +69,12 @@ struct CopyToLocalStore {
         }
         try rejects.commit()
         try store.close()
-        report(tally, rejected: rejects.count, warnings: warnings.count, resumed: resumeFrom, console: console, started: started)
+        try report(tally, rejected: rejects.count, warnings: warnings.count, resumed: resumeFrom, console: console, started: started)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
     }
 
-    private func report(_ tally: TransferTally, rejected: Int, warnings: Int, resumed: Int64, console: Console, started: Date) {
+    /// Prints the summary, row by row (a copy may count hundreds of thousands of record types and zones).
+    private func report(_ tally: TransferTally, rejected: Int, warnings: Int, resumed: Int64, console: Console, started: Date) throws {
         let total = tally.total
         func counts(_ row: TransferTally.Row) -> JSONObject {
             [
@@ -92,15 +93,15 @@ struct CopyToLocalStore {
         summary["zones_created"] = .integer(Int64(tally.zonesCreated))
         summary["patched"] = .integer(Int64(tally.patched.count))
         summary["warnings"] = .integer(Int64(warnings))
-        summary["types"] = .array(
-            tally.rows.map { entry in
-                var object = counts(entry.row)
-                object["record_type"] = .string(entry.type)
-                object["zone"] = .string(entry.zone)
-                return .object(object)
-            })
         summary["seconds"] = .number((Date().timeIntervalSince(started) * 1000).rounded() / 1000)
-        console.message("summary", summary)
+        try console.message("summary", summary, streaming: "types") { add in
+            try tally.forEachRow { type, zone, row in
+                var object = counts(row)
+                object["record_type"] = .string(type)
+                object["zone"] = .string(zone)
+                try add(.object(object))
+            }
+        }
         guard !console.quiet else { return }
         let verb = options.dryRun ? "would copy" : "copied"
         console.line(
@@ -108,18 +109,20 @@ struct CopyToLocalStore {
                 + "\(total.updated) updated, \(total.unchanged) unchanged, \(total.deleted) deleted, \(total.kept) kept, \(total.rejected) rejected; "
                 + "\(Formatting.count(tally.assets, "new asset")) (\(Formatting.bytes(tally.assetBytes)))")
         console.line("")
-        var rows = [["RECORD TYPE", "ZONE", "READ", "CREATED", "UPDATED", "UNCHANGED", "DELETED", "KEPT", "REJECTED"]]
-        if resumed > 0 { rows[0].append("RESUMED") }
-        for entry in tally.rows {
-            let row = entry.row
-            var line = [
-                entry.type, entry.zone, "\(row.read)", "\(row.created)", "\(row.updated)", "\(row.unchanged)", "\(row.deleted)", "\(row.kept)",
-                "\(row.rejected)",
-            ]
-            if resumed > 0 { line.append("\(row.resumed)") }
-            rows.append(line)
-        }
-        for line in Formatting.table(rows, rightAligned: Set(2..<rows[0].count)) { console.line(line) }
+        var header = ["RECORD TYPE", "ZONE", "READ", "CREATED", "UPDATED", "UNCHANGED", "DELETED", "KEPT", "REJECTED"]
+        if resumed > 0 { header.append("RESUMED") }
+        try Formatting.table(
+            header: header, rightAligned: Set(2..<header.count),
+            rows: { add in
+                try tally.forEachRow { type, zone, row in
+                    var line = [
+                        type, zone, "\(row.read)", "\(row.created)", "\(row.updated)", "\(row.unchanged)", "\(row.deleted)", "\(row.kept)",
+                        "\(row.rejected)",
+                    ]
+                    if resumed > 0 { line.append("\(row.resumed)") }
+                    try add(line)
+                }
+            }, line: console.line)
         if rejected > 0 {
             console.line("")
             console.line("\(Formatting.count(rejected, "change")) rejected" + (rejectFile.map { "; see \($0)" } ?? "; list them with --reject-file"))
