@@ -146,4 +146,31 @@ import Testing
         let issues = try damaged.verify(temporaryDirectory: scratch.path).issues.map(\.message)
         #expect(issues.contains { $0.hasSuffix("\(gone) is listed in manifest-sha256.txt but missing") }, "\(issues)")
     }
+
+    /// The lines of many small files are checked in batches that span files, yet each file's issues come together and
+    /// in the scan's order: what the scan says of the file (its checksum), then its lines.
+    @Test func issuesOfManySmallFilesKeepTheScansOrder() throws {
+        let scratch = try Scratch()
+        let changes = (0..<300).map { index in
+            RecordChange.record(Record(recordType: "Note", recordName: "N.\(index)", zoneID: ZoneID(zoneName: "Z\(index)"), fields: [:]))
+        }
+        _ = try TestBundles.write(changes, to: scratch.file("small.tar.gz"))
+        try BundleReader(path: scratch.file("small.tar.gz")).extract(to: scratch.file("small"))
+        let damaged = ["Z250", "Z10", "Z120"]
+        for zone in damaged {
+            // The same size, no longer JSON.
+            let path = "small/\(BundleLayout.recordsPath(type: "Note", zone: ZoneID(zoneName: zone)))"
+            var bytes = try scratch.read(path)
+            bytes[0] = UInt8(ascii: "[")
+            try scratch.write(path, bytes)
+        }
+        let reader = try BundleReader(path: scratch.file("small"))
+        let issues = try reader.verify().issues
+        #expect(try reader.verify().issues.map(\.message) == issues.map(\.message), "the same issues in the same order every time")
+        var expected: [BundleError.Code] = []
+        for _ in damaged { expected += [.checksumMismatch, .invalidRecord] }
+        #expect(issues.map(\.code) == expected, "\(issues)")
+        let files = issues.map { issue in damaged.first { issue.message.contains("/\($0)/") } }
+        #expect(files == ["Z10", "Z10", "Z120", "Z120", "Z250", "Z250"], "in path order, as the scan reads them")
+    }
 }

@@ -66,6 +66,9 @@ final class BundleVerifier: BundleVisitor {
     private let referencedAssets: ExternalSorter<AssetEntry>
     private var splitter = LineSplitter()
     private var current: BundleManifest.RecordFile?
+    /// Lines not yet handed to the workers: of several files when they are small (a bundle may have one file per zone,
+    /// hundreds of thousands), with the issues found around them, so that the workers are woken once per batch, not
+    /// per file, and issues keep the scan's order.
     private var batch: LineBatch?
     private var pipeline: OrderedPipeline<LineBatch, CheckedBatch>?
     private let checksumsOnly: Bool
@@ -91,13 +94,14 @@ final class BundleVerifier: BundleVisitor {
         try recordFiles.append(file)
         scannedFiles += 1
         splitter = LineSplitter()
-        batch = LineBatch(file: file)
         if pipeline == nil {
             let checker = LineChecker(schema: reader.schema, archive: reader.path)
             pipeline = OrderedPipeline(
                 workers: OrderedParallelMap.defaultWorkers, transform: { checker.check($0) },
                 consume: { [unowned self] checked in try apply(checked) })
         }
+        if batch == nil { batch = LineBatch() }
+        batch?.start(file, index: scannedFiles - 1)
     }
 
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
@@ -107,42 +111,47 @@ final class BundleVerifier: BundleVisitor {
                 batch?.append(line, number: number)
                 if let full = batch, full.isFull {
                     try pipeline?.submit(full)
-                    batch = LineBatch(file: file)
+                    batch = LineBatch()
+                    batch?.start(file, index: scannedFiles - 1)
                 }
             }
         } catch let error as BundleError {
-            issue(error, file: file)
+            note(located(error, file: file), after: true)
             current = nil
         }
     }
 
     func end(_ entry: BundleEntry, intact: Bool) throws {
-        switch entry.kind {
-        case .records(let file):
-            defer { current = nil }
-            // Finish this file's lines before judging the file, so issues keep a deterministic order.
-            if let rest = batch, !rest.isEmpty { try pipeline?.submit(rest) }
-            batch = nil
-            try pipeline?.drain()
-            guard current != nil else { return }
-            do {
-                try splitter.finish(file: file.path)
-            } catch let error as BundleError {
-                issue(error, file: file)
-            }
-            if splitter.lineCount != file.count {
-                add(
-                    BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)")
-                )
-            }
-        default:
-            break
+        guard case .records(let file) = entry.kind else { return }
+        defer { current = nil }
+        guard current != nil else { return }
+        do {
+            try splitter.finish(file: file.path)
+        } catch let error as BundleError {
+            note(located(error, file: file), after: true)
+        }
+        if splitter.lineCount != file.count {
+            note(
+                BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)"),
+                after: true)
         }
     }
 
-    func issue(_ error: BundleError) throws { add(error) }
+    func issue(_ error: BundleError) throws { note(error, after: false) }
+
+    /// Reports an issue in the scan's order: at once when no lines wait for the workers; else with the lines of the
+    /// file being read, before them (what the scan says of the file, such as a checksum mismatch) or after them; else
+    /// after every line so far.
+    private func note(_ error: BundleError, after: Bool) {
+        guard pipeline != nil else { return add(error) }
+        if batch == nil { batch = LineBatch() }
+        batch?.note(error, after: after, ofFile: current != nil)
+    }
 
     func finish() throws {
+        if let rest = batch { try pipeline?.submit(rest) }
+        batch = nil
+        try pipeline?.drain()
         pipeline?.cancel()
         if !checksumsOnly { try reportFindings() }
         // The scan checked every asset the manifest lists (and reported any missing): those are the bundle's.
@@ -213,26 +222,32 @@ final class BundleVerifier: BundleVisitor {
 
     private func add(_ error: BundleError) { report.add(error) }
 
-    private func issue(_ error: BundleError, file: BundleManifest.RecordFile) {
-        add(BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause))
+    private func located(_ error: BundleError, file: BundleManifest.RecordFile) -> BundleError {
+        BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause)
     }
 
     /// Applies the checks that need the lines before (referenced assets), and notes identities and DELETE_SELF
     /// references for the checks at the end.
     private func apply(_ checked: CheckedBatch) throws {
-        let fileIndex = scannedFiles - 1
-        // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
-        for index in checked.outcomes.indices {
-            for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
-            guard let key = checked.outcomes[index].key else { continue }
-            if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
-            // The line's place is also its sequence: it orders like the scan.
-            let place = FileLine(file: fileIndex, line: checked.batch.lines[index].number)
-            try ledger.noteIdentity(key, type: 0, sequence: place.packed, at: place)
-        }
-        for (index, target) in checked.facts.deleteSelf {
-            let place = FileLine(file: fileIndex, line: checked.batch.lines[index].number)
-            try ledger.noteReference(to: target, from: 0, deleteSelf: true, sequence: place.packed, at: place)
+        var deleteSelf = checked.facts.deleteSelf[...]
+        for segment in checked.batch.segments {
+            for error in segment.before { add(error) }
+            // By index: a `for … in` loop copies (retains and releases) every outcome it hands out.
+            for index in segment.lines {
+                for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
+                guard let key = checked.outcomes[index].key else { continue }
+                if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
+                // The line's place is also its sequence: it orders like the scan.
+                let place = FileLine(file: segment.fileIndex, line: checked.batch.lines[index].number)
+                try ledger.noteIdentity(key, type: 0, sequence: place.packed, at: place)
+            }
+            // The references are in line order.
+            while let (index, target) = deleteSelf.first, index < segment.lines.upperBound {
+                deleteSelf.removeFirst()
+                let place = FileLine(file: segment.fileIndex, line: checked.batch.lines[index].number)
+                try ledger.noteReference(to: target, from: 0, deleteSelf: true, sequence: place.packed, at: place)
+            }
+            for error in segment.after { add(error) }
         }
         for (digest, size) in checked.facts.assets { try referencedAssets.append(AssetEntry(digest: digest, size: size)) }
     }
@@ -272,24 +287,53 @@ private final class LinePicker: BundleVisitor {
     func issue(_ error: BundleError) throws {}
 }
 
-/// Lines of one record file, copied out of the archive stream for a worker.
+/// Lines of record files, copied out of the archive stream for a worker, with the issues the scan found around them.
 private struct LineBatch: Sendable {
-    let file: BundleManifest.RecordFile
+    /// A stretch of lines of one file, or none (issues only).
+    struct Segment: Sendable {
+        var file: BundleManifest.RecordFile?
+        /// The file's place in the scan.
+        var fileIndex: Int
+        /// Its lines, as positions in ``LineBatch/lines``.
+        var lines: Range<Int>
+        /// Issues to report before the lines, and after them.
+        var before: [BundleError] = []
+        var after: [BundleError] = []
+    }
+
+    var segments: [Segment] = []
     var bytes: [UInt8] = []
     var lines: [(range: Range<Int>, number: Int)] = []
 
-    init(file: BundleManifest.RecordFile) {
-        self.file = file
+    init() {
         bytes.reserveCapacity(1 << 20)
     }
 
     var isFull: Bool { bytes.count >= 1 << 20 || lines.count >= 4096 }
-    var isEmpty: Bool { lines.isEmpty }
+
+    /// Starts the lines of a file.
+    mutating func start(_ file: BundleManifest.RecordFile, index: Int) {
+        segments.append(Segment(file: file, fileIndex: index, lines: lines.count..<lines.count))
+    }
 
     mutating func append(_ line: UnsafeRawBufferPointer, number: Int) {
         let start = bytes.count
         bytes.append(contentsOf: line)
         lines.append((start..<bytes.count, number))
+        segments[segments.count - 1].lines = segments[segments.count - 1].lines.lowerBound..<lines.count
+    }
+
+    /// Adds an issue before or after the lines of the last segment, when it is about that file; else after every
+    /// line so far.
+    mutating func note(_ error: BundleError, after: Bool, ofFile: Bool) {
+        if segments.isEmpty || (!ofFile && segments[segments.count - 1].file != nil) {
+            segments.append(Segment(file: nil, fileIndex: -1, lines: lines.count..<lines.count))
+        }
+        if after || !ofFile {
+            segments[segments.count - 1].after.append(error)
+        } else {
+            segments[segments.count - 1].before.append(error)
+        }
     }
 }
 
@@ -300,12 +344,10 @@ private struct CheckedBatch: Sendable {
     var outcomes: [LineOutcome] = []
     /// The batch's DELETE_SELF targets and referenced assets, in line order.
     var facts = CanonicalRecordScanner.Facts()
-
-    var file: BundleManifest.RecordFile { batch.file }
 }
 
-/// What the checks of one line found, and what the checks across lines need of it (the archive and file are the
-/// batch's).
+/// What the checks of one line found, and what the checks across lines need of it (the archive and file are its
+/// segment's).
 private struct LineOutcome: Sendable {
     /// The identity's key, when the line decoded.
     var key: RecordKey?
@@ -329,20 +371,23 @@ private struct LineChecker: Sendable {
         checked.outcomes.reserveCapacity(batch.lines.count)
         var json = JSONWriter(capacity: 4096)
         var checkedFields: CheckedFields?
-        let file = batch.file
-        var scanner =
-            file.kind == .records
-            ? file.recordType.flatMap { CanonicalRecordScanner(recordType: $0, zoneID: file.zoneID, fieldTypes: schema.recordTypes[$0]) } : nil
         batch.bytes.withUnsafeBytes { buffer in
-            for index in batch.lines.indices {
-                let line = UnsafeRawBufferPointer(rebasing: buffer[batch.lines[index].range])
-                if let key = scanner?.accept(line, index: index, into: &checked.facts) {
-                    checked.outcomes.append(LineOutcome(key: key))
-                } else {
-                    checked.outcomes.append(
-                        check(
-                            line, index: index, number: batch.lines[index].number, file: file, json: &json, checkedFields: &checkedFields,
-                            facts: &checked.facts))
+            for segment in batch.segments {
+                guard let file = segment.file else { continue }
+                var scanner =
+                    file.kind == .records
+                    ? file.recordType.flatMap { CanonicalRecordScanner(recordType: $0, zoneID: file.zoneID, fieldTypes: schema.recordTypes[$0]) }
+                    : nil
+                for index in segment.lines {
+                    let line = UnsafeRawBufferPointer(rebasing: buffer[batch.lines[index].range])
+                    if let key = scanner?.accept(line, index: index, into: &checked.facts) {
+                        checked.outcomes.append(LineOutcome(key: key))
+                    } else {
+                        checked.outcomes.append(
+                            check(
+                                line, index: index, number: batch.lines[index].number, file: file, json: &json,
+                                checkedFields: &checkedFields, facts: &checked.facts))
+                    }
                 }
             }
         }
