@@ -111,13 +111,13 @@ public final class BundleReader {
             } else if let digest = try asset.flatMap({ try metadata.assets.contains($0) ? $0 : nil }) ?? listed?.digest {
                 expected = digest
                 if let file = listed?.file {
-                    entry = BundleEntry(path: relative, kind: .records(file))
+                    entry = BundleEntry(path: relative, kind: .records(file), rank: listed?.rank)
                     limit = file.bytes
                 } else if let asset {
                     entry = BundleEntry(path: relative, kind: .asset(asset))
                     limit = max(0, metadata.bagInfo.payloadBytes - payloadBytes)
                 } else {
-                    entry = BundleEntry(path: relative, kind: .metadata)
+                    entry = BundleEntry(path: relative, kind: .metadata, rank: listed?.rank)
                     limit = Int64(BundleMetadata.sizeLimits[relative] ?? (64 << 20))
                 }
             } else {

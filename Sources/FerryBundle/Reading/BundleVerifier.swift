@@ -55,11 +55,12 @@ extension BundleReader {
 final class BundleVerifier: BundleVisitor {
     private(set) var report = VerificationReport()
     private let reader: BundleReader
-    /// Every record and deletion identity and DELETE_SELF reference, by line (a ``FileLine`` into ``recordFiles``), to
-    /// find duplicates and targets with too many DELETE_SELF references at the end, in bounded memory.
+    /// Every record and deletion identity and DELETE_SELF reference, by line, for the checks at the end.
+    ///
+    /// Duplicates and targets with too many DELETE_SELF references are found in bounded memory. A line's sequence is
+    /// its place in the scan (file by file); its location's file is the file's rank among the bundle's payload files,
+    /// which names it at the end.
     private let ledger: RecordLedger
-    /// The record files in the order scanned (in a scratch file when many); a ledger location's file is an index here.
-    private var recordFiles: RecordFileList.Builder
     /// The number of record files scanned so far.
     private var scannedFiles = 0
     /// The assets records reference, sorted at the end to find those the bundle lacks (in bounded memory).
@@ -76,7 +77,6 @@ final class BundleVerifier: BundleVisitor {
     init(reader: BundleReader, checksumsOnly: Bool, temporaryDirectory: String?) {
         self.reader = reader
         self.checksumsOnly = checksumsOnly
-        recordFiles = RecordFileList.Builder(temporaryDirectory: temporaryDirectory)
         ledger = RecordLedger(
             deleteSelfLimit: RecordValidator.Limits().maxDeleteSelfReferencesPerTarget, temporaryDirectory: temporaryDirectory)
         referencedAssets = ExternalSorter(
@@ -89,9 +89,8 @@ final class BundleVerifier: BundleVisitor {
     }
 
     func begin(_ entry: BundleEntry) throws {
-        guard case .records(let file) = entry.kind else { return }
+        guard case .records(let file) = entry.kind, let rank = entry.rank else { return }
         current = file
-        try recordFiles.append(file)
         scannedFiles += 1
         splitter = LineSplitter()
         if pipeline == nil {
@@ -101,7 +100,7 @@ final class BundleVerifier: BundleVisitor {
                 consume: { [unowned self] checked in try apply(checked) })
         }
         if batch == nil { batch = LineBatch() }
-        batch?.start(file, index: scannedFiles - 1)
+        batch?.start(file, scanIndex: scannedFiles - 1, rank: rank)
     }
 
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
@@ -112,7 +111,7 @@ final class BundleVerifier: BundleVisitor {
                 if let full = batch, full.isFull {
                     try pipeline?.submit(full)
                     batch = LineBatch()
-                    batch?.start(file, index: scannedFiles - 1)
+                    batch?.continueFile(of: full)
                 }
             }
         } catch let error as BundleError {
@@ -187,13 +186,11 @@ final class BundleVerifier: BundleVisitor {
         }
         let locations = resolution.overflows.map(\.location) + resolution.duplicates.map(\.location)
         guard !locations.isEmpty else { return }
-        // The files that hold those lines, picked out of the list of files scanned (a location's file is its place there).
-        let places = Set(locations.map(\.file))
+        // The files that hold those lines, picked out of the bundle's payload files by rank.
+        let ranks = Set(locations.map(\.file))
         var files: [Int: BundleManifest.RecordFile] = [:]
-        var place = 0
-        try recordFiles.finish().forEach { file in
-            if places.contains(place) { files[place] = file }
-            place += 1
+        try reader.metadata.payloadFiles.forEach { _, entry in
+            if ranks.contains(entry.rank) { files[entry.rank] = entry.file }
         }
         func file(_ location: FileLine) -> BundleManifest.RecordFile? { files[location.file] }
         var wanted: [String: Set<Int>] = [:]
@@ -237,15 +234,15 @@ final class BundleVerifier: BundleVisitor {
                 for message in checked.outcomes[index].failures { add(BundleError(.invalidRecord, message)) }
                 guard let key = checked.outcomes[index].key else { continue }
                 if checked.outcomes[index].isDeletion { report.deletionsChecked += 1 } else { report.recordsChecked += 1 }
-                // The line's place is also its sequence: it orders like the scan.
-                let place = FileLine(file: segment.fileIndex, line: checked.batch.lines[index].number)
-                try ledger.noteIdentity(key, type: 0, sequence: place.packed, at: place)
+                let line = checked.batch.lines[index].number
+                try ledger.noteIdentity(key, type: 0, sequence: segment.sequence(line), at: FileLine(file: segment.rank, line: line))
             }
             // The references are in line order.
             while let (index, target) = deleteSelf.first, index < segment.lines.upperBound {
                 deleteSelf.removeFirst()
-                let place = FileLine(file: segment.fileIndex, line: checked.batch.lines[index].number)
-                try ledger.noteReference(to: target, from: 0, deleteSelf: true, sequence: place.packed, at: place)
+                let line = checked.batch.lines[index].number
+                try ledger.noteReference(
+                    to: target, from: 0, deleteSelf: true, sequence: segment.sequence(line), at: FileLine(file: segment.rank, line: line))
             }
             for error in segment.after { add(error) }
         }
@@ -292,13 +289,17 @@ private struct LineBatch: Sendable {
     /// A stretch of lines of one file, or none (issues only).
     struct Segment: Sendable {
         var file: BundleManifest.RecordFile?
-        /// The file's place in the scan.
-        var fileIndex: Int
+        /// The file's place in the scan, and its rank among the payload files.
+        var scanIndex: Int
+        var rank: Int
         /// Its lines, as positions in ``LineBatch/lines``.
         var lines: Range<Int>
         /// Issues to report before the lines, and after them.
         var before: [BundleError] = []
         var after: [BundleError] = []
+
+        /// A line's sequence: it orders lines as the scan read them.
+        func sequence(_ line: Int) -> Int64 { FileLine(file: scanIndex, line: line).packed }
     }
 
     var segments: [Segment] = []
@@ -312,8 +313,14 @@ private struct LineBatch: Sendable {
     var isFull: Bool { bytes.count >= 1 << 20 || lines.count >= 4096 }
 
     /// Starts the lines of a file.
-    mutating func start(_ file: BundleManifest.RecordFile, index: Int) {
-        segments.append(Segment(file: file, fileIndex: index, lines: lines.count..<lines.count))
+    mutating func start(_ file: BundleManifest.RecordFile, scanIndex: Int, rank: Int) {
+        segments.append(Segment(file: file, scanIndex: scanIndex, rank: rank, lines: lines.count..<lines.count))
+    }
+
+    /// Goes on with the file whose lines ended a full batch.
+    mutating func continueFile(of full: LineBatch) {
+        guard let last = full.segments.last, let file = last.file else { return }
+        start(file, scanIndex: last.scanIndex, rank: last.rank)
     }
 
     mutating func append(_ line: UnsafeRawBufferPointer, number: Int) {
@@ -327,7 +334,7 @@ private struct LineBatch: Sendable {
     /// line so far.
     mutating func note(_ error: BundleError, after: Bool, ofFile: Bool) {
         if segments.isEmpty || (!ofFile && segments[segments.count - 1].file != nil) {
-            segments.append(Segment(file: nil, fileIndex: -1, lines: lines.count..<lines.count))
+            segments.append(Segment(file: nil, scanIndex: -1, rank: -1, lines: lines.count..<lines.count))
         }
         if after || !ofFile {
             segments[segments.count - 1].after.append(error)

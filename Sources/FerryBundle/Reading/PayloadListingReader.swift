@@ -37,17 +37,14 @@ package final class PayloadListingReader {
         let set = try ExternalSortedSet(taking: assets, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory) { twice in
             throw Self.listedTwice(BundleLayout.assetPath(twice))
         }
-        var table = SortedByteTable.Builder(prefix: Self.filesPrefix, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
-        var last: [UInt8]?
-        try files.forEachSorted { bytes in
-            var entry = ByteRecordReader(bytes)
-            let path = Array(try entry.key().utf8)
-            guard path != last else { throw Self.listedTwice(String(decoding: path, as: UTF8.self)) }
-            last = path
-            try path.withUnsafeBytes { try table.append(key: $0, value: entry.rest()) }
-        }
-        files.reset()
-        return PayloadListing(files: try table.finish(), assets: set, misnamedAsset: misnamedAsset)
+        let table = try SortedByteTable(
+            taking: files, prefix: Self.filesPrefix, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit,
+            split: { record in
+                var entry = ByteRecordReader(record)
+                return (Array(try entry.key().utf8), entry.rest())
+            },
+            repeated: { path in throw Self.listedTwice(String(decoding: path, as: UTF8.self)) })
+        return PayloadListing(files: table, assets: set, misnamedAsset: misnamedAsset)
     }
 
     private static func listedTwice(_ path: String) -> BundleError {

@@ -17,6 +17,8 @@ struct BundleEntry {
     /// The path relative to the bag's base directory.
     var path: String
     var kind: Kind
+    /// For a payload file other than an asset, its rank among them in path order (see ``PayloadFiles``).
+    var rank: Int?
 }
 
 /// What a scan does with the entries it reads: verify them, print them, extract them.

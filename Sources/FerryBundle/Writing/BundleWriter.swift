@@ -249,7 +249,7 @@ public final class BundleWriter {
             recordTypeOrder: ordering.order, dependencyCycles: ordering.cycles, files: records.files,
             assetCount: assets.count, assetBytes: assetBytes)
         let manifestFile = try GeneratedFile.manifest(manifest)
-        let schemaFile = try GeneratedFile { [schema] emit in try schema.writePretty(zones: records.forEachZone, emit) }
+        let schemaFile = try GeneratedFile { [schema] emit in try schema.writePretty(zones: records.zones.forEach, emit) }
 
         // Every payload file but the assets and the record files, for the payload manifest (made line by line
         // whenever it is needed).

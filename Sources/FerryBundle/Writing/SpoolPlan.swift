@@ -9,8 +9,9 @@ final class SpoolPlan {
     let files: RecordFileList
     /// Their total size.
     let bytes: Int64
+    /// The zones that have a file.
+    let zones: ZoneList
     private let steps: ByteRecordFile
-    private let zones: ExternalByteSorter
     private let paths: ExternalByteSorter
     private let logPath: String
     /// Holds the scratch files until the plan goes away.
@@ -28,17 +29,6 @@ final class SpoolPlan {
         paths = builder.paths
         directory = builder.directory
         self.logPath = logPath
-    }
-
-    /// Calls `body` with every zone that has a file, in order, each once.
-    func forEachZone(_ body: (ZoneID) throws -> Void) throws {
-        var last: [UInt8]?
-        try zones.forEachSorted { bytes in
-            if let last, bytes.elementsEqual(last) { return }
-            last = Array(bytes)
-            var reader = ByteRecordReader(bytes)
-            try body(ZoneID(zoneName: try reader.key(), ownerName: try reader.key()))
-        }
     }
 
     /// Calls `body` with every file's path and SHA-256, in path order (bytewise, as BagIt manifests are written).
@@ -109,7 +99,7 @@ final class SpoolPlan {
         fileprivate var files: RecordFileList.Builder
         fileprivate var bytes: Int64 = 0
         fileprivate let steps: ByteRecordFile
-        fileprivate let zones: ExternalByteSorter
+        fileprivate let zones: ZoneList
         fileprivate let paths: ExternalByteSorter
         fileprivate let directory: TemporaryDirectory
         private var record = ByteRecordWriter()
@@ -118,7 +108,7 @@ final class SpoolPlan {
             directory = try TemporaryDirectory(prefix: "ferry-plan", parent: temporaryDirectory)
             steps = try ByteRecordFile(path: directory.file("steps"))
             files = RecordFileList.Builder(temporaryDirectory: temporaryDirectory, memoryLimit: fileListMemoryLimit)
-            zones = ExternalByteSorter(memoryLimit: 2 << 20, prefix: "ferry-plan-zones", temporaryDirectory: temporaryDirectory)
+            zones = ZoneList(temporaryDirectory: temporaryDirectory)
             paths = ExternalByteSorter(memoryLimit: 2 << 20, prefix: "ferry-plan-paths", temporaryDirectory: temporaryDirectory)
         }
 
@@ -135,10 +125,7 @@ final class SpoolPlan {
             record.text(path)
             record.int64(size)
             try steps.append(record.bytes)
-            record.removeAll()
-            record.key(key.zoneID.zoneName)
-            record.key(key.zoneID.ownerName)
-            try zones.append(record.bytes)
+            try zones.append(key.zoneID)
             record.removeAll()
             record.key(path)
             digest.withUnsafeBytes { record.raw($0) }

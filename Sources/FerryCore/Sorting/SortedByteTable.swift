@@ -149,6 +149,34 @@ public final class SortedByteTable {
 }
 
 extension SortedByteTable {
+    /// Takes the records of a sorter, each split into a key and a value, keeping the first of each key; the sorter is
+    /// then reset.
+    /// - Parameters:
+    ///   - sorter: the records, which must order as their keys do.
+    ///   - prefix: the scratch directory's name, when the table goes to a file.
+    ///   - temporaryDirectory: where that directory goes (default `$TMPDIR`).
+    ///   - memoryLimit: about the most bytes of entries kept in memory.
+    ///   - split: a record's key and value.
+    ///   - repeated: called with the key of each record whose key occurs again.
+    /// - Throws: ``CoreError`` when a scratch file cannot be written or read, or what `split` or `repeated` throws.
+    public convenience init(
+        taking sorter: ExternalByteSorter, prefix: String, temporaryDirectory: String?, memoryLimit: Int = 1 << 20,
+        split: (UnsafeRawBufferPointer) throws -> (key: [UInt8], value: UnsafeRawBufferPointer),
+        repeated: ([UInt8]) throws -> Void = { _ in }
+    ) throws {
+        defer { sorter.reset() }
+        var builder = Builder(prefix: prefix, temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
+        var last: [UInt8]?
+        try sorter.forEachSorted { record in
+            let (key, value) = try split(record)
+            if key == last { return try repeated(key) }
+            last = key
+            try key.withUnsafeBytes { try builder.append(key: $0, value: value) }
+        }
+        let table = try builder.finish()
+        self.init(count: table.count, storage: table.storage)
+    }
+
     /// Gathers entries in ascending key order, moving them to a scratch file past a memory limit.
     public struct Builder {
         private var block = Block()

@@ -92,7 +92,7 @@ public struct TransferTally: Sendable {
     public let memoryRows: Int
     private let temporaryDirectory: String?
     /// The rows in memory, by (record type, zone name), each with its place in first-seen order.
-    private var rows: [(type: String, zone: String, row: Row, first: Int)] = []
+    private var rows: [Entry] = []
     private var index: [String: Int] = [:]
     /// The row counted last.
     private var lastRow: Int?
@@ -142,38 +142,44 @@ public struct TransferTally: Sendable {
             for entry in rows { try body(entry.type, entry.zone, entry.row) }
             return
         }
-        // Rows of one type and zone were moved out more than once: add them up, by key, then put them back in order.
-        let byKey = ExternalByteSorter(prefix: "ferry-tally", temporaryDirectory: temporaryDirectory)
-        try spill.rows.forEachSorted { try byKey.append($0) }
-        for entry in rows { try byKey.append(Self.record(entry)) }
+        // A type and zone may have rows in the scratch file and in memory: merge both streams by key (the rows in
+        // memory sorted as the file's are), add up each key's rows, then put them back in first-seen order.
+        let memory = rows.map(Self.record).sorted { a, b in a.withUnsafeBytes { a in b.withUnsafeBytes { ExternalByteSorter.precedes(a, $0) } } }
+        var nextInMemory = memory.startIndex
         let inOrder = ExternalByteSorter(prefix: "ferry-tally", temporaryDirectory: temporaryDirectory)
-        var current: (type: String, zone: String, row: Row, first: Int)?
+        var current: Entry?
         func finishCurrent() throws {
             guard let done = current else { return }
             var record = ByteRecordWriter()
             record.uint64(UInt64(done.first))
-            record.text(done.type)
-            record.text(done.zone)
-            for count in done.row.counts { record.uint64(UInt64(count)) }
+            record.raw(Self.record(done))
             try inOrder.append(record.bytes)
         }
-        try byKey.forEachSorted { bytes in
+        func add(_ bytes: UnsafeRawBufferPointer) throws {
             var reader = ByteRecordReader(bytes)
-            let entry = (type: try reader.key(), zone: try reader.key(), first: Int(try reader.uint64()), row: try Self.row(&reader))
+            let entry = try Self.entry(&reader)
             if let known = current, known.type == entry.type, known.zone == entry.zone {
                 current?.row.add(entry.row)
                 current?.first = min(known.first, entry.first)
             } else {
                 try finishCurrent()
-                current = (entry.type, entry.zone, entry.row, entry.first)
+                current = entry
             }
         }
+        try spill.rows.forEachSorted { bytes in
+            while nextInMemory < memory.endIndex, memory[nextInMemory].withUnsafeBytes({ ExternalByteSorter.precedes($0, bytes) }) {
+                try memory[nextInMemory].withUnsafeBytes(add)
+                nextInMemory += 1
+            }
+            try add(bytes)
+        }
+        for record in memory[nextInMemory...] { try record.withUnsafeBytes(add) }
         try finishCurrent()
-        byKey.reset()
         try inOrder.forEachSorted { bytes in
             var reader = ByteRecordReader(bytes)
             _ = try reader.uint64()
-            try body(try reader.text(), try reader.text(), try Self.row(&reader))
+            let entry = try Self.entry(&reader)
+            try body(entry.type, entry.zone, entry.row)
         }
     }
 
@@ -187,8 +193,11 @@ public struct TransferTally: Sendable {
         lastRow = nil
     }
 
+    /// A row with its record type and zone and its place in first-seen order.
+    private typealias Entry = (type: String, zone: String, row: Row, first: Int)
+
     /// A row as a scratch record: its type and zone as keys (so that records sort by them), its place, its counts.
-    private static func record(_ entry: (type: String, zone: String, row: Row, first: Int)) -> [UInt8] {
+    private static func record(_ entry: Entry) -> [UInt8] {
         var record = ByteRecordWriter()
         record.key(entry.type)
         record.key(entry.zone)
@@ -197,9 +206,12 @@ public struct TransferTally: Sendable {
         return record.bytes
     }
 
-    /// Reads the counts at the end of a scratch record.
-    private static func row(_ reader: inout ByteRecordReader) throws -> Row {
-        Row(counts: try (0..<8).map { _ in Int(try reader.uint64()) })
+    /// Reads a row ``record(_:)`` wrote.
+    private static func entry(_ reader: inout ByteRecordReader) throws -> Entry {
+        let type = try reader.key()
+        let zone = try reader.key()
+        let first = Int(try reader.uint64())
+        return (type, zone, Row(counts: try (0..<8).map { _ in Int(try reader.uint64()) }), first)
     }
 
     /// The rows moved out of memory.

@@ -1,11 +1,12 @@
 import FerryCore
 import FerryRecords
 
-/// The zones a bundle's schema lists, sorted and each once, in bounded memory whatever their number (an app with a
-/// zone per user or per share may have hundreds of thousands).
+/// The zones of a bundle, sorted and each once, in bounded memory whatever their number (an app with a zone per user
+/// or per share may have hundreds of thousands): those of its record files as the writer lists them in `schema.json`,
+/// those `schema.json` lists as a reader reads them.
 ///
-/// Zones are gathered as `schema.json` streams by and sorted the first time they are asked for, in the order the
-/// writer lists them: by zone name, then owner name, byte by byte.
+/// Zones are gathered in any order, with repeats, and sorted the first time they are asked for: by zone name, then
+/// owner name, byte by byte.
 public final class ZoneList {
     private let sorter: ExternalByteSorter
     private var table: SortedByteTable?
@@ -21,7 +22,7 @@ public final class ZoneList {
         sorter = ExternalByteSorter(memoryLimit: memoryLimit, prefix: "ferry-schema-zones", temporaryDirectory: temporaryDirectory)
     }
 
-    /// Adds a zone as listed.
+    /// Adds a zone.
     /// - Throws: ``CoreError`` when a scratch file cannot be written.
     func append(_ zone: ZoneID) throws {
         record.removeAll()
@@ -46,15 +47,9 @@ public final class ZoneList {
     /// The zones, sorted and each once.
     private func sorted() throws -> SortedByteTable {
         if let table { return table }
-        var builder = SortedByteTable.Builder(prefix: "ferry-schema-zones", temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit)
-        var last: [UInt8]?
-        try sorter.forEachSorted { bytes in
-            if let last, bytes.elementsEqual(last) { return }
-            last = Array(bytes)
-            try builder.append(key: bytes, value: UnsafeRawBufferPointer(start: nil, count: 0))
-        }
-        sorter.reset()
-        let sorted = try builder.finish()
+        let sorted = try SortedByteTable(
+            taking: sorter, prefix: "ferry-schema-zones", temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit,
+            split: { (Array($0), UnsafeRawBufferPointer(start: nil, count: 0)) })
         table = sorted
         return sorted
     }
