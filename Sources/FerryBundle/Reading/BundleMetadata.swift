@@ -34,22 +34,31 @@ package struct BundleMetadata {
     package struct Parsed<Value> {
         var digest: SHA256Digest
         var value: Result<Value, any Error>
+
+        /// A file parsed as it was read: its digest, and what `parse` gave.
+        init(digest: SHA256Digest, value: Result<Value, any Error>) {
+            self.digest = digest
+            self.value = value
+        }
+
+        /// A file whose bytes are all in memory, handed to `parse` piece by piece as if it were read.
+        init(bytes: [UInt8], parse: ((UnsafeMutableRawBufferPointer) throws -> Int) throws -> Value) {
+            digest = SHA256Hasher.digest(bytes)
+            value = Result { try parse(ByteArrayReader(bytes).read) }
+        }
     }
 
     /// Checks the files' contents and their agreement, from the files' bytes (the streamed ones' too).
     package init(files: [String: [UInt8]], archive: String) throws {
         let zones = ZoneList(temporaryDirectory: nil)
         let listing = files[BundleLayout.payloadManifestFile].map { bytes in
-            Parsed(
-                digest: SHA256Hasher.digest(bytes),
-                value: Result { try PayloadListingReader.read(ByteArrayReader(bytes).read, temporaryDirectory: nil) })
+            Parsed(bytes: bytes) { try PayloadListingReader.read($0, temporaryDirectory: nil) }
         }
         let manifest = files[BundleLayout.manifestFile].map { bytes in
-            Parsed(digest: SHA256Hasher.digest(bytes), value: Result { try BundleManifest(bytes: bytes) })
+            Parsed(bytes: bytes) { try BundleManifest(reading: $0) }
         }
         let schema = files[BundleLayout.schemaFile].map { bytes in
-            Parsed(
-                digest: SHA256Hasher.digest(bytes), value: Result { try RecordSchema(reading: ByteArrayReader(bytes).read) { try zones.append($0) } })
+            Parsed(bytes: bytes) { try RecordSchema(reading: $0) { try zones.append($0) } }
         }
         try self.init(
             files: files.filter { !Self.streamedFiles.contains($0.key) }, listing: listing, manifest: manifest, schema: schema,

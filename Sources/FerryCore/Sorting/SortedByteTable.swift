@@ -69,12 +69,12 @@ public final class SortedByteTable {
         return try block.withValue(at: position) { try body(firstRank + position, $0) }
     }
 
-    /// Calls ``find(_:_:)`` with the bytes of `key`.
+    /// Calls ``find(_:_:)`` with the bytes of `key`, in place when they are contiguous (a native string's UTF-8 is).
     public func find<Result>(
         _ key: some Collection<UInt8>, _ body: (_ rank: Int, _ value: UnsafeRawBufferPointer) throws -> Result
     ) throws -> Result? {
-        let bytes = Array(key)
-        return try bytes.withUnsafeBytes { try find($0, body) }
+        if let found = try key.withContiguousStorageIfAvailable({ try find(UnsafeRawBufferPointer($0), body) }) { return found }
+        return try Array(key).withUnsafeBytes { try find($0, body) }
     }
 
     /// Calls `body` with every entry's rank, key and value in key order (each valid only during its call).
