@@ -49,6 +49,25 @@ import Testing
         #expect(failure(scratch.file("rebuilt.tar.gz")) == nil)
     }
 
+    @Test func aBagRepackedWithItsTopDirectoryAsDotIsAccepted() throws {
+        // `tar -czf B -C DIR .` stores "./" first and every path under it; with the bag's directory or without.
+        let scratch = try validBag()
+        try TarBuilder().add("./", .directory).add("./bag/", .directory).addTree(scratch.file("bag"), prefix: "./bag")
+            .write(to: scratch.file("parent.tar.gz"))
+        #expect(failure(scratch.file("parent.tar.gz"), extractTo: scratch.file("out-parent")) == nil)
+        try TarBuilder().add("./", .directory).addTree(scratch.file("bag"), prefix: ".").write(to: scratch.file("flat.tar.gz"))
+        #expect(failure(scratch.file("flat.tar.gz"), extractTo: scratch.file("out-flat")) == nil)
+        #expect(FileManager.default.fileExists(atPath: scratch.file("out-flat/bagit.txt")))
+    }
+
+    @Test(arguments: [".", "./", "bag/."])
+    func refusesADotThatIsNotTheTopDirectory(path: String) throws {
+        // Only a directory may name the archive's top; a file there, or a "." below it, names nothing safely.
+        let scratch = try validBag()
+        try tar(of: scratch).add(path, .file(Data("x".utf8))).write(to: scratch.file("dot.tar.gz"))
+        #expect(failure(scratch.file("dot.tar.gz")) == .unsafeEntry)
+    }
+
     @Test(arguments: [
         ("../evil.txt", BundleError.Code.unsafeEntry),
         ("bag/../../evil.txt", .unsafeEntry),

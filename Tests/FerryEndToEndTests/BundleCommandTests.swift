@@ -34,6 +34,24 @@ import Testing
         #expect(again.errors.contains("already exists"))
     }
 
+    @Test func acceptsABundleRepackedWithPlainTar() throws {
+        // A user unpacks a bundle, looks inside, and packs it again with `tar -C DIR .`: entries start with "./".
+        let scratch = try Scratch()
+        try packedSample(scratch)
+        try FileManager.default.createDirectory(atPath: scratch.file("tree"), withIntermediateDirectories: false)
+        #expect(try ferry(["unpack", "cars.tar.gz", "tree/bag"], in: scratch.path).status == 0)
+        for (name, directory) in [("parent.tar.gz", "tree"), ("flat.tar.gz", "tree/bag")] {
+            let tar = try ProcessResult.run("/usr/bin/tar", ["-czf", scratch.file(name), "-C", scratch.file(directory), "."])
+            #expect(tar.status == 0, "\(tar.errors)")
+            let verify = try ferry(["verify", name], in: scratch.path)
+            #expect(verify.status == 0, "\(name): \(verify.errors)")
+            let cat = try ferry(["cat", name], in: scratch.path)
+            let original = try ferry(["cat", "cars.tar.gz"], in: scratch.path)
+            // tar stores the files in directory order, so the records come in another file order.
+            #expect(cat.output.split(separator: "\n").sorted() == original.output.split(separator: "\n").sorted())
+        }
+    }
+
     @Test func exitsSixtyFiveOnADamagedBundleAndSaysWhy() throws {
         let scratch = try Scratch()
         try packedSample(scratch)

@@ -80,7 +80,7 @@ public final class BundleReader {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while let header = try source.nextEntry() {
-            guard let relative = try relativePath(header.path) else { continue }
+            guard let relative = try relativePath(header) else { continue }
             let asset = BundleLayout.assetDigest(inPath: relative)
             var listed: PayloadFiles.Entry?
             if let asset {
@@ -206,9 +206,10 @@ public final class BundleReader {
         isDirectory ? try DirectoryEntrySource(root: path) : try ArchiveReader(path: path)
     }
 
-    /// The path inside the bag, or `nil` for the base directory itself.
-    private func relativePath(_ raw: String) throws -> String? {
-        let normalized = try EntryPath.normalize(raw, archive: path)
+    /// The path inside the bag, or `nil` for the base directory itself (or the archive's top directory above it).
+    private func relativePath(_ header: BundleEntryHeader) throws -> String? {
+        let raw = header.path
+        guard let normalized = try EntryPath.normalize(raw, isDirectory: header.type == .directory, archive: path) else { return nil }
         if base.isEmpty { return normalized }
         if normalized == base { return nil }
         guard normalized.hasPrefix(base + "/") else {
@@ -250,7 +251,10 @@ public final class BundleReader {
         var base: String?
         var read = MetadataFiles(zones: ZoneList(temporaryDirectory: temporaryDirectory, memoryLimit: memoryLimit))
         while let header = try source.nextEntry() {
-            let normalized = try EntryPath.normalize(header.path, archive: path)
+            guard let normalized = try EntryPath.normalize(header.path, isDirectory: header.type == .directory, archive: path) else {
+                try source.skip()
+                continue
+            }
             if base == nil {
                 // The bag's base directory is the first component of the first entry (RFC 8493 §4.2), or none.
                 if let slash = normalized.firstIndex(of: "/") {

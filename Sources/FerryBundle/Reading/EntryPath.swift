@@ -2,7 +2,10 @@
 enum EntryPath {
     /// The path with a leading `./` and a trailing `/` removed, or an error if it is unsafe: absolute, with `..`,
     /// `.` or empty components, backslashes or NUL bytes.
-    static func normalize(_ raw: String, archive: String) throws -> String {
+    ///
+    /// - Returns: `nil` for the archive's own top directory (`./` or `.`), which `tar -czf B.tar.gz -C DIR .` stores
+    ///   first: there is nothing to check in it, and it names nothing inside the bag.
+    static func normalize(_ raw: String, isDirectory: Bool, archive: String) throws -> String? {
         var path = Substring(raw)
         while path.hasPrefix("./") { path = path.dropFirst(2) }
         while path.hasSuffix("/") { path = path.dropLast() }
@@ -10,6 +13,7 @@ enum EntryPath {
             BundleError(.unsafeEntry, "\(archive): entry \"\(raw)\" \(why); the bundle was refused and nothing was written")
         }
         if raw.hasPrefix("/") { throw refuse("is an absolute path") }
+        if isDirectory, path.isEmpty || path == "." { return nil }
         if path.isEmpty { throw refuse("has an empty name") }
         if path.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "\\") }) { throw refuse("contains a backslash or NUL byte") }
         // Over the bytes, without splitting (every entry of a bundle comes through here): each component's length,
