@@ -209,6 +209,26 @@ import Testing
         #expect(failure(scratch.file("empty.tar.gz")) != nil)
     }
 
+    @Test func namesACompressionFerryDoesNotRead() throws {
+        let scratch = try Scratch()
+        // xz's magic number, then anything: libarchive is not asked to read it.
+        try scratch.write("b.tar.xz", Data([0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00] + (0..<200).map { UInt8($0) }))
+        #expect(throws: BundleError.self) {
+            do { _ = try BundleReader(path: scratch.file("b.tar.xz")) } catch let error as BundleError {
+                #expect(error.code == .notABundle)
+                #expect(error.message.contains("compressed with xz, which Ferry does not read"))
+                #expect(error.message.contains("xz -dk \(scratch.file("b.tar.xz"))"))
+                throw error
+            }
+        }
+        // A bundle decompressed to a plain tar is read.
+        _ = try TestBundles.write(
+            BundleRoundTripTests.changes(assets: scratch.file("assets")), to: scratch.file("b.tar.gz"), assetDirectory: scratch.file("assets"))
+        let plain = try ProcessResult.run("/usr/bin/gzip", ["-dk", scratch.file("b.tar.gz")])
+        #expect(plain.status == 0, "\(plain.errors)")
+        #expect(failure(scratch.file("b.tar")) == nil)
+    }
+
     @Test func refusesRecordsEditedWithMatchingChecksums() throws {
         // A bag whose checksums were recomputed after an edit: BagIt accepts it, Ferry's record checks do not.
         let scratch = try validBag()

@@ -35,6 +35,12 @@ final class ArchiveReader {
             archive_read_free(handle)
             isOpen = false
             if let error = Self.fileError(path) { throw error }
+            if let other = Self.otherCompression(path) {
+                throw BundleError(
+                    .notABundle,
+                    "\(path): compressed with \(other.name), which Ferry does not read; bundles are .tar.gz, .tar.zst, .zip or a plain .tar (decompress it first: \(other.command) \(path))"
+                )
+            }
             throw BundleError(.notABundle, "\(path): not a tar or zip archive, or it is truncated (\(message))")
         }
     }
@@ -89,6 +95,24 @@ final class ArchiveReader {
         guard archive_read_data_skip(handle) >= ARCHIVE_WARN else {
             throw BundleError(.corruptArchive, "\(path): \(ArchiveStatus.message(handle)); the archive is damaged or truncated")
         }
+    }
+
+    /// Compressions other archivers use that Ferry leaves disabled, by their magic numbers: named in the error, so
+    /// that a bundle repacked with `tar -cJf` is not called "not an archive".
+    private static let otherCompressions: [(name: String, magic: [UInt8], command: String)] = [
+        ("xz", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00], "xz -dk"),
+        ("bzip2", Array("BZh".utf8), "bzip2 -dk"),
+        ("lz4", [0x04, 0x22, 0x4D, 0x18], "lz4 -d"),
+        ("7-Zip", [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C], "7z x"),
+    ]
+
+    /// The compression the file starts with, if it is one of ``otherCompressions``.
+    private static func otherCompression(_ path: String) -> (name: String, command: String)? {
+        guard let file = try? InputFile(path: path) else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 8)
+        let count = (try? buffer.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) ?? 0
+        let head = buffer.prefix(count)
+        return otherCompressions.first { head.starts(with: $0.magic) }.map { ($0.name, $0.command) }
     }
 
     private static func fileError(_ path: String) -> (any Error)? {
