@@ -149,6 +149,56 @@ import Testing
         #expect(rejects.allSatisfy { $0.contains(#""rule":"duplicate""#) })
     }
 
+    @Test func readsCloudKitResponsesArraysAndPrettyPrintedRecords() throws {
+        // The sample's lines as CloudKit Web Services returns records, as an array, and pretty-printed one after
+        // another: each gives the same bundle contents as the NDJSON.
+        let scratch = try Scratch()
+        let lines = String(decoding: try Data(contentsOf: URL(fileURLWithPath: Sample.records)), as: UTF8.self)
+            .split(separator: "\n").filter { !$0.isEmpty }
+        let pretty = try lines.map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted]), as: UTF8.self)
+        }
+        try scratch.write(
+            "response.json", "{\n\"syncToken\": \"t]\",\n\"records\": [\n" + pretty.joined(separator: ",\n") + "\n],\n\"moreComing\": false}\n")
+        try scratch.write("array.json", "[" + lines.joined(separator: ",\n") + "]")
+        try scratch.write("pretty.json", pretty.joined(separator: "\n"))
+        let reference = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "ndjson.tar.gz", "-q"], in: scratch.path)
+        #expect(reference.status == 0, "\(reference.errors)")
+        let expected = try ferry(["cat", "ndjson.tar.gz"], in: scratch.path).output
+        for name in ["response.json", "array.json", "pretty.json"] {
+            let pack = try ferry(["pack", name, "--assets", Sample.assets, "-o", "\(name).tar.gz", "-q"], in: scratch.path)
+            #expect(pack.status == 0, "\(name): \(pack.errors)")
+            #expect(try ferry(["cat", "\(name).tar.gz"], in: scratch.path).output == expected, "\(name)")
+        }
+        let piped = try ferry(
+            ["pack", "-", "--assets", Sample.assets, "-o", "stdin.tar.gz", "-q"], in: scratch.path, input: try scratch.read("response.json"))
+        #expect(piped.status == 0, "\(piped.errors)")
+        #expect(try ferry(["cat", "stdin.tar.gz"], in: scratch.path).output == expected)
+    }
+
+    @Test func namesTheLineOfABadRecordInADocumentAndStopsAtABrokenOne() throws {
+        let scratch = try Scratch()
+        try scratch.write(
+            "records.json",
+            """
+            [
+              {"recordName": "Car.1", "recordType": "Car", "fields": {}},
+              {"recordName": "_bad",
+               "recordType": "Car", "fields": {}}
+            ]
+            """)
+        let result = try ferry(["pack", "records.json", "-o", "out.tar.gz", "--reject-file", "rejects.jsonl", "-q"], in: scratch.path)
+        #expect(result.status == 1)
+        let reject = try JSONParser.parse(String(decoding: try scratch.read("rejects.jsonl"), as: UTF8.self).trimmingCharacters(in: .newlines))
+        #expect(reject.objectValue?["line"]?.int64Value == 3)
+        try scratch.write("broken.json", "[\n{\"recordName\": \"a\", \"recordType\": \"T\", \"fields\": {}}\n{\"recordName\": \"b\"}\n]")
+        let broken = try ferry(["pack", "broken.json", "-o", "broken.tar.gz"], in: scratch.path)
+        #expect(broken.status == 65)
+        #expect(broken.errors.contains("broken.json: line 3, byte 55: expected \",\" or \"]\" after a record in the array"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("broken.tar.gz")))
+    }
+
     @Test func readsStandardInput() throws {
         let scratch = try Scratch()
         let input = Data(#"{"recordName":"a","recordType":"T","fields":{}}"#.utf8)

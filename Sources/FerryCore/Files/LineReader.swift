@@ -26,16 +26,21 @@ public final class LineReader {
         case tooLong(Position, length: Int)
     }
 
-    private let file: InputFile
-    private let maxLineLength: Int
-    private var buffer: UnsafeMutableRawBufferPointer
-    private var start = 0
-    private var end = 0
-    private var atEOF = false
-    private var lineNumber = 0
-    private var consumed: Int64 = 0
+    // Not private: ``nextRecordText()`` (in its own file) reads JSON documents through the same buffer.
+    let file: InputFile
+    let maxLineLength: Int
+    var buffer: UnsafeMutableRawBufferPointer
+    var start = 0
+    var end = 0
+    var atEOF = false
+    var lineNumber = 0
+    var consumed: Int64 = 0
     /// Whether a byte order mark at the start is yet to be looked for.
-    private var looksForByteOrderMark: Bool
+    var looksForByteOrderMark: Bool
+    /// How ``nextRecordText()`` cuts the file, once it has looked at its start.
+    var recordLayout: RecordLayout?
+    /// Where ``nextRecordText()`` is in a JSON document.
+    var document = DocumentState()
 
     /// Opens a file for line reading.
     /// - Parameters:
@@ -99,7 +104,7 @@ public final class LineReader {
     }
 
     /// Skips `EF BB BF` at the start of the file.
-    private func skipByteOrderMark() throws {
+    func skipByteOrderMark() throws {
         looksForByteOrderMark = false
         while end - start < 3, !atEOF { try refill() }
         guard end - start >= 3, buffer[start] == 0xEF, buffer[start + 1] == 0xBB, buffer[start + 2] == 0xBF else { return }
@@ -107,14 +112,14 @@ public final class LineReader {
         consumed += 3
     }
 
-    private func findNewline(from index: Int) -> Int? {
+    func findNewline(from index: Int) -> Int? {
         guard end > index, let base = buffer.baseAddress else { return nil }
         guard let found = memchr(base + index, 0x0A, end - index) else { return nil }
         return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
     }
 
     /// Moves pending bytes to the front, grows the buffer if it is full, and reads more.
-    private func refill() throws {
+    func refill() throws {
         if start > 0 {
             if end > start, let base = buffer.baseAddress { memmove(base, base + start, end - start) }
             end -= start

@@ -1,10 +1,12 @@
 import FerryCore
 
-/// Reads records and deletions from an NDJSON file of CloudKit record dictionaries, one per line.
+/// Reads records and deletions from an NDJSON file of CloudKit record dictionaries, one per line, or from a JSON
+/// document of them (an array, a CloudKit response's `records`, records one after another: see
+/// ``LineReader/nextRecordText()``); a document's records are handed over as lines are.
 ///
 /// A bad line never stops the read: it is handed over as ``Item/invalid(_:_:text:)`` with its position, so callers
-/// can reject it and go on. Blank lines are skipped, and so is a UTF-8 byte order mark that starts the file. Memory
-/// is bounded by the longest line allowed.
+/// can reject it and go on (a document broken between its records does stop it). Blank lines are skipped, and so is
+/// a UTF-8 byte order mark that starts the file. Memory is bounded by the longest line allowed.
 public struct NDJSONRecordReader {
     /// One line's outcome.
     public enum Item: Sendable {
@@ -116,7 +118,7 @@ private struct LineBatch: Sendable {
     static func read(from reader: LineReader) throws -> LineBatch? {
         var batch = LineBatch()
         batch.bytes.reserveCapacity(256 << 10)
-        while batch.bytes.count < 256 << 10, batch.entries.count < 1024, let line = try reader.nextLine() {
+        while batch.bytes.count < 256 << 10, batch.entries.count < 1024, let line = try reader.nextRecordText() {
             switch line {
             case .bytes(let bytes, let position):
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }

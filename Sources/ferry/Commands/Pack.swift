@@ -4,19 +4,21 @@ import FerryCore
 import FerryRecords
 import Foundation
 
-/// `ferry pack`: build a bundle from NDJSON files of CloudKit record dictionaries.
+/// `ferry pack`: build a bundle from files of CloudKit record dictionaries (NDJSON or JSON documents).
 struct Pack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Build a bundle from NDJSON files of records in CloudKit's JSON form.",
+        abstract: "Build a bundle from files of records in CloudKit's JSON form.",
         discussion: """
-            Each input line is a CloudKit record dictionary ({"recordName", "recordType", "zoneID", "fields"}); \
-            a line with "deleted": true is a deletion. An ASSET field's value {"path": "photos/1.jpg"} names a file \
-            under --assets. Records that break CloudKit's rules are rejected (exit 1) and listed in --reject-file.
+            Each record is a CloudKit record dictionary ({"recordName", "recordType", "zoneID", "fields"}); one \
+            with "deleted": true is a deletion. Files are NDJSON (a record per line) or JSON documents: arrays of \
+            records, CloudKit responses ({"records": [...]}), or records pretty-printed one after another. An \
+            ASSET field's value {"path": "photos/1.jpg"} names a file under --assets. Records that break CloudKit's \
+            rules are rejected (exit 1) and listed in --reject-file.
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "NDJSON files of records ('-' for standard input).")
+    @Argument(help: "Files of records: NDJSON or JSON documents ('-' for standard input).")
     var records: [String]
 
     @Option(name: [.short, .long], help: "The bundle to write: .tar.gz, .tar.zst or .zip.")
