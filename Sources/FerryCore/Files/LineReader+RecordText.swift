@@ -255,7 +255,11 @@ extension LineReader {
 
     /// Consumes the buffered bytes up to `index`, counting their lines.
     private func advance(to index: Int) {
-        for byte in UnsafeRawBufferPointer(rebasing: buffer[start..<index]) where byte == 0x0A { lineNumber += 1 }
+        var next = start
+        while let newline = findNewline(from: next), newline < index {
+            lineNumber += 1
+            next = newline + 1
+        }
         consumed += Int64(index - start)
         start = index
     }

@@ -32,8 +32,15 @@ public struct JSONValueBoundary: Sendable {
     /// - Returns: the index in `bytes` just past the value's last byte, or `nil` when the bytes end first (scan the
     ///   bytes that follow them next).
     public mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int? {
-        for index in bytes.indices {
+        var index = 0
+        while index < bytes.count {
+            if inString, !escaped {
+                // A word at a time over the string's plain bytes: strings are most of a record.
+                index = JSONStringBytes.skipPlainWords(bytes, from: index, asciiOnly: false).offset
+                guard index < bytes.count else { break }
+            }
             let byte = bytes[index]
+            index += 1
             if inString {
                 if escaped {
                     escaped = false
@@ -41,12 +48,12 @@ public struct JSONValueBoundary: Sendable {
                     escaped = true
                 } else if byte == Self.quote {
                     inString = false
-                    if depth == 0 { return index + 1 }
+                    if depth == 0 { return index }
                 }
                 continue
             }
             if scalar {
-                if Self.endsScalar(byte) { return index }
+                if Self.endsScalar(byte) { return index - 1 }
                 continue
             }
             switch byte {
@@ -59,7 +66,7 @@ public struct JSONValueBoundary: Sendable {
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 depth -= 1
                 started = true
-                if depth <= 0 { return index + 1 }
+                if depth <= 0 { return index }
             case 0x20, 0x09, 0x0A, 0x0D:
                 continue
             default:
