@@ -60,6 +60,19 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: scratch.file("out-flat/bagit.txt")))
     }
 
+    @Test func theResourceForksFinderAddsBesideABagAreIgnored() throws {
+        // macOS's Finder compresses a folder with a __MACOSX/ tree of "._" files beside it; they name nothing in the bag.
+        let scratch = try validBag()
+        try TarBuilder().add("__MACOSX/bag/._bagit.txt", .file(Data([0, 5, 22, 7]))).addTree(scratch.file("bag"), prefix: "bag")
+            .add("__MACOSX/", .directory).add("__MACOSX/bag/data/._manifest.json", .file(Data([0, 5, 22, 7])))
+            .write(to: scratch.file("finder.tar.gz"))
+        #expect(failure(scratch.file("finder.tar.gz"), extractTo: scratch.file("out")) == nil)
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out/__MACOSX")))
+        // Still checked as any path is.
+        try tar(of: scratch).add("__MACOSX/../../evil.txt", .file(Data("x".utf8))).write(to: scratch.file("evil.tar.gz"))
+        #expect(failure(scratch.file("evil.tar.gz")) == .unsafeEntry)
+    }
+
     @Test(arguments: [".", "./", "bag/."])
     func refusesADotThatIsNotTheTopDirectory(path: String) throws {
         // Only a directory may name the archive's top; a file there, or a "." below it, names nothing safely.

@@ -3,8 +3,10 @@ enum EntryPath {
     /// The path with a leading `./` and a trailing `/` removed, or an error if it is unsafe: absolute, with `..`,
     /// `.` or empty components, backslashes or NUL bytes.
     ///
-    /// - Returns: `nil` for the archive's own top directory (`./` or `.`), which `tar -czf B.tar.gz -C DIR .` stores
-    ///   first: there is nothing to check in it, and it names nothing inside the bag.
+    /// - Returns: `nil` for what names nothing inside the bag: the archive's own top directory (`./` or `.`), which
+    ///   `tar -czf B.tar.gz -C DIR .` stores first, and the `__MACOSX/` tree of resource forks that macOS's Finder
+    ///   adds beside the bag when it compresses one (extracted, it lies outside the bag, which BagIt validators
+    ///   accept too). Such a path is still checked first: `__MACOSX/../x` is refused.
     static func normalize(_ raw: String, isDirectory: Bool, archive: String) throws -> String? {
         var path = Substring(raw)
         while path.hasPrefix("./") { path = path.dropFirst(2) }
@@ -35,6 +37,9 @@ enum EntryPath {
             }
         }
         try endComponent()
+        if path == Self.macOSMetadata || path.hasPrefix(Self.macOSMetadata + "/") { return nil }
         return String(path)
     }
+
+    private static let macOSMetadata = "__MACOSX"
 }
