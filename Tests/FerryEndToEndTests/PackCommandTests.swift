@@ -199,6 +199,33 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("broken.tar.gz")))
     }
 
+    @Test func namesWhatAFileIsWhenItIsNoRecordsAndWritesNothing() throws {
+        let scratch = try Scratch()
+        let pack = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "cars.tar.gz", "-q"], in: scratch.path)
+        #expect(pack.status == 0, "\(pack.errors)")
+        try scratch.write("utf16.json", Data([0xFF, 0xFE, 0x7B, 0x00, 0x7D, 0x00]))
+        try scratch.write("binary.ndjson", Data([0x7B, 0x00, 0x01, 0x02]))
+        let cases = [
+            ("cars.tar.gz", "cars.tar.gz is gzip-compressed, not CloudKit records in JSON: if it is a bundle, read it with `ferry ls`"),
+            ("utf16.json", "utf16.json is UTF-16 text, not CloudKit records in JSON: convert it to UTF-8: iconv -f UTF-16 -t UTF-8 utf16.json"),
+            ("binary.ndjson", "binary.ndjson is binary data (a NUL byte at offset 1)"),
+            (
+                "\(Sample.directory)/store/CarsTrucksBuses.sqlite",
+                "is an SQLite database, not CloudKit records in JSON: a Core Data store is read by `ferry copy"
+            ),
+        ]
+        for (input, message) in cases {
+            let result = try ferry(["pack", input, "-o", "out.tar.gz", "--reject-file", "rejects.jsonl"], in: scratch.path)
+            #expect(result.status == 65, "\(input)")
+            #expect(result.errors.contains(message), "\(result.errors)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.gz")))
+            #expect(!FileManager.default.fileExists(atPath: scratch.file("rejects.jsonl")))
+        }
+        let piped = try ferry(["pack", "-", "-o", "out.tar.gz"], in: scratch.path, input: try scratch.read("cars.tar.gz"))
+        #expect(piped.status == 65)
+        #expect(piped.errors.contains("is gzip-compressed"))
+    }
+
     @Test func readsStandardInput() throws {
         let scratch = try Scratch()
         let input = Data(#"{"recordName":"a","recordType":"T","fields":{}}"#.utf8)

@@ -62,6 +62,14 @@ public final class LineReader {
         buffer.deallocate()
     }
 
+    /// The file's first bytes (up to `count`, fewer only when the file is shorter), without consuming them: for
+    /// recognizing what a file is before reading it, standard input too.
+    public func prefix(_ count: Int) throws -> [UInt8] {
+        let wanted = min(count, maxLineLength)
+        while end - start < wanted, !atEOF { try refill() }
+        return Array(UnsafeRawBufferPointer(rebasing: buffer[start..<min(end, start + wanted)]))
+    }
+
     /// Calls `body` for every line, in order.
     public func forEachLine(_ body: (Line) throws -> Void) throws {
         while let line = try nextLine() { try body(line) }

@@ -59,7 +59,8 @@ public struct NDJSONRecordReader {
     }
 
     /// Calls `body` for every non-blank line, in order.
-    /// - Throws: ``CoreError`` when the file cannot be read; whatever `body` throws.
+    /// - Throws: ``CoreError`` when the file cannot be read, ``RecordError`` when it is not text (compressed, an
+    ///   archive, a database: ``RecordFileSignature``); whatever `body` throws.
     public func forEach(_ body: (Item) throws -> Void) throws {
         try forEach(workers: 1, transform: { $0 }, consume: body)
     }
@@ -68,7 +69,8 @@ public struct NDJSONRecordReader {
     /// results to `consume` in input order on the calling thread.
     ///
     /// Lines travel in batches of about a megabyte, and only a few batches are in flight, so memory stays bounded.
-    /// - Throws: ``CoreError`` when the file cannot be read; whatever `consume` throws.
+    /// - Throws: ``CoreError`` when the file cannot be read, ``RecordError`` when it is not text; whatever `consume`
+    ///   throws.
     public func forEach<Output: Sendable>(
         workers: Int, transform: @escaping @Sendable (consuming Item) -> Output, consume: (Output) throws -> Void
     ) throws {
@@ -82,6 +84,9 @@ public struct NDJSONRecordReader {
         consume: (Output) throws -> Void
     ) throws {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: true)
+        if let problem = RecordFileSignature.problem(prefix: try reader.prefix(RecordFileSignature.length), path: path) {
+            throw RecordError(.invalidJSON, at: "", problem)
+        }
         let decoder = self.decoder
         let limit = maxLineLength
         // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer is the
