@@ -98,6 +98,13 @@ import Testing
         (#"[]"#, "", "expected a record object"),
         (#"{"recordType":"T"}"#, "recordName", "missing"),
         (#"{"recordName":"a","recordType":"T","feilds":{}}"#, "feilds", "unknown record key"),
+        // What CloudKit puts in a response's "records" where a record failed.
+        (
+            #"{"recordName":"a","reason":"Record not found","serverErrorCode":"NOT_FOUND"}"#, "",
+            "CloudKit answered with the error NOT_FOUND (Record not found) here instead of a record"
+        ),
+        (#"{"serverErrorCode":"ZONE_NOT_FOUND"}"#, "", "the error ZONE_NOT_FOUND here"),
+        (#"{"recordName":"a","recordType":"T","reason":"x"}"#, "reason", "unknown record key"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1,"type":"STRNG"}}}"#, "fields.x.type", "unknown type tag"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"INT64"}}}"#, "fields.x.value", "whole number for INT64"),
         (#"{"recordName":"a","recordType":"T","fields":{"x":{"value":1.5,"type":"TIMESTAMP"}}}"#, "fields.x.value", "whole milliseconds"),

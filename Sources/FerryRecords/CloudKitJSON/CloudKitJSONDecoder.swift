@@ -76,6 +76,12 @@ public struct CloudKitJSONDecoder: Sendable {
 
     // MARK: - Records
 
+    private static func unknownKey(_ key: String) -> RecordError {
+        RecordError(
+            .invalidRecord, at: key,
+            "unknown record key; expected recordName, recordType, zoneID, fields, recordChangeTag, created, modified or deleted")
+    }
+
     private func decodeRecord(_ scanner: inout JSONScanner) throws -> RecordChange {
         let kind = try scanner.peek()
         guard kind == .object else { throw RecordError(.invalidRecord, at: "", "expected a record object, found \(kind.name)") }
@@ -87,6 +93,8 @@ public struct CloudKitJSONDecoder: Sendable {
         var system = SystemFields()
         var decoded: DecodedFields?
         var seen: UInt16 = 0
+        /// The `reason` of a CloudKit error entry, which a response's `records` holds where a record failed.
+        var errorReason: String?
         var first = true
         while let key = try scanner.nextRawKey(&first) {
             // Each known key has a bit, so a repeated key is caught without hashing.
@@ -132,13 +140,21 @@ public struct CloudKitJSONDecoder: Sendable {
                         "CloudKit sharing (parent/share) is not supported yet; remove the key to copy the record without it")
                 }
                 try scanner.null()
-            default:
+            case "reason":
+                try once(1 << 9)
+                errorReason = try string(&scanner, path: key.string)
+            case "serverErrorCode":
+                let code = try string(&scanner, path: key.string)
                 throw RecordError(
-                    .invalidRecord, at: key.string,
-                    "unknown record key; expected recordName, recordType, zoneID, fields, recordChangeTag, created, modified or deleted")
+                    .invalidRecord, at: "",
+                    "CloudKit answered with the error \(code)\(errorReason.map { " (\($0))" } ?? "") here instead of a record; fetch the record again, or leave the entry out"
+                )
+            default:
+                throw Self.unknownKey(key.string)
             }
         }
         try scanner.finish()
+        if errorReason != nil { throw Self.unknownKey("reason") }
         guard let recordName else { throw RecordError(.invalidRecord, at: "recordName", "missing; expected a string") }
         guard let recordType else { throw RecordError(.invalidRecord, at: "recordType", "missing; expected a string") }
         let zoneID = zone ?? .default
