@@ -38,10 +38,10 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Zstandard, through a system-library shim: a .tar.zst bundle's multi-threaded compressor with small jobs.
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
-        // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files.
+        // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files, compressed inputs.
         .target(
             name: "FerryCore",
-            dependencies: ["CMalloc", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CMalloc", "CZlib", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The neutral record model: records, field values, CloudKit JSON, canonical form, validation, schema.
         .target(name: "FerryRecords", dependencies: ["FerryCore"]),

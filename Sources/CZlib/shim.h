@@ -6,4 +6,9 @@
 static inline int CZlib_inflateInitRaw(z_streamp stream) {
     return inflateInit2(stream, -15);
 }
+
+// A gzip stream (RFC 1952): 15 window bits plus 16 for the gzip wrapper.
+static inline int CZlib_inflateInitGzip(z_streamp stream) {
+    return inflateInit2(stream, 15 + 16);
+}
 #endif

@@ -206,7 +206,8 @@ import Testing
         try scratch.write("utf16.json", Data([0xFF, 0xFE, 0x7B, 0x00, 0x7D, 0x00]))
         try scratch.write("binary.ndjson", Data([0x7B, 0x00, 0x01, 0x02]))
         let cases = [
-            ("cars.tar.gz", "cars.tar.gz is gzip-compressed, not CloudKit records in JSON: if it is a bundle, read it with `ferry ls`"),
+            // Decompressed first (a compressed NDJSON file is read as its content): a tar.
+            ("cars.tar.gz", "cars.tar.gz is a zip or tar archive, not CloudKit records in JSON: if it is a bundle, read it with `ferry ls`"),
             ("utf16.json", "utf16.json is UTF-16 text, not CloudKit records in JSON: convert it to UTF-8: iconv -f UTF-16 -t UTF-8 utf16.json"),
             ("binary.ndjson", "binary.ndjson is binary data (a NUL byte at offset 1)"),
             (
@@ -223,7 +224,26 @@ import Testing
         }
         let piped = try ferry(["pack", "-", "-o", "out.tar.gz"], in: scratch.path, input: try scratch.read("cars.tar.gz"))
         #expect(piped.status == 65)
-        #expect(piped.errors.contains("is gzip-compressed"))
+        #expect(piped.errors.contains("is a zip or tar archive"))
+    }
+
+    @Test func readsCompressedRecordFiles() throws {
+        let scratch = try Scratch()
+        let reference = try ferry(["pack", Sample.records, "--assets", Sample.assets, "-o", "ndjson.tar.gz", "-q"], in: scratch.path)
+        #expect(reference.status == 0, "\(reference.errors)")
+        let expected = try ferry(["cat", "ndjson.tar.gz"], in: scratch.path).output
+        for tool in ["gzip", "zstd"] {
+            let compressed = try ProcessResult.run("/usr/bin/\(tool)", ["-c", Sample.records])
+            let input = try scratch.write("records.ndjson.\(tool)", compressed.stdout)
+            let pack = try ferry(["pack", input, "--assets", Sample.assets, "-o", "\(tool).tar.gz", "-q"], in: scratch.path)
+            #expect(pack.status == 0, "\(tool): \(pack.errors)")
+            #expect(try ferry(["cat", "\(tool).tar.gz"], in: scratch.path).output == expected, "\(tool)")
+            let cut = try scratch.write("cut.\(tool)", compressed.stdout.prefix(compressed.stdout.count - 9))
+            let truncated = try ferry(["pack", cut, "--assets", Sample.assets, "-o", "cut.tar.gz"], in: scratch.path)
+            #expect(truncated.status == 65, "\(tool)")
+            #expect(truncated.errors.contains("data ends early"), "\(truncated.errors)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.file("cut.tar.gz")))
+        }
     }
 
     @Test func readsStandardInput() throws {

@@ -28,6 +28,8 @@ public final class LineReader {
 
     // Not private: ``nextRecordText()`` (in its own file) reads JSON documents through the same buffer.
     let file: InputFile
+    /// The file's content when it is read decompressed.
+    private let content: DecompressingInput?
     let maxLineLength: Int
     var buffer: UnsafeMutableRawBufferPointer
     var start = 0
@@ -48,8 +50,11 @@ public final class LineReader {
     ///   - maxLineLength: the longest line accepted, in bytes.
     ///   - skippingByteOrderMark: whether a UTF-8 byte order mark (`EF BB BF`) that starts the file is left out of
     ///     its first line (the line's offset then counts it).
-    public init(path: String, maxLineLength: Int = 64 << 20, skippingByteOrderMark: Bool = false) throws {
+    ///   - decompressing: whether a gzip or Zstandard file is read decompressed (``DecompressingInput``); positions
+    ///     then count the decompressed bytes.
+    public init(path: String, maxLineLength: Int = 64 << 20, skippingByteOrderMark: Bool = false, decompressing: Bool = false) throws {
         file = try InputFile(path: path)
+        content = decompressing ? try DecompressingInput(file: file) : nil
         self.maxLineLength = maxLineLength
         looksForByteOrderMark = skippingByteOrderMark
         buffer = .allocate(byteCount: min(1 << 20, maxLineLength + 1), alignment: 16)
@@ -140,8 +145,15 @@ public final class LineReader {
             buffer.deallocate()
             buffer = grown
         }
-        let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
+        let count = try readContent(into: UnsafeMutableRawBufferPointer(rebasing: buffer[end...]))
         if count == 0 { atEOF = true } else { end += count }
+    }
+
+    /// What the file was compressed with, when it is read decompressed.
+    public var compression: String? { content?.compression }
+
+    private func readContent(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try content?.read(into: buffer) ?? file.read(into: buffer)
     }
 
     /// Discards the rest of an over-long line, up to and including its newline.
@@ -161,7 +173,7 @@ public final class LineReader {
                 consumed += Int64(length)
                 return length
             }
-            let count = try file.read(into: buffer)
+            let count = try readContent(into: buffer)
             if count == 0 { atEOF = true } else { end = count }
         }
     }

@@ -83,7 +83,7 @@ public struct NDJSONRecordReader {
         workers: Int, context: @escaping @Sendable () -> Context, transform: @escaping @Sendable (borrowing Line, inout Context) -> Output,
         consume: (Output) throws -> Void
     ) throws {
-        let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: true)
+        let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: true, decompressing: true)
         if let problem = RecordFileSignature.problem(prefix: try reader.prefix(RecordFileSignature.length), path: path) {
             throw RecordError(.invalidJSON, at: "", problem)
         }

@@ -11,7 +11,7 @@ struct Pack: AsyncParsableCommand {
         discussion: """
             Each record is a CloudKit record dictionary ({"recordName", "recordType", "zoneID", "fields"}); one \
             with "deleted": true is a deletion. Files are NDJSON (a record per line) or JSON documents: arrays of \
-            records, CloudKit responses ({"records": [...]}), or records pretty-printed one after another. An \
+            records, CloudKit responses ({"records": [...]}), or records pretty-printed one after another; gzip or Zstandard compressed or not. An \
             ASSET field's value {"path": "photos/1.jpg"} names a file under --assets. Records that break CloudKit's \
             rules are rejected (exit 1) and listed in --reject-file.
             """)
