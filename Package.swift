@@ -125,6 +125,7 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
     package.targets.append(.target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"))
     for (name, dependencies) in [
         ("FuzzJSON", ["FerryCore"]),
+        ("FuzzRecordText", ["FerryCore"]),
         ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
         ("FuzzCanonicalScanner", ["FerryCore", "FerryRecords", "FerryTesting"]),
         ("FuzzTranscoder", ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
