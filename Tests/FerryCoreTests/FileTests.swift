@@ -3,20 +3,23 @@ import FerryTesting
 import Foundation
 import Testing
 
+extension LineReader.Line {
+    /// `line@offset:text`, or `line@offset:TOO LONG length`: what the reader tests compare.
+    var described: String {
+        switch self {
+        case .bytes(let bytes, let position): "\(position.line)@\(position.offset):\(String(decoding: bytes, as: UTF8.self))"
+        case .tooLong(let position, let length): "\(position.line)@\(position.offset):TOO LONG \(length)"
+        }
+    }
+}
+
 @Suite struct LineReaderTests {
     private func lines(_ text: String, maxLineLength: Int = 1 << 20, skippingByteOrderMark: Bool = false) throws -> [String] {
         let scratch = try Scratch()
         let path = try scratch.write("input.ndjson", text)
         var result: [String] = []
         let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: skippingByteOrderMark)
-        try reader.forEachLine { line in
-            switch line {
-            case .bytes(let bytes, let position):
-                result.append("\(position.line)@\(position.offset):\(String(decoding: bytes, as: UTF8.self))")
-            case .tooLong(let position, let length):
-                result.append("\(position.line)@\(position.offset):TOO LONG \(length)")
-            }
-        }
+        try reader.forEachLine { result.append($0.described) }
         return result
     }
 

@@ -11,14 +11,7 @@ import Testing
         let path = try scratch.write("input.json", text)
         let reader = try LineReader(path: path, maxLineLength: maxLength, skippingByteOrderMark: true)
         var result: [String] = []
-        while let item = try reader.nextRecordText() {
-            switch item {
-            case .bytes(let bytes, let position):
-                result.append("\(position.line)@\(position.offset):\(String(decoding: bytes, as: UTF8.self))")
-            case .tooLong(let position, let length):
-                result.append("\(position.line)@\(position.offset):TOO LONG \(length)")
-            }
-        }
+        while let item = try reader.nextRecordText() { result.append(item.described) }
         return result
     }
 

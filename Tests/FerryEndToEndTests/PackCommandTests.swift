@@ -36,7 +36,7 @@ import Testing
         let provider = try DirectoryAssetProvider(root: Sample.assets)
         let decoder = CloudKitJSONDecoder { path, name in try provider.resolve(path: path, fileName: name) }
         var expected = Set<String>()
-        try NDJSONRecordReader(path: Sample.records, decoder: decoder).forEach { item in
+        try RecordFileReader(path: Sample.records, decoder: decoder).forEach { item in
             guard case .change(let change, _) = item else { Issue.record("sample line invalid"); return }
             expected.insert(String(decoding: change.canonicalJSON, as: UTF8.self))
         }

@@ -97,22 +97,17 @@ final class ArchiveReader {
         }
     }
 
-    /// Compressions other archivers use that Ferry leaves disabled, by their magic numbers: named in the error, so
-    /// that a bundle repacked with `tar -cJf` is not called "not an archive".
-    private static let otherCompressions: [(name: String, magic: [UInt8], command: String)] = [
-        ("xz", [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00], "xz -dk"),
-        ("bzip2", Array("BZh".utf8), "bzip2 -dk"),
-        ("lz4", [0x04, 0x22, 0x4D, 0x18], "lz4 -d"),
-        ("7-Zip", [0x37, 0x7A, 0xBC, 0xAF, 0x27, 0x1C], "7z x"),
-    ]
-
-    /// The compression the file starts with, if it is one of ``otherCompressions``.
+    /// The compression the file starts with when it is one other archivers use that Ferry leaves disabled, with the
+    /// command that undoes it: named in the error, so that a bundle repacked with `tar -cJf` is not called "not an
+    /// archive".
     private static func otherCompression(_ path: String) -> (name: String, command: String)? {
-        guard let file = try? InputFile(path: path) else { return nil }
-        var buffer = [UInt8](repeating: 0, count: 8)
-        let count = (try? buffer.withUnsafeMutableBytes { try file.read(into: $0, at: 0) }) ?? 0
-        let head = buffer.prefix(count)
-        return otherCompressions.first { head.starts(with: $0.magic) }.map { ($0.name, $0.command) }
+        switch (try? InputFile(path: path).readPrefix(MagicNumber.prefixLength)).flatMap(MagicNumber.recognize) {
+        case .xz?: ("xz", "xz -dk")
+        case .bzip2?: ("bzip2", "bzip2 -dk")
+        case .lz4?: ("lz4", "lz4 -d")
+        case .sevenZip?: ("7-Zip", "7z x")
+        default: nil
+        }
     }
 
     private static func fileError(_ path: String) -> (any Error)? {

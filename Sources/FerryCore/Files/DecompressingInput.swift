@@ -40,7 +40,7 @@ final class DecompressingInput {
             throw error
         }
         let head = UnsafeRawBufferPointer(rebasing: input[0..<filled])
-        if head.starts(with: [0x1F, 0x8B]) {
+        if MagicNumber.gzip.matches(head) {
             let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
             stream.initialize(to: z_stream())
             guard CZlib_inflateInitGzip(stream) == Z_OK else {
@@ -50,7 +50,7 @@ final class DecompressingInput {
             }
             codec = .gzip(stream)
             compression = "gzip"
-        } else if head.starts(with: [0x28, 0xB5, 0x2F, 0xFD]), let context = ZSTD_createDCtx() {
+        } else if MagicNumber.zstd.matches(head), let context = ZSTD_createDCtx() {
             codec = .zstd(context)
             compression = "Zstandard"
         }
@@ -87,7 +87,10 @@ final class DecompressingInput {
         }
     }
 
-    private func inflate(_ stream: UnsafeMutablePointer<z_stream>, into base: UnsafeMutableRawPointer, count: Int) throws -> Int {
+    /// Runs `step` over the input not yet consumed until it produces bytes, reading more input as it runs out; 0 at
+    /// the end of the file between two streams.
+    /// - Parameter step: decompresses from its input; what it consumed and produced. It keeps ``midStream`` up.
+    private func decode(_ step: (UnsafeRawBufferPointer) throws -> (consumed: Int, produced: Int)) throws -> Int {
         while true {
             if next == filled {
                 if inputEnded {
@@ -97,57 +100,47 @@ final class DecompressingInput {
                 try refillInput()
                 continue
             }
+            let (consumed, produced) = try step(UnsafeRawBufferPointer(rebasing: input[next..<filled]))
+            next += consumed
+            compressedOffset += Int64(consumed)
+            if produced > 0 { return produced }
+            guard consumed > 0 || !midStream else { throw damaged("the decompressor makes no progress") }
+        }
+    }
+
+    private func inflate(_ stream: UnsafeMutablePointer<z_stream>, into base: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        try decode { pending in
             if !midStream {
                 // A member ends where another may begin (`cat a.gz b.gz`); anything else after it is not gzip.
-                guard input[next] == 0x1F else { throw damaged("data after the end of the gzip stream") }
+                guard pending[0] == 0x1F else { throw damaged("data after the end of the gzip stream") }
                 guard inflateReset(stream) == Z_OK else { throw damaged("zlib could not start the next member") }
                 midStream = true
             }
-            stream.pointee.next_in = input.baseAddress.unsafelyUnwrapped.advanced(by: next).assumingMemoryBound(to: Bytef.self)
-            stream.pointee.avail_in = UInt32(filled - next)
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: pending.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: Bytef.self))
+            stream.pointee.avail_in = UInt32(pending.count)
             stream.pointee.next_out = base.assumingMemoryBound(to: Bytef.self)
             stream.pointee.avail_out = UInt32(min(count, Int(UInt32.max)))
             let status = CZlib.inflate(stream, Z_NO_FLUSH)
-            let consumed = (filled - next) - Int(stream.pointee.avail_in)
-            next += consumed
-            compressedOffset += Int64(consumed)
-            let produced = count - Int(stream.pointee.avail_out)
             switch status {
-            case Z_STREAM_END:
-                midStream = false
-            case Z_OK, Z_BUF_ERROR:
-                break
-            default:
-                let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-                throw damaged(message)
+            case Z_STREAM_END: midStream = false
+            case Z_OK, Z_BUF_ERROR: break
+            default: throw damaged(stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)")
             }
-            if produced > 0 { return produced }
-            guard consumed > 0 || status == Z_STREAM_END else { throw damaged("zlib makes no progress") }
+            return (pending.count - Int(stream.pointee.avail_in), count - Int(stream.pointee.avail_out))
         }
     }
 
     private func decompress(_ context: OpaquePointer, into base: UnsafeMutableRawPointer, count: Int) throws -> Int {
-        while true {
-            if next == filled {
-                if inputEnded {
-                    if midStream { throw truncated() }
-                    return 0
-                }
-                try refillInput()
-                continue
-            }
-            var source = ZSTD_inBuffer(src: input.baseAddress.unsafelyUnwrapped + next, size: filled - next, pos: 0)
+        try decode { pending in
+            var source = ZSTD_inBuffer(src: pending.baseAddress, size: pending.count, pos: 0)
             var target = ZSTD_outBuffer(dst: base, size: count, pos: 0)
             let result = ZSTD_decompressStream(context, &target, &source)
             if ZSTD_isError(result) != 0 {
                 throw damaged(ZSTD_getErrorName(result).map { String(cString: $0) } ?? "error \(result)")
             }
-            next += source.pos
-            compressedOffset += Int64(source.pos)
             // 0: a frame ended and everything it holds was handed out.
             midStream = result != 0
-            if target.pos > 0 { return target.pos }
-            guard source.pos > 0 else { throw damaged("libzstd makes no progress") }
+            return (source.pos, target.pos)
         }
     }
 

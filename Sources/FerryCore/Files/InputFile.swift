@@ -46,6 +46,21 @@ public final class InputFile {
         }
     }
 
+    /// The next `count` bytes, the first ones of a file just opened (fewer only where the file ends), for
+    /// recognizing it by its ``MagicNumber``.
+    public func readPrefix(_ count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        try buffer.withUnsafeMutableBytes { bytes in
+            while filled < count {
+                let read = try self.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]))
+                if read == 0 { break }
+                filled += read
+            }
+        }
+        return Array(buffer[0..<filled])
+    }
+
     /// Reads up to `buffer.count` bytes at `offset`, without moving the file position (`pread`).
     /// - Returns: the number of bytes read; fewer than asked only at the end of the file.
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {

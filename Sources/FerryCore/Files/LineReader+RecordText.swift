@@ -47,9 +47,7 @@ extension LineReader {
         while true {
             if index == end {
                 guard !atEOF, end - start < maxLineLength else { return .lines }
-                let offset = index - start
-                try refill()
-                index = start + offset
+                index = try refill(keeping: index)
                 continue
             }
             guard Self.isSpace(buffer[index]) else { break }
@@ -66,9 +64,7 @@ extension LineReader {
                 if boundary.scan(UnsafeRawBufferPointer(rebasing: buffer[scanned..<lineEnd])) != nil { return .lines }
                 if lineEnd < end { return .document }
                 guard !atEOF, end - start < maxLineLength else { return .lines }
-                let offset = end - start
-                try refill()
-                scanned = start + offset
+                scanned = try refill(keeping: end)
             }
         default:
             return .lines
@@ -140,9 +136,7 @@ extension LineReader {
                 return line
             }
             if end - start >= maxLineLength { return .tooLong(position, length: try skipLongValue(boundary)) }
-            let offset = end - start
-            try refill()
-            scanned = start + offset
+            scanned = try refill(keeping: end)
         }
     }
 
@@ -237,6 +231,13 @@ extension LineReader {
     }
 
     // MARK: - Moving
+
+    /// Refills the buffer, which moves its bytes: where the byte at `index` is then.
+    private func refill(keeping index: Int) throws -> Int {
+        let offset = index - start
+        try refill()
+        return start + offset
+    }
 
     /// The next byte that is not whitespace, consumed up to it; `nil` at the end of the file.
     private func peekSkippingSpace() throws -> UInt8? {

@@ -14,16 +14,12 @@ public struct StoreFiles: Sendable, Hashable {
     /// `.<name without extension>_SUPPORT/_EXTERNAL_DATA`, where externally stored binary data lives, when present.
     public let externalData: String?
 
-    /// The SQLite file signature.
-    static let sqliteMagic = Array("SQLite format 3\0".utf8)
-
     /// Finds the files of a store.
     /// - Throws: ``CoreError`` when the file is missing, ``CoreDataError/Code/notSQLite`` when it is not SQLite.
     public init(path: String) throws {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         store = url.path
-        let header = try InputFile(path: store).readPrefix(16)
-        guard header == Self.sqliteMagic else {
+        guard MagicNumber.sqlite.matches(try InputFile(path: store).readPrefix(16)) else {
             throw CoreDataError(.notSQLite, "\(path): not an SQLite database (no \"SQLite format 3\" header)")
         }
         func existing(_ candidate: String) -> String? { FileManager.default.fileExists(atPath: candidate) ? candidate : nil }
@@ -44,14 +40,5 @@ public struct StoreFiles: Sendable, Hashable {
             files += names.map { "\(externalData)/\($0)" }
         }
         return files
-    }
-}
-
-extension InputFile {
-    /// The first `count` bytes (fewer if the file is shorter).
-    public func readPrefix(_ count: Int) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let read = try buffer.withUnsafeMutableBytes { try self.read(into: $0) }
-        return Array(buffer[0..<read])
     }
 }

@@ -1,3 +1,4 @@
+import FerryCore
 import Foundation
 
 /// A binary property list (`bplist00`), read in place: validated once, then objects are decoded on demand.
@@ -15,7 +16,7 @@ import Foundation
 /// ```
 public struct BinaryPlist: PlistGraph, @unchecked Sendable {
     /// The file signature.
-    public static let magic: [UInt8] = Array("bplist00".utf8)
+    public static let magic: [UInt8] = MagicNumber.binaryPlist.signature.bytes
 
     /// The bytes: owned by `owner` when copied, borrowed (valid during `withPlist`) otherwise.
     private let bytes: UnsafeRawBufferPointer

@@ -23,7 +23,7 @@ struct Inspect: AsyncParsableCommand {
 
     func run() async throws {
         try CommandRunner.run(global, label: "inspect") { console in
-            if try InputFile(path: file).readPrefix(16) == Array("SQLite format 3\0".utf8) {
+            if MagicNumber.sqlite.matches(try InputFile(path: file).readPrefix(16)) {
                 return try StoreReport.print(try StoreInspection(CoreDataStore(path: file, model: modelOptions.choice)), console: console)
             }
             let bytes = try InputFile.contents(of: file, limit: 1 << 30)

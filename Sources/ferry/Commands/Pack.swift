@@ -95,7 +95,7 @@ struct Pack: AsyncParsableCommand {
         var warnings = 0
         let preparer = writer.preparer
         for (fileIndex, input) in inputs.enumerated() {
-            let reader = NDJSONRecordReader(path: input, decoder: decoder)
+            let reader = RecordFileReader(path: input, decoder: decoder)
             // Preparing lines (rewriting them in canonical form, or decoding, validating and encoding them) runs on all
             // cores; admission runs here, in input order.
             try reader.forEachLine(
@@ -157,7 +157,7 @@ enum PackItem: Sendable {
     case invalid(RecordError, LineReader.Position, text: String?)
 
     /// Prepares a line: straight from its bytes when it is a valid record of a common form, else decoded.
-    init(_ line: borrowing NDJSONRecordReader.Line, _ preparer: ChangePreparer, _ lines: inout LinePreparer) {
+    init(_ line: borrowing RecordFileReader.Line, _ preparer: ChangePreparer, _ lines: inout LinePreparer) {
         if let bytes = line.bytes, let prepared = lines.prepare(bytes) {
             self = .prepared(prepared, line.position)
         } else {
@@ -165,7 +165,7 @@ enum PackItem: Sendable {
         }
     }
 
-    init(_ item: consuming NDJSONRecordReader.Item, _ preparer: ChangePreparer) {
+    init(_ item: consuming RecordFileReader.Item, _ preparer: ChangePreparer) {
         switch consume item {
         case .change(let change, let position): self = .prepared(preparer.prepare(change), position)
         case .invalid(let error, let position, let text): self = .invalid(error, position, text: text)

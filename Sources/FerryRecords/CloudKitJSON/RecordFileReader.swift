@@ -1,13 +1,15 @@
 import FerryCore
 
-/// Reads records and deletions from an NDJSON file of CloudKit record dictionaries, one per line, or from a JSON
-/// document of them (an array, a CloudKit response's `records`, records one after another: see
-/// ``LineReader/nextRecordText()``); a document's records are handed over as lines are.
+/// Reads records and deletions from a file of CloudKit record dictionaries, compressed or not.
+///
+/// The file is NDJSON, one record per line, or a JSON document of them (an array, a CloudKit response's `records`,
+/// records one after another: see ``LineReader/nextRecordText()``), gzip- or Zstandard-compressed or not. A
+/// document's records are handed over as lines are.
 ///
 /// A bad line never stops the read: it is handed over as ``Item/invalid(_:_:text:)`` with its position, so callers
 /// can reject it and go on (a document broken between its records does stop it). Blank lines are skipped, and so is
 /// a UTF-8 byte order mark that starts the file. Memory is bounded by the longest line allowed.
-public struct NDJSONRecordReader {
+public struct RecordFileReader {
     /// One line's outcome.
     public enum Item: Sendable {
         /// A decoded record or deletion.
@@ -138,17 +140,17 @@ private struct LineBatch: Sendable {
     }
 
     /// Hands each line to `transform`, in order.
-    func map<Output>(decoder: CloudKitJSONDecoder, maxLineLength: Int, _ transform: (borrowing NDJSONRecordReader.Line) -> Output) -> [Output] {
+    func map<Output>(decoder: CloudKitJSONDecoder, maxLineLength: Int, _ transform: (borrowing RecordFileReader.Line) -> Output) -> [Output] {
         bytes.withUnsafeBytes { buffer in
             entries.map { entry in
                 switch entry {
                 case .tooLong(let position, let length):
                     return transform(
-                        NDJSONRecordReader.Line(bytes: nil, position: position, length: length, decoder: decoder, maxLineLength: maxLineLength))
+                        RecordFileReader.Line(bytes: nil, position: position, length: length, decoder: decoder, maxLineLength: maxLineLength))
                 case .line(let range, let position):
                     let bytes = UnsafeRawBufferPointer(rebasing: buffer[range])
                     return transform(
-                        NDJSONRecordReader.Line(bytes: bytes, position: position, length: bytes.count, decoder: decoder, maxLineLength: maxLineLength)
+                        RecordFileReader.Line(bytes: bytes, position: position, length: bytes.count, decoder: decoder, maxLineLength: maxLineLength)
                     )
                 }
             }
