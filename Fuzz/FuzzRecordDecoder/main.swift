@@ -1,6 +1,8 @@
 // Fuzzes CloudKit record decoding and validation: any line must decode or be refused with a RecordError, never crash;
 // a decoded change must re-encode canonically and decode back to itself, also with every value written before its type
-// (the order other tools write, which the decoder reads through another path).
+// (the order other tools write, which the decoder reads through another path). A records/modify request must give its
+// operations in order, each inside the input, each change round-tripping like a record's; and a text the single-record
+// decoder reads must read the same as contents.
 import FerryCore
 import FerryRecords
 import Foundation
@@ -9,7 +11,30 @@ import FuzzDriver
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let decoder = CloudKitJSONDecoder()
-    guard let change = try? decoder.decode(line: UnsafeRawBufferPointer(start: data, count: size)) else { return 0 }
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    let single = try? decoder.decode(line: bytes)
+    switch try? decoder.decodeContents(line: bytes) {
+    case .change(let change)?:
+        guard single == change else { fatalError("decodeContents and decode(line:) read a record differently") }
+        check(change, decoder)
+    case .request(let operations)?:
+        guard single == nil else { fatalError("a request also decoded as a record") }
+        var end = 0
+        for operation in operations {
+            guard operation.range.lowerBound >= end, operation.range.upperBound <= size else {
+                fatalError("operation \(operation.range) out of order or outside the \(size) bytes")
+            }
+            end = operation.range.upperBound
+            if case .success(let change) = operation.outcome { check(change, decoder) }
+        }
+    case nil:
+        guard single == nil else { fatalError("decode(line:) read a record that decodeContents refused") }
+    }
+    return 0
+}
+
+/// Validates a decoded change and checks that it round-trips through its canonical form.
+func check(_ change: RecordChange, _ decoder: CloudKitJSONDecoder) {
     _ = RecordValidator().problems(in: change)
     if case .record(let record) = change {
         _ = record.estimatedSize
@@ -27,7 +52,6 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             fatalError("a record with its values before their types decodes differently: \(String(decoding: reordered, as: UTF8.self))")
         }
     }
-    return 0
 }
 
 /// The record's JSON without system fields, each field written `{"value":…,"type":…}`.

@@ -16,6 +16,11 @@ public enum SharedFixtures {
     /// A path inside the fixtures folder, or `nil` when it is absent.
     public static func path(_ relative: String) -> String? { directory.map { "\($0)/\(relative)" } }
 
+    /// A CloudKit Web Services example (`../shared/docs/cloudkit-examples/NAME`), or `nil` when `../shared` is absent.
+    public static func cloudKitExample(_ name: String) -> String? {
+        directory.map { URL(fileURLWithPath: $0).deletingLastPathComponent().appendingPathComponent("docs/cloudkit-examples/\(name)").path }
+    }
+
     /// The standard bench folder (`../shared/bench`), or `nil` when absent.
     public static var benchDirectory: String? { TestEnvironment.sharedDirectory.map { "\($0)/bench" } }
 

@@ -256,6 +256,65 @@ import Testing
                 == #"{"fields":{},"recordName":"a","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#
                 + "\n")
     }
+
+    @Test func packsTheOperationsOfCloudKitModifyRequests() throws {
+        // Apple's own request examples (without the note on where they come from), a pretty-printed request whose zone
+        // comes last, and a one-line request among NDJSON records.
+        guard let create = SharedFixtures.cloudKitExample("01-apple-modify-create-request.json"),
+            let update = SharedFixtures.cloudKitExample("02-apple-modify-update-request.json")
+        else { return }
+        let scratch = try Scratch()
+        for (path, name) in [(create, "create.json"), (update, "update.json")] {
+            var request = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+            request["_source"] = nil
+            try scratch.write(name, String(decoding: try JSONSerialization.data(withJSONObject: request, options: [.prettyPrinted]), as: UTF8.self))
+        }
+        try scratch.write(
+            "request.json",
+            """
+            {
+              "operations": [
+                {"operationType": "create", "record": {"recordName": "Car.1", "recordType": "Car", "fields": {"name": {"value": "A"}}}},
+                {"operationType": "forceUpdate", "record": {"recordName": "Car.2", "recordType": "Car", "fields": {}}},
+                {"operationType": "forceDelete", "record": {"recordName": "Car.3", "recordType": "Car"}}
+              ],
+              "zoneID": {"zoneName": "CarZone"}
+            }
+            """)
+        try scratch.write(
+            "log.ndjson",
+            """
+            {"operations": [{"operationType": "create", "record": {"recordName": "Note.1", "recordType": "Note"}}, {"operationType": "delete", "record": {"recordName": "Note.2"}}], "zoneID": {"zoneName": "CarZone"}}
+            {"recordName": "Note.1", "recordType": "Note", "zoneID": {"zoneName": "CarZone"}, "fields": {}}
+            """)
+        let result = try ferry(
+            ["pack", "create.json", "update.json", "request.json", "log.ndjson", "-o", "out.tar.gz", "--reject-file", "rejects.jsonl", "--json"],
+            in: scratch.path)
+        #expect(result.status == 1, "\(result.errors)")
+        let rejects = try String(decoding: try scratch.read("rejects.jsonl"), as: UTF8.self).split(separator: "\n").map {
+            try #require(JSONParser.parse(String($0)).objectValue)
+        }
+        // Each operation is named by its file, the line it starts on and its path; a repeated name found at the end
+        // by its own line, after a line of two operations.
+        let places = rejects.map {
+            "\($0["file"]?.stringValue ?? "") \($0["line"]?.int64Value ?? 0) \($0["problems"]?.arrayValue?.first?.objectValue?["path"]?.stringValue ?? "")"
+        }
+        #expect(
+            places == [
+                "update.json 3 operations[0].operationType", "request.json 4 operations[1].operationType",
+                "log.ndjson 1 operations[1].record.recordType", "log.ndjson 2 recordName",
+            ])
+        #expect(rejects[0]["text"]?.stringValue?.contains("\"recordChangeTag\"") == true)
+        let cat = try ferry(["cat", "out.tar.gz"], in: scratch.path)
+        #expect(
+            cat.output.split(separator: "\n").map(String.init) == [
+                #"{"fields":{"firstName":{"type":"STRING","value":"Mei"},"lastName":{"type":"STRING","value":"Chen"}},"recordName":"Mei Chen","recordType":"Artist","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#,
+                #"{"fields":{"name":{"type":"STRING","value":"A"}},"recordName":"Car.1","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
+                #"{"fields":{},"recordName":"Note.1","recordType":"Note","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
+                #"{"deleted":true,"recordName":"Car.3","recordType":"Car","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
+            ])
+        #expect(try ferry(["verify", "out.tar.gz"], in: scratch.path).status == 0)
+    }
 }
 
 @Suite struct PackFileSizeLimitTests {

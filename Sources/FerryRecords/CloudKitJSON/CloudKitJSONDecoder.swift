@@ -32,12 +32,21 @@ public struct CloudKitJSONDecoder: Sendable {
         var scanner = JSONScanner(line)
         do {
             return try decodeRecord(&scanner)
-        } catch let error as RecordError {
-            throw error
-        } catch let error as JSONSyntaxError {
-            throw RecordError(.invalidJSON, at: "", "not valid JSON \(error)")
         } catch {
-            throw RecordError(.invalidRecord, at: "", "\(error)")
+            throw Self.recordError(error)
+        }
+    }
+
+    /// What the record decoder threw, as a ``RecordError``.
+    static func recordError(_ error: any Error) -> RecordError {
+        switch error {
+        case let error as RecordError: error
+        case let found as ModifyRequestKey:
+            RecordError(
+                .invalidRecord, at: found.key,
+                "this is a CloudKit records/modify request ({\"operations\": [...]}), not a record dictionary; ferry pack reads its operations")
+        case let error as JSONSyntaxError: RecordError(.invalidJSON, at: "", "not valid JSON \(error)")
+        default: RecordError(.invalidRecord, at: "", "\(error)")
         }
     }
 
@@ -82,7 +91,9 @@ public struct CloudKitJSONDecoder: Sendable {
             "unknown record key; expected recordName, recordType, zoneID, fields, recordChangeTag, created, modified or deleted")
     }
 
-    private func decodeRecord(_ scanner: inout JSONScanner) throws -> RecordChange {
+    /// Decodes a record dictionary; one without a `zoneID` is in `defaultZone`.
+    /// - Throws: ``RecordError``, or ``ModifyRequestKey`` at a key only a `records/modify` request has.
+    func decodeRecord(_ scanner: inout JSONScanner, defaultZone: ZoneID = .default) throws -> RecordChange {
         let kind = try scanner.peek()
         guard kind == .object else { throw RecordError(.invalidRecord, at: "", "expected a record object, found \(kind.name)") }
         try scanner.beginObject()
@@ -149,6 +160,8 @@ public struct CloudKitJSONDecoder: Sendable {
                     .invalidRecord, at: "",
                     "CloudKit answered with the error \(code)\(errorReason.map { " (\($0))" } ?? "") here instead of a record; fetch the record again, or leave the entry out"
                 )
+            case "operations", "atomic", "desiredKeys", "numbersAsStrings":
+                throw ModifyRequestKey(key: key.string)
             default:
                 throw Self.unknownKey(key.string)
             }
@@ -157,7 +170,7 @@ public struct CloudKitJSONDecoder: Sendable {
         if errorReason != nil { throw Self.unknownKey("reason") }
         guard let recordName else { throw RecordError(.invalidRecord, at: "recordName", "missing; expected a string") }
         guard let recordType else { throw RecordError(.invalidRecord, at: "recordType", "missing; expected a string") }
-        let zoneID = zone ?? .default
+        let zoneID = zone ?? defaultZone
         if deleted {
             if let decoded, !decoded.fields.isEmpty {
                 throw RecordError(.invalidRecord, at: "fields", "a deleted record (\"deleted\": true) cannot have fields")

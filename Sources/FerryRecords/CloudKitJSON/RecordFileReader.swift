@@ -16,6 +16,8 @@ public struct RecordFileReader {
         case change(RecordChange, LineReader.Position)
         /// A line that is not a valid record, with the reason and (when it is text of a reasonable size) the line.
         case invalid(RecordError, LineReader.Position, text: String?)
+        /// A CloudKit `records/modify` request: an item for each operation, at the line and byte where it starts.
+        case operations([Item])
     }
 
     /// One non-blank line, for callers that handle some lines without the full decoder.
@@ -36,11 +38,27 @@ public struct RecordFileReader {
                     text: nil)
             }
             do throws(RecordError) {
-                return .change(try decoder.decode(line: bytes), position)
+                switch try decoder.decodeContents(line: bytes) {
+                case .change(let change): return .change(change, position)
+                case .request(let operations): return .operations(operations.map { item(of: $0, in: bytes) })
+                }
             } catch {
-                let text = bytes.count <= 1 << 20 ? String(validating: bytes, as: UTF8.self) : nil
-                return .invalid(error, position, text: text)
+                return .invalid(error, position, text: Self.text(bytes))
             }
+        }
+
+        /// An operation of a request as an item, at its own line and byte.
+        private func item(of operation: CloudKitJSONDecoder.RequestOperation, in bytes: UnsafeRawBufferPointer) -> Item {
+            let place = position.advanced(over: UnsafeRawBufferPointer(rebasing: bytes[..<operation.range.lowerBound]))
+            switch operation.outcome {
+            case .success(let change): return .change(change, place)
+            case .failure(let error): return .invalid(error, place, text: Self.text(UnsafeRawBufferPointer(rebasing: bytes[operation.range])))
+            }
+        }
+
+        /// Text to show with a rejection: the bytes, when they are UTF-8 of a reasonable size.
+        private static func text(_ bytes: UnsafeRawBufferPointer) -> String? {
+            bytes.count <= 1 << 20 ? String(validating: bytes, as: UTF8.self) : nil
         }
     }
 

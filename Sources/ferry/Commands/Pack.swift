@@ -11,7 +11,9 @@ struct Pack: AsyncParsableCommand {
         discussion: """
             Each record is a CloudKit record dictionary ({"recordName", "recordType", "zoneID", "fields"}); one \
             with "deleted": true is a deletion. Files are NDJSON (a record per line) or JSON documents: arrays of \
-            records, CloudKit responses ({"records": [...]}), or records pretty-printed one after another; gzip or Zstandard compressed or not. An \
+            records, CloudKit responses ({"records": [...]}), or records pretty-printed one after another; gzip or Zstandard compressed or not. \
+            A CloudKit records/modify request ({"operations": [...]}) gives a record or deletion per operation; update \
+            and forceUpdate, which hold no whole record, are rejected. An \
             ASSET field's value {"path": "photos/1.jpg"} names a file under --assets. Records that break CloudKit's \
             rules are rejected (exit 1) and listed in --reject-file.
             """)
@@ -96,16 +98,18 @@ struct Pack: AsyncParsableCommand {
         let preparer = writer.preparer
         for (fileIndex, input) in inputs.enumerated() {
             let reader = RecordFileReader(path: input, decoder: decoder)
-            // Preparing lines (rewriting them in canonical form, or decoding, validating and encoding them) runs on all
-            // cores; admission runs here, in input order.
-            try reader.forEachLine(
-                workers: OrderedParallelMap.defaultWorkers,
-                context: { [decoder] in LinePreparer(decoder: decoder, validator: preparer.validator) },
-                transform: { line, lines in PackItem(line, preparer, &lines) }
-            ) { item in
+            /// Admits one item of the file, or each operation of a request in turn.
+            func admit(_ item: PackItem, item index: Int) throws {
                 switch item {
                 case .prepared(let prepared, let position):
-                    switch try writer.add(prepared, origin: FileLine(file: fileIndex, line: position.line).packed) {
+                    let place = InputPlace(file: fileIndex, line: position.line, item: index)
+                    guard let origin = place.packed else {
+                        throw CoreError(
+                            .readFailed,
+                            "\(input): line \(position.line) of input file \(fileIndex + 1) is past what Ferry numbers (\(InputPlace.maxFile + 1) files of \(InputPlace.maxLine) lines); split the input"
+                        )
+                    }
+                    switch try writer.add(prepared, origin: origin) {
                     case .accepted(let found):
                         tally.read += 1
                         for warning in found {
@@ -121,8 +125,27 @@ struct Pack: AsyncParsableCommand {
                 case .invalid(let error, let position, let text):
                     tally.unreadable += 1
                     try rejects.reject(file: input, position: position, change: nil, problems: [error.problem], text: text)
+                case .operations(let items):
+                    // Each on its own line, or sharing the request's: numbered within the line either way.
+                    var previousLine = -1
+                    var onLine = 0
+                    for operation in items {
+                        let line = operation.line
+                        onLine = line == previousLine ? onLine + 1 : 0
+                        previousLine = line
+                        try admit(operation, item: onLine)
+                    }
                 }
                 console.progress("reading \(input): \(tally.read) records")
+            }
+            // Preparing lines (rewriting them in canonical form, or decoding, validating and encoding them) runs on all
+            // cores; admission runs here, in input order.
+            try reader.forEachLine(
+                workers: OrderedParallelMap.defaultWorkers,
+                context: { [decoder] in LinePreparer(decoder: decoder, validator: preparer.validator) },
+                transform: { line, lines in PackItem(line, preparer, &lines) }
+            ) { item in
+                try admit(item, item: 0)
             }
         }
         console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
@@ -132,7 +155,7 @@ struct Pack: AsyncParsableCommand {
             createdAt: creation, progress: console.bundleProgress(output),
             found: { found in
                 // Repeated names and DELETE_SELF overflows are only known once every record has been read.
-                let place = FileLine(packed: found.origin)
+                let place = InputPlace(packed: found.origin)
                 let (input, line) = (inputs.indices.contains(place.file) ? inputs[place.file] : "?", place.line)
                 if found.problem.severity == .error {
                     tally.reject(found.change)
@@ -155,6 +178,16 @@ struct Pack: AsyncParsableCommand {
 enum PackItem: Sendable {
     case prepared(PreparedChange, LineReader.Position)
     case invalid(RecordError, LineReader.Position, text: String?)
+    /// The operations of a CloudKit `records/modify` request, in order.
+    case operations([PackItem])
+
+    /// The line the item starts on (a request's: its first operation's).
+    var line: Int {
+        switch self {
+        case .prepared(_, let position), .invalid(_, let position, _): position.line
+        case .operations(let items): items.first?.line ?? 0
+        }
+    }
 
     /// Prepares a line: straight from its bytes when it is a valid record of a common form, else decoded.
     init(_ line: borrowing RecordFileReader.Line, _ preparer: ChangePreparer, _ lines: inout LinePreparer) {
@@ -169,6 +202,7 @@ enum PackItem: Sendable {
         switch consume item {
         case .change(let change, let position): self = .prepared(preparer.prepare(change), position)
         case .invalid(let error, let position, let text): self = .invalid(error, position, text: text)
+        case .operations(let items): self = .operations(items.map { PackItem($0, preparer) })
         }
     }
 }
