@@ -32,6 +32,8 @@ let package = Package(
         ),
         // glibc's malloc_trim, which Swift's Glibc module leaves out: the bundle writer returns phase one's memory.
         .systemLibrary(name: "CMalloc"),
+        // O_DIRECT, which Swift's Glibc module leaves out: bundles and their spool are written around the page cache.
+        .systemLibrary(name: "CDirectIO"),
         // SQLite's process-wide configuration (sqlite3_config is variadic, which Swift cannot call).
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // zlib, through a system-library shim: raw DEFLATE for Core Data's model cache.
@@ -41,7 +43,7 @@ let package = Package(
         // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files, compressed inputs.
         .target(
             name: "FerryCore",
-            dependencies: ["CMalloc", "CZlib", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CDirectIO", "CMalloc", "CZlib", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // The neutral record model: records, field values, CloudKit JSON, canonical form, validation, schema.
         .target(name: "FerryRecords", dependencies: ["FerryCore"]),

@@ -216,7 +216,9 @@ public final class BundleWriter {
         if options.dryRun { return summary }
         // What admission needed is gone; hand the memory back before compression threads allocate theirs.
         ProcessMemory.returnFreedMemory()
-        let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role)
+        // Written beside the thread that feeds the compressor, and around the page cache: copying into it was the
+        // slowest step of the write.
+        let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
         do {
             try write(plan, to: output.file, progress: progress)
             try spool.remove(whileRunning: output.commit)

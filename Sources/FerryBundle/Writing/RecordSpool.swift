@@ -71,7 +71,9 @@ final class RecordSpool {
     init(parent: String?, memoryLimit: Int = 8 << 20, maxActiveFiles: Int = 4096) throws {
         directory = try TemporaryDirectory(prefix: "ferry-spool", parent: parent)
         logPath = directory.file("records.ndjson")
-        log = try OutputFile(path: logPath, exclusive: true, bufferSize: 1 << 16)
+        // Written beside the thread that admits records, which everything else waits for (a few MB in flight), and
+        // around the page cache: the log is read once, at the end.
+        log = try OutputFile(path: logPath, exclusive: true, bufferSize: 1 << 20, writesInBackground: true, direct: true)
         runs = try ByteRecordFile(path: directory.file("runs"))
         self.memoryLimit = memoryLimit
         self.maxActiveFiles = max(2, maxActiveFiles)

@@ -28,9 +28,13 @@ public final class AtomicOutputFile {
     ///   - files: the run's inputs and outputs: `path` is claimed there when the file is opened, and checked again
     ///     before the rename, so that the output never replaces an input or another output.
     ///   - role: what the output is, for errors ("the bundle").
+    ///   - writesInBackground: whether ``file`` writes its full buffers on a thread of its own (``OutputFile``).
+    ///   - direct: with `writesInBackground`, whether it writes around the page cache where it can (``OutputFile``).
     /// - Throws: ``CoreError`` when the directory does not exist or is not writable, or when `path` names one of
     ///   `files` (`outputReplacesInput`).
-    public init(path: String, files: RunFiles? = nil, as role: String = "the output") throws {
+    public init(
+        path: String, files: RunFiles? = nil, as role: String = "the output", writesInBackground: Bool = false, direct: Bool = false
+    ) throws {
         self.path = path
         self.files = files
         self.role = role
@@ -43,7 +47,7 @@ public final class AtomicOutputFile {
         while true {
             let candidate = "\(directory)/.\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
             do {
-                file = try OutputFile(path: candidate, exclusive: true)
+                file = try OutputFile(path: candidate, exclusive: true, writesInBackground: writesInBackground, direct: direct)
                 temporaryPath = candidate
                 break
             } catch let error as CoreError where error.code == .writeFailed && attempt < 8 {

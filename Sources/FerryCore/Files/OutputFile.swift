@@ -13,6 +13,9 @@ public final class OutputFile {
     private var isClosed = false
     private var buffer: [UInt8] = []
     private let capacity: Int
+    /// Where full buffers are written when the file writes in the background, and the one being filled.
+    private let background: BackgroundWrites?
+    private var current: BackgroundWrites.Buffer?
 
     /// Creates or truncates a file.
     /// - Parameters:
@@ -20,17 +23,38 @@ public final class OutputFile {
     ///   - exclusive: fail if the file exists (used for temporary names).
     ///   - append: append to an existing file instead of truncating it.
     ///   - bufferSize: bytes kept in memory before a write.
-    public init(path: String, exclusive: Bool = false, append: Bool = false, bufferSize: Int = 1 << 18) throws {
+    ///   - writesInBackground: write full buffers on a thread of their own (``BackgroundWrites``), three of
+    ///     `bufferSize` in flight at most, so that the caller does not wait for the kernel; ``flush()``, ``sync()`` and
+    ///     ``close()`` wait for them, and a write that failed is reported by the next call.
+    ///   - direct: with `writesInBackground`, write around the page cache (`O_DIRECT`) where the filesystem allows it,
+    ///     for large files nobody reads back soon (a bundle, a spool read once). Reads see the same bytes.
+    public init(
+        path: String, exclusive: Bool = false, append: Bool = false, bufferSize: Int = 1 << 18, writesInBackground: Bool = false,
+        direct: Bool = false
+    ) throws {
         self.path = path
         var flags = O_WRONLY | O_CREAT | O_CLOEXEC
         flags |= exclusive ? O_EXCL : 0
         flags |= append ? O_APPEND : O_TRUNC
-        let descriptor = open(path, flags, 0o644)
+        // Direct writes need aligned offsets, which a file appended to does not start at.
+        let wantsDirect = writesInBackground && direct && !append && BackgroundWrites.directFlag != 0
+        var descriptor = open(path, flags | (wantsDirect ? BackgroundWrites.directFlag : 0), 0o644)
+        var isDirect = wantsDirect
+        if descriptor < 0 && wantsDirect && errno == EINVAL {
+            // A filesystem without direct I/O refuses the flag when the file is opened (nothing was created).
+            descriptor = open(path, flags, 0o644)
+            isDirect = false
+        }
         guard descriptor >= 0 else { throw SystemError.current.coreError("create", path: path, writing: true) }
         fd = descriptor
         ownsDescriptor = true
         capacity = bufferSize
-        buffer.reserveCapacity(bufferSize)
+        if writesInBackground {
+            background = BackgroundWrites(descriptor: descriptor, path: path, depth: 4, capacity: bufferSize, direct: isDirect)
+        } else {
+            background = nil
+            buffer.reserveCapacity(bufferSize)
+        }
     }
 
     /// Wraps an already open descriptor, such as standard output; it is flushed but never closed by this object.
@@ -39,15 +63,22 @@ public final class OutputFile {
         fd = descriptor
         ownsDescriptor = false
         capacity = bufferSize
+        background = nil
         buffer.reserveCapacity(bufferSize)
     }
 
     deinit {
+        // No write may reach the descriptor once it is closed (or reused by another file).
+        background?.abandon()
         if ownsDescriptor && !isClosed { Glibc.close(fd) }
     }
 
     /// Appends bytes.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        if let background {
+            try write(bytes, through: background)
+            return
+        }
         if buffer.count + bytes.count > capacity {
             try flush()
             if bytes.count >= capacity {
@@ -72,8 +103,36 @@ public final class OutputFile {
         try text.withUTF8 { try write(UnsafeRawBufferPointer($0)) }
     }
 
-    /// Writes buffered bytes to the file.
+    /// Fills buffers and hands each full one over, however large `bytes` is.
+    private func write(_ bytes: UnsafeRawBufferPointer, through background: BackgroundWrites) throws {
+        guard !isClosed else { throw CoreError(.writeFailed, "\(path): written after close") }
+        var rest = bytes
+        while !rest.isEmpty {
+            let filling = try current ?? background.take()
+            current = filling
+            let count = min(rest.count, filling.memory.count - filling.count)
+            UnsafeMutableRawBufferPointer(rebasing: filling.memory[filling.count..<(filling.count + count)])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: rest[..<count]))
+            filling.count += count
+            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+            if filling.isFull {
+                current = nil
+                try background.submit(filling)
+            }
+        }
+    }
+
+    /// Writes buffered bytes to the file (and, when it writes in the background, waits until they are written).
     public func flush() throws {
+        if let background {
+            guard !isClosed else { return }
+            if let current, current.count > 0 {
+                self.current = nil
+                try background.submit(current)
+            }
+            try background.drain()
+            return
+        }
         guard !buffer.isEmpty else { return }
         try buffer.withUnsafeBytes { try writeDirect($0) }
         buffer.removeAll(keepingCapacity: true)
@@ -106,16 +165,7 @@ public final class OutputFile {
 
     private func writeDirect(_ bytes: UnsafeRawBufferPointer) throws {
         guard !isClosed else { throw CoreError(.writeFailed, "\(path): written after close") }
-        guard var base = bytes.baseAddress else { return }
-        var remaining = bytes.count
-        while remaining > 0 {
-            let count = Glibc.write(fd, base, remaining)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw SystemError.current.coreError("write", path: path, writing: true)
-            }
-            remaining -= count
-            base += count
-        }
+        let (_, error) = BackgroundWrites.writeAll(bytes, to: fd)
+        if error != 0 { throw SystemError(errno: error).coreError("write", path: path, writing: true) }
     }
 }

@@ -1,0 +1,154 @@
+import CDirectIO
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Writes an ``OutputFile``'s buffers to its descriptor on a serial queue of their own, in the order they were filled,
+/// optionally around the page cache (`O_DIRECT`).
+///
+/// Copying into the page cache is the costliest step of writing a large file on the machines measured: the kernel
+/// takes a fresh page for every 4 KiB, and on a VM whose memory was just freed that ran at 0.4-0.7 GB/s, on the
+/// thread that everything else waited for (the one admitting records, or the one feeding the compressor). Here the
+/// writes run beside that thread, and a direct write skips the copy (the same VM's disk took 2.5 GB/s).
+///
+/// Buffers are allocated once, aligned for direct I/O, and reused: the owner fills one (``take()``), hands it over
+/// (``submit(_:)``) and takes the next, waiting while all of them are in flight, so memory stays bounded. Direct
+/// writes need aligned sizes and offsets, so the first buffer that is not full (the end, or a flush in the middle)
+/// and any write the filesystem refuses with `EINVAL` (tmpfs, say) turn them off for the rest of the file: those
+/// bytes, and everything after, go through the page cache as before. A failed write is reported by the next call
+/// that takes a buffer, hands one over or drains, and nothing after it is written.
+final class BackgroundWrites: @unchecked Sendable {
+    /// A buffer aligned for direct I/O: filled by the file's owner, then written by the queue.
+    final class Buffer: @unchecked Sendable {
+        let memory: UnsafeMutableRawBufferPointer
+        var count = 0
+        var isFull: Bool { count == memory.count }
+
+        init(capacity: Int) { memory = .allocate(byteCount: capacity, alignment: BackgroundWrites.alignment) }
+        deinit { memory.deallocate() }
+    }
+
+    /// The alignment of buffers, sizes and offsets that direct writes need (the page size covers every block size).
+    static let alignment = 4096
+
+    private let queue = DispatchQueue(label: "ferry.output-file")
+    /// Buffers not in flight; `available` counts them.
+    private let spare: Mutex<[Buffer]>
+    private let available: DispatchSemaphore
+    private let failure = Mutex<(any Error)?>(nil)
+    private let descriptor: Int32
+    private let path: String
+    /// Whether writes still go around the page cache; touched on the queue only.
+    private var direct: Bool
+
+    /// Writes to `descriptor` (named `path` in errors) through `depth` buffers of `capacity` bytes.
+    /// - Parameter direct: whether `descriptor` was opened with `O_DIRECT` (the caller's `open` decides).
+    init(descriptor: Int32, path: String, depth: Int, capacity: Int, direct: Bool) {
+        self.descriptor = descriptor
+        self.path = path
+        self.direct = direct
+        let size = max(Self.alignment, (capacity + Self.alignment - 1) / Self.alignment * Self.alignment)
+        let buffers = (0..<max(2, depth)).map { _ in Buffer(capacity: size) }
+        spare = Mutex(buffers)
+        available = DispatchSemaphore(value: buffers.count)
+    }
+
+    /// An empty buffer to fill, waiting while every buffer is in flight.
+    /// - Throws: ``CoreError`` from an earlier write that failed.
+    func take() throws -> Buffer {
+        try check()
+        available.wait()
+        guard let buffer = spare.withLock({ $0.popLast() }) else { preconditionFailure("a buffer counted as spare is missing") }
+        buffer.count = 0
+        return buffer
+    }
+
+    /// Hands a filled buffer over to be written after those handed over before.
+    /// - Throws: ``CoreError`` from an earlier write that failed (the buffer is then dropped).
+    func submit(_ buffer: Buffer) throws {
+        do {
+            try check()
+        } catch {
+            giveBack(buffer)
+            throw error
+        }
+        queue.async { [self] in
+            defer { giveBack(buffer) }
+            guard failure.withLock({ $0 == nil }) else { return }
+            do {
+                try write(buffer)
+            } catch {
+                failure.withLock { $0 = $0 ?? error }
+            }
+        }
+    }
+
+    /// Waits until every buffer handed over is written.
+    /// - Throws: ``CoreError`` when one of them could not be.
+    func drain() throws {
+        queue.sync {}
+        try check()
+    }
+
+    /// Waits for the writes in flight, for a file that is being abandoned; their errors no longer matter.
+    func abandon() {
+        failure.withLock { $0 = $0 ?? CoreError(.writeFailed, "\(path): abandoned") }
+        queue.sync {}
+    }
+
+    private func giveBack(_ buffer: Buffer) {
+        spare.withLock { $0.append(buffer) }
+        available.signal()
+    }
+
+    private func check() throws {
+        if let error = failure.withLock({ $0 }) { throw error }
+    }
+
+    /// Writes a buffer, directly while the file's size stays aligned.
+    private func write(_ buffer: Buffer) throws {
+        var bytes = UnsafeRawBufferPointer(rebasing: buffer.memory[..<buffer.count])
+        if direct && buffer.count % Self.alignment != 0 { stopDirectWrites() }
+        if direct {
+            let (written, error) = Self.writeAll(bytes, to: descriptor)
+            if error == 0 { return }
+            guard error == EINVAL else { throw SystemError(errno: error).coreError("write", path: path, writing: true) }
+            // Refused as a direct write: the rest through the page cache.
+            stopDirectWrites()
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[written...])
+        }
+        let (_, error) = Self.writeAll(bytes, to: descriptor)
+        if error != 0 { throw SystemError(errno: error).coreError("write", path: path, writing: true) }
+    }
+
+    private func stopDirectWrites() {
+        direct = false
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~Self.directFlag) }
+    }
+
+    /// Writes all of `bytes`, retrying after signals.
+    /// - Returns: the bytes written, and 0 or the `errno` of the write that failed.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> (written: Int, error: Int32) {
+        guard var base = bytes.baseAddress else { return (0, 0) }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let count = Glibc.write(descriptor, base, remaining)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return (bytes.count - remaining, errno)
+            }
+            remaining -= count
+            base += count
+        }
+        return (bytes.count, 0)
+    }
+
+    /// The flag that opens a file for direct writes; 0 where the platform has none.
+    static var directFlag: Int32 { Int32(ferry_o_direct) }
+}
