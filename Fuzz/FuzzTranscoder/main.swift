@@ -1,6 +1,8 @@
 // Fuzzes pack's fast path against the full decoder: a line the transcoder rewrites must get the bytes, type, zone and
 // assets that decoding it and writing the record canonically give, and a line the line preparer takes must be a
-// valid record prepared exactly as the decoded one is (canonical JSON, key, references, assets, layout).
+// valid record prepared exactly as the decoded one is (canonical JSON, key, references, assets, layout). An input of
+// two lines is also read as a model and a line prepared after it: the second may then go through the first's shape
+// (RecordLineShape), and must still be prepared exactly as decoding it prepares it.
 import FerryBundle
 import FerryCore
 import FerryRecords
@@ -23,6 +25,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var lines = LinePreparer(decoder: decoder, validator: RecordValidator())
     if let disagreement = oracle.preparedDisagreement(line, lines: &lines) {
         fatalError("line preparer: \(disagreement): \(String(decoding: line, as: UTF8.self))")
+    }
+    if let newline = line.firstIndex(of: 0x0A) {
+        let (model, next) = (Array(line[..<newline]), Array(line[(newline + 1)...]))
+        var shaped = LinePreparer(decoder: decoder, validator: RecordValidator())
+        _ = model.withUnsafeBytes { shaped.prepare($0) }
+        if let disagreement = oracle.preparedDisagreement(next, lines: &shaped) {
+            fatalError("line shape: \(disagreement): \(String(decoding: line, as: UTF8.self))")
+        }
     }
     return 0
 }

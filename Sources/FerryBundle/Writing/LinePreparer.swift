@@ -21,18 +21,29 @@ public struct LinePreparer {
     private var files: [(recordType: String, zoneID: ZoneID)] = []
     private var scanners: [CanonicalRecordScanner?] = []
     private var facts = CanonicalRecordScanner.Facts()
+    /// The shapes of lines prepared before: most lines are prepared through them.
+    private var shapes: RecordLineShapes
+    /// How many lines were prepared through a shape (for tests and profiling).
+    package private(set) var shapedLines = 0
     private static let maxScanners = 16
 
     /// A preparer that reads values with `decoder` (and its asset resolver) and checks records against `validator`.
     public init(decoder: CloudKitJSONDecoder, validator: RecordValidator) {
         transcoder = CloudKitJSONTranscoder(decoder: decoder)
         self.validator = validator
+        shapes = RecordLineShapes(validator: validator)
     }
 
     /// Prepares a line that is a valid record; `nil` if it is declined.
     public mutating func prepare(_ line: UnsafeRawBufferPointer) -> PreparedChange? {
         // Sized for the line, so that the bytes are handed over without growing or copying.
         var json = JSONWriter(capacity: line.count + 64)
+        if let shaped = shapes.prepare(line, into: &json) {
+            shapedLines += 1
+            return PreparedChange(
+                record: shaped.recordType, zoneID: shaped.zoneID, canonicalJSON: json.bytes, key: shaped.key, references: shaped.references,
+                assets: [], layout: shaped.layout)
+        }
         guard let record = transcoder.transcode(line, into: &json) else { return nil }
         let index = scannerIndex(recordType: record.recordType, zoneID: record.zoneID)
         // The references are handed over with the change; the assets come from the transcoder, with their fields.
@@ -40,6 +51,12 @@ public struct LinePreparer {
         facts.references = []
         guard let (key, layout) = json.bytes.withUnsafeBytes({ scanners[index]?.acceptWithLayout($0, index: 0, into: &facts) }) else {
             return nil
+        }
+        if record.assets.isEmpty {
+            let model = RecordLineShapes.Model(
+                canonical: json.bytes, key: key, references: facts.references, recordBytes: facts.recordBytes, layout: layout,
+                recordType: record.recordType, zoneID: record.zoneID)
+            shapes.learn(line, from: model, transcoder: &transcoder)
         }
         return PreparedChange(
             record: record.recordType, zoneID: record.zoneID, canonicalJSON: json.bytes, key: key, references: facts.references,

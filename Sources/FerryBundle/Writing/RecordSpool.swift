@@ -1,3 +1,4 @@
+import Dispatch
 import FerryCore
 import FerryRecords
 
@@ -25,7 +26,10 @@ final class RecordSpool {
     }
 
     /// A file being filled: its buffered lines and the hash of everything it got since it became active.
-    private final class Active {
+    ///
+    /// Sendable because its ``hasher`` is touched only by the spool's hashing queue, from the time a buffer is handed
+    /// to it until ``RecordSpool/end(_:)`` waits for that queue; everything else only by the appending thread.
+    private final class Active: @unchecked Sendable {
         let key: Key
         /// When this stretch of activity began, among all files': the order buffers are written and files set aside in.
         let stretch: Int
@@ -66,6 +70,10 @@ final class RecordSpool {
     private var lastActive: Active?
     private var entry = ByteRecordWriter()
     private static let newline = UInt8(ascii: "\n")
+    /// Hashes each file's buffers, in order, beside the thread that appends lines (which everything else waits for);
+    /// at most two flushes' buffers wait for it, so memory stays bounded.
+    private let hashing = DispatchQueue(label: "ferry.spool-hash")
+    private let hashingRounds = DispatchSemaphore(value: 2)
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
     init(parent: String?, memoryLimit: Int = 8 << 20, maxActiveFiles: Int = 4096) throws {
@@ -107,8 +115,6 @@ final class RecordSpool {
         file.runLines += 1
         file.buffer.append(contentsOf: line)
         file.buffer.append(Self.newline)
-        file.hasher.update(line)
-        withUnsafeBytes(of: Self.newline) { file.hasher.update($0) }
         file.bytes += Int64(line.count + 1)
         file.count += 1
         clock += 1
@@ -139,8 +145,11 @@ final class RecordSpool {
     private func flush() throws {
         guard let log else { return }
         // In stretch order, so the log's layout does not depend on the dictionary's.
+        var hashed: [(file: Active, bytes: [UInt8])] = []
+        defer { hash(hashed) }
         for file in active.values.sorted(by: { $0.stretch < $1.stretch }) where !file.buffer.isEmpty {
             try file.buffer.withUnsafeBytes { try log.write($0) }
+            hashed.append((file, file.buffer))
             entry.removeAll()
             entry.uint8(Self.runTag)
             Self.encode(file.key, into: &entry)
@@ -154,6 +163,23 @@ final class RecordSpool {
             file.runLines = 0
         }
         buffered = 0
+    }
+
+    /// Hands a flush's buffers to the hashing queue, each to be hashed into its file's hash.
+    private func hash(_ buffers: [(file: Active, bytes: [UInt8])]) {
+        guard !buffers.isEmpty else { return }
+        let round = Round(buffers)
+        hashingRounds.wait()
+        hashing.async { [hashingRounds] in
+            for (file, bytes) in round.buffers { bytes.withUnsafeBytes { file.hasher.update($0) } }
+            hashingRounds.signal()
+        }
+    }
+
+    /// A flush's buffers on their way to the hashing queue.
+    private final class Round: @unchecked Sendable {
+        let buffers: [(file: Active, bytes: [UInt8])]
+        init(_ buffers: [(file: Active, bytes: [UInt8])]) { self.buffers = buffers }
     }
 
     /// Ends the stretches of the least recently used half of the active files.
@@ -170,6 +196,8 @@ final class RecordSpool {
 
     /// Notes the end of a file's stretch: its hash, bytes and lines.
     private func end(_ file: Active) throws {
+        // Every buffer of the file flushed so far is hashed.
+        hashing.sync {}
         entry.removeAll()
         entry.uint8(Self.stretchEndTag)
         Self.encode(file.key, into: &entry)

@@ -488,9 +488,9 @@ public struct JSONRawString {
 }
 
 /// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-enum UTF8Validation {
+public enum UTF8Validation {
     /// The offset of the first byte of the first invalid sequence, or `nil` if all bytes are valid UTF-8.
-    static func firstInvalidOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    public static func firstInvalidOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
         var index = 0
         let count = bytes.count
         while index < count {

@@ -32,6 +32,8 @@ public struct CanonicalRecordScanner {
         /// Every reference's target in field order, with whether it is DELETE_SELF; only from a scanner made with
         /// `collectingReferences` (instead of ``deleteSelf``).
         public var references: [(target: RecordKey, deleteSelf: Bool)] = []
+        /// What the last record accepted counts toward CloudKit's record size (``RecordValidator/Limits/maxRecordBytes``).
+        public var recordBytes = 0
 
         /// No facts yet.
         public init() {}
@@ -160,6 +162,7 @@ public struct CanonicalRecordScanner {
         guard cursor.skip(",\"recordName\":"), let name = recordName(&cursor), cursor.skip(tail), cursor.isAtEnd,
             size <= validator.limits.maxRecordBytes, let layout = validLayout()
         else { return nil }
+        facts.recordBytes = size
         return (seed.key(recordName: name), layout)
     }
 

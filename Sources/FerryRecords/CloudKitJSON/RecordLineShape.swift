@@ -1,0 +1,257 @@
+import FerryCore
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The shape of a record line: its bytes with the values that differ from record to record taken out, and its
+/// canonical form with the same values taken out.
+///
+/// Most files are written by one program, so the lines of one record type differ only in their values: the record
+/// name, the scalar field values, the targets of references. A line of a known shape is prepared by comparing the
+/// bytes between its values with the shape's, checking each value, and putting the values into the shape's canonical
+/// form, instead of transcoding it and scanning the result (``CloudKitJSONTranscoder``, ``CanonicalRecordScanner``).
+/// Shapes are learned from lines those two accepted (``learned(from:model:validator:transcoder:)``),
+/// and a shape is kept only if it gives its own line the same bytes, key and references as they did.
+///
+/// The values a shape takes out are those whose bytes change nothing but themselves: the record name, `STRING`,
+/// `INT64`, `TIMESTAMP` and `DOUBLE` values with their type tag, and a `REFERENCE` value's record name. Everything
+/// else (keys, tags, zones, actions, lists, assets, system fields, whitespace) must be byte for byte the model line's.
+/// A value that needs more than copying or a number's canonical rewrite (escapes, a name CloudKit refuses, a record
+/// over the size limit) declines the line, which then takes the full path that names the problem.
+///
+/// A class, not a struct: the shapes of a cache are looked at for every line, and a copy of a dozen arrays costs a
+/// dozen reference counts.
+final class RecordLineShape {
+    /// What a value taken out of the line is.
+    enum Slot: Equatable {
+        case recordName
+        case string
+        case integer
+        case double
+        /// A reference's target name; its place among the record's references (in canonical order) and its action.
+        case referenceName(deleteSelf: Bool)
+    }
+
+    /// A value as read from a line: where it is, and a number's value when its canonical form is not its bytes.
+    struct Value {
+        var range: Range<Int>
+        var rewritten: Rewritten = .none
+
+        enum Rewritten {
+            case none
+            case integer(Int64)
+            case double(Double)
+        }
+    }
+
+    /// The line's bytes between its values (one more than ``slots``), all in one array.
+    let literals: [UInt8]
+    let literalRanges: [Range<Int>]
+    let slots: [Slot]
+    /// The canonical form's bytes between the values, and which value goes after each of them but the last.
+    let outputLiterals: [UInt8]
+    let outputRanges: [Range<Int>]
+    let outputOrder: [Int]
+    /// The slots of reference names, in canonical order (the order of the record's references).
+    let referenceOrder: [Int]
+    let recordNameSlot: Int
+    /// What the record counts toward the size limit besides its string values and reference names.
+    let baseBytes: Int
+    let recordType: String
+    let zoneID: ZoneID
+    let seed: RecordKey.Seed
+    let layout: RecordSchema.Layout
+
+    /// A shape made of its parts (see ``learned(from:model:validator:transcoder:)``).
+    init(
+        literals: [UInt8], literalRanges: [Range<Int>], slots: [Slot], outputLiterals: [UInt8], outputRanges: [Range<Int>], outputOrder: [Int],
+        referenceOrder: [Int], recordNameSlot: Int, baseBytes: Int, model: Model
+    ) {
+        self.literals = literals
+        self.literalRanges = literalRanges
+        self.slots = slots
+        self.outputLiterals = outputLiterals
+        self.outputRanges = outputRanges
+        self.outputOrder = outputOrder
+        self.referenceOrder = referenceOrder
+        self.recordNameSlot = recordNameSlot
+        self.baseBytes = baseBytes
+        recordType = model.recordType
+        zoneID = model.zoneID
+        seed = RecordKey.Seed(model.zoneID)
+        layout = model.layout
+    }
+
+    /// A line of this shape, prepared.
+    struct Prepared {
+        var key: RecordKey
+        var references: [(target: RecordKey, deleteSelf: Bool)]
+    }
+
+    /// Prepares a line of this shape, appending its canonical form to `json`.
+    /// - Parameter values: scratch space, reused from line to line.
+    /// - Returns: the record's key and references; `nil` (with `json` as it was) when the line is not of this shape or
+    ///   a value needs the full path.
+    func prepare(
+        _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, values: inout [Value], validator: RecordValidator
+    ) -> Prepared? {
+        guard read(line, into: &values), let size = recordBytes(line, values, validator: validator),
+            size <= validator.limits.maxRecordBytes
+        else { return nil }
+        let name = UnsafeRawBufferPointer(rebasing: line[values[recordNameSlot].range])
+        var references: [(target: RecordKey, deleteSelf: Bool)] = []
+        if !referenceOrder.isEmpty {
+            references.reserveCapacity(referenceOrder.count)
+            for slot in referenceOrder {
+                guard case .referenceName(let deleteSelf) = slots[slot] else { return nil }
+                references.append((seed.key(recordName: UnsafeRawBufferPointer(rebasing: line[values[slot].range])), deleteSelf))
+            }
+        }
+        outputLiterals.withUnsafeBytes { literals in
+            for (index, range) in outputRanges.enumerated() {
+                json.raw(UnsafeRawBufferPointer(rebasing: literals[range]))
+                guard index < outputOrder.count else { break }
+                let value = values[outputOrder[index]]
+                switch value.rewritten {
+                case .none: json.raw(UnsafeRawBufferPointer(rebasing: line[value.range]))
+                case .integer(let number): json.integer(number)
+                case .double(let number): json.double(number)
+                }
+            }
+        }
+        return Prepared(key: seed.key(recordName: name), references: references)
+    }
+
+    /// Reads the values of a line of this shape; `false` if the line is not of it or a value needs the full path.
+    private func read(_ line: UnsafeRawBufferPointer, into values: inout [Value]) -> Bool {
+        values.removeAll(keepingCapacity: true)
+        var offset = 0
+        return literals.withUnsafeBytes { literals in
+            for (index, slot) in slots.enumerated() {
+                guard Self.matches(line, at: offset, UnsafeRawBufferPointer(rebasing: literals[literalRanges[index]])) else { return false }
+                offset += literalRanges[index].count
+                let value: Value?
+                switch slot {
+                case .recordName, .string, .referenceName: value = Self.plainString(line, from: offset)
+                case .integer: value = Self.integer(line, from: offset)
+                case .double: value = Self.double(line, from: offset)
+                }
+                guard let value else { return false }
+                values.append(value)
+                offset = value.range.upperBound
+            }
+            let last = UnsafeRawBufferPointer(rebasing: literals[literalRanges[slots.count]])
+            return offset + last.count == line.count && Self.matches(line, at: offset, last)
+        }
+    }
+
+    /// The record's size for the limit, or `nil` when a name is one CloudKit refuses.
+    private func recordBytes(_ line: UnsafeRawBufferPointer, _ values: [Value], validator: RecordValidator) -> Int? {
+        var size = baseBytes
+        for (slot, value) in zip(slots, values) {
+            switch slot {
+            case .recordName, .referenceName:
+                guard validator.recordNameProblem(utf8: UnsafeRawBufferPointer(rebasing: line[value.range])) == nil else { return nil }
+                if case .referenceName = slot { size += value.range.count }
+            case .string:
+                size += value.range.count
+            case .integer, .double:
+                break
+            }
+        }
+        return size
+    }
+
+    private static func matches(_ line: UnsafeRawBufferPointer, at offset: Int, _ literal: UnsafeRawBufferPointer) -> Bool {
+        guard line.count - offset >= literal.count else { return false }
+        guard let base = line.baseAddress, let expected = literal.baseAddress else { return literal.isEmpty }
+        return memcmp(base + offset, expected, literal.count) == 0
+    }
+
+    /// A string's content up to (not including) its closing quote, when it needs no escape and is well-formed UTF-8:
+    /// then its canonical form is its bytes.
+    static func plainString(_ line: UnsafeRawBufferPointer, from start: Int) -> Value? {
+        var offset = start
+        var nonASCII = false
+        while offset < line.count {
+            let skipped = JSONStringBytes.skipPlainWords(line, from: offset, asciiOnly: false)
+            offset = skipped.offset
+            nonASCII = nonASCII || skipped.nonASCII
+            let wordEnd = min(offset + 8, line.count)
+            while offset < wordEnd {
+                let byte = line[offset]
+                if byte == UInt8(ascii: "\"") {
+                    let range = start..<offset
+                    if nonASCII, UTF8Validation.firstInvalidOffset(UnsafeRawBufferPointer(rebasing: line[range])) != nil { return nil }
+                    return Value(range: range)
+                }
+                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+                nonASCII = nonASCII || byte >= 0x80
+                offset += 1
+            }
+        }
+        return nil
+    }
+
+    /// The bytes of a JSON number token.
+    private static func numberEnd(_ line: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var offset = start
+        while offset < line.count {
+            switch line[offset] {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"),
+                UInt8(ascii: "E"):
+                offset += 1
+            default:
+                return offset
+            }
+        }
+        return offset
+    }
+
+    /// An `INT64` or `TIMESTAMP` value, as the decoder reads it (``CloudKitJSONDecoder``'s whole-number rule).
+    static func integer(_ line: UnsafeRawBufferPointer, from start: Int) -> Value? {
+        let end = numberEnd(line, from: start)
+        guard end > start else { return nil }
+        // Digits without a sign or a leading zero are their own canonical form (18 of them always fit).
+        let first = line[start]
+        if end - start <= 18, first != UInt8(ascii: "0") || end - start == 1,
+            line[start..<end].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        {
+            return Value(range: start..<end)
+        }
+        switch number(UnsafeRawBufferPointer(rebasing: line[start..<end])) {
+        case .integer(let value)?:
+            return Value(range: start..<end, rewritten: .integer(value))
+        case .double(let value)?:
+            guard value.rounded() == value, let exact = Int64(exactly: value) else { return nil }
+            return Value(range: start..<end, rewritten: .integer(exact))
+        default:
+            return nil
+        }
+    }
+
+    /// A `DOUBLE` value, rewritten in its shortest round-trip form as the transcoder writes it.
+    static func double(_ line: UnsafeRawBufferPointer, from start: Int) -> Value? {
+        let end = numberEnd(line, from: start)
+        guard end > start else { return nil }
+        let value: Double
+        switch number(UnsafeRawBufferPointer(rebasing: line[start..<end])) {
+        case .integer(let number)?: value = Double(number)
+        case .unsigned(let number)?: value = Double(number)
+        case .double(let number)?: value = number
+        case nil: return nil
+        }
+        guard value.isFinite else { return nil }
+        return Value(range: start..<end, rewritten: .double(value))
+    }
+
+    /// A whole number token read by the scanner the decoder and the transcoder use; `nil` if it is not one.
+    private static func number(_ token: UnsafeRawBufferPointer) -> JSONScanner.Number? {
+        var scanner = JSONScanner(token)
+        guard let number = try? scanner.number(), (try? scanner.finish()) != nil else { return nil }
+        return number
+    }
+}

@@ -1,0 +1,71 @@
+import FerryCore
+
+/// The shapes of the record lines seen recently (``RecordLineShape``), most recently used first: how `ferry pack`
+/// prepares most lines of a file written by one program without transcoding them.
+///
+/// ```swift
+/// var shapes = RecordLineShapes(validator: validator)
+/// if let prepared = shapes.prepare(line, into: &json) { /* json holds the canonical form */ }
+/// else { /* the full path; then, if it accepted the line: */ shapes.learn(line, from: model, transcoder: &transcoder) }
+/// ```
+public struct RecordLineShapes {
+    /// A line prepared through a shape: what the full path would have found.
+    public struct Prepared {
+        public var recordType: String
+        public var zoneID: ZoneID
+        public var key: RecordKey
+        public var references: [(target: RecordKey, deleteSelf: Bool)]
+        public var layout: RecordSchema.Layout
+    }
+
+    /// What the full path made of a line, for learning its shape.
+    public struct Model {
+        var model: RecordLineShape.Model
+
+        /// The canonical bytes, key, references and size the full path found for a line of this type, zone and layout.
+        public init(
+            canonical: [UInt8], key: RecordKey, references: [(target: RecordKey, deleteSelf: Bool)], recordBytes: Int,
+            layout: RecordSchema.Layout, recordType: String, zoneID: ZoneID
+        ) {
+            model = RecordLineShape.Model(
+                canonical: canonical, key: key, references: references, recordBytes: recordBytes, layout: layout, recordType: recordType,
+                zoneID: zoneID)
+        }
+    }
+
+    private let validator: RecordValidator
+    private var shapes: [RecordLineShape] = []
+    private var values: [RecordLineShape.Value] = []
+    /// Lines still to learn from: learning costs a few lines' work, and a file whose lines share no shape should not
+    /// pay it on every line.
+    private var learningsLeft: Int
+    private static let maxShapes = 8
+
+    /// Shapes checked against `validator`'s rules, learned from at most `learnings` lines.
+    public init(validator: RecordValidator, learnings: Int = 24) {
+        self.validator = validator
+        learningsLeft = learnings
+    }
+
+    /// Prepares a line of a known shape, appending its canonical form to `json`; `nil` (and `json` as it was) if it
+    /// has none, or a value needs the full path.
+    public mutating func prepare(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) -> Prepared? {
+        for index in shapes.indices {
+            let shape = shapes[index]
+            guard let prepared = shape.prepare(line, into: &json, values: &values, validator: validator) else { continue }
+            if index > 0 { shapes.swapAt(index, index - 1) }
+            return Prepared(
+                recordType: shape.recordType, zoneID: shape.zoneID, key: prepared.key, references: prepared.references, layout: shape.layout)
+        }
+        return nil
+    }
+
+    /// Learns the shape of a line the full path prepared (see ``RecordLineShape``), if it has one worth keeping.
+    public mutating func learn(_ line: UnsafeRawBufferPointer, from model: Model, transcoder: inout CloudKitJSONTranscoder) {
+        guard learningsLeft > 0 else { return }
+        learningsLeft -= 1
+        guard let shape = RecordLineShape.learned(from: line, model: model.model, validator: validator, transcoder: &transcoder) else { return }
+        if shapes.count == Self.maxShapes { shapes.removeLast() }
+        shapes.insert(shape, at: 0)
+    }
+}

@@ -1,0 +1,126 @@
+import FerryBundle
+import FerryCore
+import FerryRecords
+import FerryTesting
+import Foundation
+import Testing
+
+/// Lines prepared through the shape of a line seen before (``RecordLineShape``) must be prepared exactly as decoding
+/// them prepares them, whatever values they hold; the values a shape cannot vouch for are left to the full path.
+@Suite struct LineShapeTests {
+    static let oracle = TranscodeOracle()
+
+    /// Model lines with a placeholder where each value goes, and the model's values.
+    static let models: [(template: String, values: [String: String])] = [
+        // As Python's json.dumps writes the bench input: spaces, value before type.
+        (
+            #"{"recordName": "@N", "recordType": "Car", "zoneID": {"zoneName": "CarZone", "ownerRecordName": "__defaultOwner__"}, "fields": {"name": {"value": "@S", "type": "STRING"}, "added": {"value": @I, "type": "TIMESTAMP"}, "mileage": {"value": @J, "type": "INT64"}, "rating": {"value": @D, "type": "DOUBLE"}}}"#,
+            ["@N": "Car.1", "@S": "Car 0", "@I": "1479340800000", "@J": "953631", "@D": "0.7192432165945845"]
+        ),
+        // Compact, type before value, references (one DELETE_SELF), a list that stays as it is, fields out of order.
+        (
+            #"{"recordType":"Note","recordName":"@N","zoneID":{"zoneName":"CarZone"},"fields":{"text":{"type":"STRING","value":"@S"},"parent":{"type":"REFERENCE","value":{"recordName":"@R","action":"DELETE_SELF"}},"other":{"type":"REFERENCE","value":{"action":"NONE","recordName":"@Q"}},"tags":{"type":"STRING_LIST","value":["a","b"]}}}"#,
+            ["@N": "Note.1", "@S": "hello", "@R": "Car.1", "@Q": "Car.2"]
+        ),
+        // The canonical form itself, with system fields, in the default zone.
+        (
+            #"{"created":{"timestamp":1,"userRecordName":"_u"},"fields":{"a":{"type":"DOUBLE","value":@D},"b":{"type":"INT64","value":@J}},"modified":{"timestamp":2,"userRecordName":"_u"},"recordChangeTag":"t1","recordName":"@N","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#,
+            ["@N": "T.1", "@D": "2.5", "@J": "-3"]
+        ),
+    ]
+
+    /// What each kind of value is replaced with: valid values, values to rewrite, values to refuse.
+    static let substitutes: [String: [String]] = [
+        "@N": ["Car.2", "x y", "Car.1", "_hidden", "", "Car.ü", String(repeating: "a", count: 256), #"a\"b"#, #"a\u0041"#, "a\u{7F}"],
+        "@R": ["Car.9", "_bad", "", "ü", #"q\\r"#, String(repeating: "r", count: 255)],
+        "@Q": ["Bus.3", "_bad"],
+        "@S": [
+            "", "ünïcødé ✓", #"tab\t"#, #"a\u0041"#, "\u{7F}", #"\"q\""#, String(repeating: "long ", count: 400), "\u{10FFFF}",
+        ],
+        "@I": [
+            "0", "-0", "7", "-7", "007", "1.0", "1.5", "1e3", "9223372036854775807", "9223372036854775808", "-9223372036854775808",
+            "123456789012345678", "1234567890123456789", "+1", "1e400", "-", "1.", ".5", "0x10", "1 ",
+        ],
+        "@J": ["0", "-5", "2.0", "3e2", "99999999999999999999"],
+        "@D": ["0", "-0", "0.5", "1e-7", "1E+300", "1e400", "-0.0", "3", "12345678901234567890", "0.1", "5e-324", "1e", "--1"],
+    ]
+
+    private static func line(_ template: String, _ values: [String: String]) -> [UInt8] {
+        var text = template
+        for (placeholder, value) in values { text = text.replacingOccurrences(of: placeholder, with: value) }
+        return Array(text.utf8)
+    }
+
+    @Test("every value in a learned shape is prepared as decoding prepares it, or left to decoding")
+    func agreesWithDecodingWhateverTheValues() throws {
+        for (template, modelValues) in Self.models {
+            var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator())
+            let model = Self.line(template, modelValues)
+            #expect(model.withUnsafeBytes { lines.prepare($0) } != nil, "model \(template)")
+            for placeholder in modelValues.keys.sorted() {
+                for substitute in Self.substitutes[placeholder] ?? [] {
+                    var values = modelValues
+                    values[placeholder] = substitute
+                    let line = Self.line(template, values)
+                    let disagreement = Self.oracle.preparedDisagreement(line, lines: &lines)
+                    #expect(disagreement == nil, "\(placeholder) = \(substitute): \(disagreement ?? "")")
+                }
+            }
+            // Most substitutes are valid values of the model's shape.
+            #expect(lines.shapedLines >= 10, "\(lines.shapedLines) lines through the shape of \(template)")
+        }
+    }
+
+    @Test("lines that differ from a model only in their values are prepared through its shape")
+    func preparesOrdinaryLinesThroughTheShape() throws {
+        let (template, modelValues) = Self.models[1]
+        var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator())
+        _ = Self.line(template, modelValues).withUnsafeBytes { lines.prepare($0) }
+        #expect(lines.shapedLines == 0)
+        let variants: [[String: String]] = [
+            ["@N": "Note.2", "@S": "ünïcødé ✓", "@R": "Car.7", "@Q": "Car.8"],
+            ["@N": "Note.3", "@S": "", "@R": "Car.1", "@Q": "Car.1"],
+        ]
+        for variant in variants {
+            let line = Self.line(template, variant)
+            #expect(Self.oracle.preparedDisagreement(line, lines: &lines) == nil)
+        }
+        #expect(lines.shapedLines == variants.count)
+        // Another layout, whitespace or key order is another shape: decoded, then learned.
+        let spaced = Self.line(template.replacingOccurrences(of: #""text":"#, with: #""text": "#), variants[0])
+        #expect(Self.oracle.preparedDisagreement(spaced, lines: &lines) == nil)
+        #expect(lines.shapedLines == variants.count)
+    }
+
+    @Test("a shape counts its values toward the size limit")
+    func declinesOversizedRecordsOfAKnownShape() {
+        var limits = RecordValidator.Limits()
+        limits.maxRecordBytes = 100
+        var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator(limits: limits))
+        let template =
+            #"{"recordName":"Car.1","recordType":"Car","fields":{"s":{"type":"STRING","value":"@S"},"#
+            + #""r":{"type":"REFERENCE","value":{"recordName":"@R"}}}}"#
+        #expect(Self.line(template, ["@S": "short", "@R": "a"]).withUnsafeBytes { lines.prepare($0) } != nil)
+        #expect(Self.line(template, ["@S": String(repeating: "x", count: 40), "@R": "a"]).withUnsafeBytes { lines.prepare($0) } != nil)
+        #expect(lines.shapedLines == 1)
+        // 100 bytes: the field names, the string, and the reference's name, zone and 8 more.
+        #expect(Self.line(template, ["@S": String(repeating: "x", count: 200), "@R": "a"]).withUnsafeBytes { lines.prepare($0) } == nil)
+        #expect(Self.line(template, ["@S": "short", "@R": String(repeating: "r", count: 80)]).withUnsafeBytes { lines.prepare($0) } == nil)
+    }
+
+    @Test("invalid UTF-8 in a value is left to decoding")
+    func leavesInvalidUTF8ToDecoding() {
+        let (template, modelValues) = Self.models[0]
+        var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator())
+        _ = Self.line(template, modelValues).withUnsafeBytes { lines.prepare($0) }
+        for bad: [UInt8] in [[0xFF], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82]] {
+            var values = modelValues
+            values["@S"] = "\u{1}"
+            var line = Self.line(template, values)
+            guard let marker = line.firstIndex(of: 0x01) else { continue }
+            line.replaceSubrange(marker...marker, with: bad)
+            #expect(Self.oracle.preparedDisagreement(line, lines: &lines) == nil)
+            #expect(line.withUnsafeBytes { lines.prepare($0) } == nil)
+        }
+    }
+}
