@@ -44,7 +44,22 @@ final class SpoolPlan {
     /// Calls `body` with every file in bundle order: its path, its size, and a function that fills a buffer with its
     /// next bytes (0 at its end).
     func forEachFile(_ body: (String, Int64, (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Void) throws {
-        let log = try InputFile(path: logPath)
+        // The runs' bytes are read ahead, in the order the steps name them, on a thread of its own: the log was written
+        // around the page cache, so each read goes to the disk.
+        let runs = RunWalker(path: steps.path)
+        let ahead = ReadAhead(path: logPath, ranges: { try runs.next() })
+        defer { ahead.cancel() }
+        var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
+        /// Takes up to `count` bytes of the current run from the chunks read ahead (a chunk never spans two runs).
+        func take(upTo count: Int) throws -> UnsafeRawBufferPointer {
+            if chunk.isEmpty {
+                guard let next = try ahead.next() else { throw Self.damaged }
+                chunk = next
+            }
+            let taken = UnsafeRawBufferPointer(rebasing: chunk[..<min(count, chunk.count)])
+            chunk = UnsafeRawBufferPointer(rebasing: chunk[taken.count...])
+            return taken
+        }
         let reader = try ByteRecordFile.Reader(path: steps.path)
         var pending: (path: String, size: Int64)?
         func readHeader(_ bytes: UnsafeRawBufferPointer) throws -> (String, Int64) {
@@ -56,29 +71,54 @@ final class SpoolPlan {
         while let (path, size) = pending {
             pending = nil
             // The runs follow their file; the next file's entry ends them.
-            var run: (offset: Int64, remaining: Int64)?
+            var remaining: Int64 = 0
             try body(path, size) { buffer in
                 while true {
-                    if let current = run, current.remaining > 0 {
-                        let count = Int(min(Int64(buffer.count), current.remaining))
-                        try log.read(exactly: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]), at: current.offset)
-                        run = (current.offset + Int64(count), current.remaining - Int64(count))
-                        return count
+                    if remaining > 0 {
+                        let bytes = try take(upTo: Int(min(Int64(buffer.count), remaining)))
+                        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes.count]).copyMemory(from: bytes)
+                        remaining -= Int64(bytes.count)
+                        return bytes.count
                     }
                     guard pending == nil, let bytes = try reader.next() else { return 0 }
                     var record = ByteRecordReader(bytes)
                     if try record.uint8() == Self.runTag {
-                        run = (try record.int64(), try record.int64())
+                        _ = try record.int64()
+                        remaining = try record.int64()
                     } else {
                         pending = try readHeader(bytes)
                     }
                 }
             }
-            // A body that stopped early leaves the rest of the file's runs unread: skip to the next file.
+            // A body that stopped early leaves the rest of the file's runs unread: their bytes are passed over.
+            while remaining > 0 { remaining -= Int64(try take(upTo: Int(min(remaining, 1 << 30))).count) }
             while pending == nil, let bytes = try reader.next() {
                 var record = ByteRecordReader(bytes)
-                if try record.uint8() == Self.fileTag { pending = try readHeader(bytes) }
+                if try record.uint8() == Self.fileTag {
+                    pending = try readHeader(bytes)
+                } else {
+                    _ = try record.int64()
+                    remaining = try record.int64()
+                    while remaining > 0 { remaining -= Int64(try take(upTo: Int(min(remaining, 1 << 30))).count) }
+                }
             }
+        }
+    }
+
+    /// The runs of the log in the steps' order, for reading them ahead: used on the read-ahead thread only.
+    private final class RunWalker: @unchecked Sendable {
+        private let path: String
+        private var reader: ByteRecordFile.Reader?
+
+        init(path: String) { self.path = path }
+
+        func next() throws -> (offset: Int64, length: Int64)? {
+            if reader == nil { reader = try ByteRecordFile.Reader(path: path) }
+            while let bytes = try reader?.next() {
+                var record = ByteRecordReader(bytes)
+                if try record.uint8() == SpoolPlan.runTag { return (try record.int64(), try record.int64()) }
+            }
+            return nil
         }
     }
 

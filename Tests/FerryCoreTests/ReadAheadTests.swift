@@ -1,0 +1,81 @@
+import FerryCore
+import FerryTesting
+import Foundation
+import Synchronization
+import Testing
+
+/// Reading a file's ranges ahead on a thread of its own: the same bytes, in the ranges' order, a chunk never spanning
+/// two ranges; errors reach the caller; stopping early leaves nothing running.
+@Suite struct ReadAheadTests {
+    /// Hands out ranges one by one from the read-ahead thread.
+    private final class Ranges: Sendable {
+        private let remaining: Mutex<[(offset: Int64, length: Int64)]>
+        private let failure: Bool
+        init(_ ranges: [(offset: Int64, length: Int64)], thenFail failure: Bool = false) {
+            remaining = Mutex(ranges)
+            self.failure = failure
+        }
+        func next() throws -> (offset: Int64, length: Int64)? {
+            if let range = remaining.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return range }
+            if failure { throw CoreError(.readFailed, "no more ranges") }
+            return nil
+        }
+    }
+
+    private static func file(_ scratch: Scratch, bytes count: Int) throws -> (path: String, bytes: [UInt8]) {
+        let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+        let path = scratch.file("data.bin")
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (path, bytes)
+    }
+
+    @Test func readsTheRangesInOrderInChunksThatNeverSpanTwo() throws {
+        let scratch = try Scratch()
+        let (path, bytes) = try Self.file(scratch, bytes: 300_000)
+        let ranges: [(offset: Int64, length: Int64)] = [(250_000, 50_000), (0, 10), (10, 0), (1_000, 100_000), (299_999, 1)]
+        let source = Ranges(ranges)
+        let ahead = ReadAhead(path: path, chunkSize: 4096, depth: 3, ranges: { try source.next() })
+        var chunks: [[UInt8]] = []
+        while let chunk = try ahead.next() { chunks.append(Array(chunk)) }
+        #expect(try ahead.next() == nil)
+        let expected = ranges.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.length)] }
+        #expect(chunks.flatMap { $0 } == expected)
+        #expect(chunks.allSatisfy { $0.count <= 4096 && !$0.isEmpty })
+        // Chunk boundaries fall on range boundaries: each range is whole chunks.
+        var sizes = chunks.map(\.count)[...]
+        for range in ranges where range.length > 0 {
+            var left = Int(range.length)
+            while left > 0, let size = sizes.popFirst() {
+                #expect(size <= left)
+                left -= size
+            }
+            #expect(left == 0)
+        }
+    }
+
+    @Test func reportsAFailureAfterTheBytesBeforeIt() throws {
+        let scratch = try Scratch()
+        let (path, _) = try Self.file(scratch, bytes: 10_000)
+        // A range past the end of the file, then a source that fails.
+        let pastTheEnd = Ranges([(0, 100), (9_000, 5_000)])
+        let ahead = ReadAhead(path: path, chunkSize: 4096, ranges: { try pastTheEnd.next() })
+        #expect(try ahead.next()?.count == 100)
+        #expect(throws: CoreError.self) {
+            while try ahead.next() != nil {}
+        }
+        let failing = Ranges([(0, 10)], thenFail: true)
+        let second = ReadAhead(path: path, ranges: { try failing.next() })
+        #expect(try second.next()?.count == 10)
+        #expect(throws: CoreError.self) { try second.next() }
+    }
+
+    @Test func stopsEarlyWithoutWaitingForTheRest() throws {
+        let scratch = try Scratch()
+        let (path, bytes) = try Self.file(scratch, bytes: 1 << 20)
+        let source = Ranges(Array(repeating: (0, 1 << 20), count: 1000))
+        let ahead = ReadAhead(path: path, chunkSize: 1 << 16, depth: 2, ranges: { try source.next() })
+        #expect(try ahead.next().map(Array.init) == Array(bytes[0..<(1 << 16)]))
+        ahead.cancel()
+        #expect(try ahead.next() == nil)
+    }
+}
