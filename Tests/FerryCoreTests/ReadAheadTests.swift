@@ -29,7 +29,7 @@ import Testing
         return (path, bytes)
     }
 
-    @Test func readsTheRangesInOrderInChunksThatNeverSpanTwo() throws {
+    @Test func readsTheRangesBytesInOrderInFullChunks() throws {
         let scratch = try Scratch()
         let (path, bytes) = try Self.file(scratch, bytes: 300_000)
         let ranges: [(offset: Int64, length: Int64)] = [(250_000, 50_000), (0, 10), (10, 0), (1_000, 100_000), (299_999, 1)]
@@ -40,17 +40,32 @@ import Testing
         #expect(try ahead.next() == nil)
         let expected = ranges.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.length)] }
         #expect(chunks.flatMap { $0 } == expected)
-        #expect(chunks.allSatisfy { $0.count <= 4096 && !$0.isEmpty })
-        // Chunk boundaries fall on range boundaries: each range is whole chunks.
-        var sizes = chunks.map(\.count)[...]
-        for range in ranges where range.length > 0 {
-            var left = Int(range.length)
-            while left > 0, let size = sizes.popFirst() {
-                #expect(size <= left)
-                left -= size
-            }
-            #expect(left == 0)
+        // Every chunk but the last is full, however small the ranges.
+        #expect(chunks.dropLast().allSatisfy { $0.count == 4096 })
+        #expect(chunks.last.map { !$0.isEmpty && $0.count <= 4096 } == true)
+    }
+
+    @Test func manySmallRangesTakeFewChunks() throws {
+        let scratch = try Scratch()
+        let (path, bytes) = try Self.file(scratch, bytes: 100_000)
+        var ranges: [(offset: Int64, length: Int64)] = []
+        for index in 0..<10_000 {
+            let offset: Int = (index * 7_919) % 99_990
+            ranges.append((Int64(offset), Int64(1 + index % 9)))
         }
+        let source = Ranges(ranges)
+        let ahead = ReadAhead(path: path, chunkSize: 1 << 16, ranges: { try source.next() })
+        var chunks = 0
+        var read: [UInt8] = []
+        while let chunk = try ahead.next() {
+            chunks += 1
+            read += chunk
+        }
+        var expected: [UInt8] = []
+        for range in ranges { expected += bytes[Int(range.offset)..<Int(range.offset + range.length)] }
+        #expect(read == expected)
+        let chunkSize = 1 << 16
+        #expect(chunks == (read.count + chunkSize - 1) / chunkSize)
     }
 
     @Test func reportsAFailureAfterTheBytesBeforeIt() throws {

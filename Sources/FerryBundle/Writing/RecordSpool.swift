@@ -73,7 +73,7 @@ final class RecordSpool {
     /// Hashes each file's buffers, in order, beside the thread that appends lines (which everything else waits for);
     /// at most two flushes' buffers wait for it, so memory stays bounded.
     private let hashing = DispatchQueue(label: "ferry.spool-hash")
-    private let hashingRounds = DispatchSemaphore(value: 2)
+    private let hashingRounds = DispatchSemaphore.counting(2)
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
     init(parent: String?, memoryLimit: Int = 8 << 20, maxActiveFiles: Int = 4096) throws {

@@ -50,7 +50,7 @@ final class SpoolPlan {
         let ahead = ReadAhead(path: logPath, ranges: { try runs.next() })
         defer { ahead.cancel() }
         var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
-        /// Takes up to `count` bytes of the current run from the chunks read ahead (a chunk never spans two runs).
+        /// Takes up to `count` bytes of the current run from the chunks read ahead (the runs' bytes one after another).
         func take(upTo count: Int) throws -> UnsafeRawBufferPointer {
             if chunk.isEmpty {
                 guard let next = try ahead.next() else { throw Self.damaged }

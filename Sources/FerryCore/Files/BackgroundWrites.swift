@@ -55,7 +55,7 @@ final class BackgroundWrites: @unchecked Sendable {
         let size = max(Self.alignment, (capacity + Self.alignment - 1) / Self.alignment * Self.alignment)
         let buffers = (0..<max(2, depth)).map { _ in Buffer(capacity: size) }
         spare = Mutex(buffers)
-        available = DispatchSemaphore(value: buffers.count)
+        available = DispatchSemaphore.counting(buffers.count)
     }
 
     /// An empty buffer to fill, waiting while every buffer is in flight.

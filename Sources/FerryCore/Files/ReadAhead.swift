@@ -5,28 +5,25 @@ import Synchronization
 ///
 /// A scratch file written around the page cache is read back from the disk; the thread that reads it back (the one
 /// feeding the compressor) would wait for every read. Here a background thread reads the ranges as `ranges` names
-/// them, up to `depth` chunks of at most `chunkSize` bytes ahead; a chunk never spans two ranges. Memory is those
-/// chunks, allocated once.
+/// them, up to `depth` chunks of `chunkSize` bytes ahead. The chunks hold the ranges' bytes one after another, each
+/// filled across as many ranges as fit (a file of many small runs costs one hand-over per chunk, not per range); the
+/// caller, who knows the ranges' lengths, cuts them apart. Memory is those chunks, allocated once.
 ///
 /// ```swift
 /// let ahead = ReadAhead(path: log, ranges: { try steps.nextRun() })   // called on the background thread
 /// while let chunk = try ahead.next() { use(chunk) }                    // each valid until the next call
 /// ```
-public final class ReadAhead: @unchecked Sendable {
+public final class ReadAhead {
     /// What the background thread hands over: a chunk's index and its byte count, the end, or an error.
-    private enum Item {
+    fileprivate enum Item {
         case chunk(Int, Int)
         case end
         case failed(any Error)
     }
 
-    private let queue = DispatchQueue(label: "ferry.read-ahead")
-    private let chunks: [UnsafeMutableRawBufferPointer]
-    private let freeChunks: Mutex<[Int]>
-    private let freeCount: DispatchSemaphore
-    private let ready = Mutex<[Item]>([])
-    private let readyCount = DispatchSemaphore(value: 0)
-    private let cancelled = Atomic<Bool>(false)
+    /// What the background thread touches: never this object itself, so that its `deinit`, which waits for that
+    /// thread, cannot run on it.
+    private let shared: Shared
     /// The chunk the caller holds, given back at its next call.
     private var held: Int?
     private var finished = false
@@ -36,17 +33,11 @@ public final class ReadAhead: @unchecked Sendable {
     public init(
         path: String, chunkSize: Int = 1 << 20, depth: Int = 4, ranges: @escaping @Sendable () throws -> (offset: Int64, length: Int64)?
     ) {
-        let count = max(2, depth)
-        chunks = (0..<count).map { _ in .allocate(byteCount: max(1, chunkSize), alignment: 4096) }
-        freeChunks = Mutex(Array(0..<count))
-        freeCount = DispatchSemaphore(value: count)
-        queue.async { [self] in produce(path: path, ranges: ranges) }
+        shared = Shared(chunkSize: chunkSize, depth: depth)
+        shared.queue.async { [shared] in shared.produce(path: path, ranges: ranges) }
     }
 
-    deinit {
-        cancel()
-        for chunk in chunks { chunk.deallocate() }
-    }
+    deinit { cancel() }
 
     /// The next chunk of the ranges, in order; `nil` after the last.
     ///
@@ -55,15 +46,15 @@ public final class ReadAhead: @unchecked Sendable {
     public func next() throws -> UnsafeRawBufferPointer? {
         if let held {
             self.held = nil
-            giveBack(held)
+            shared.giveBack(held)
         }
         guard !finished else { return nil }
-        readyCount.wait()
-        let item = ready.withLock { $0.removeFirst() }
+        shared.readyCount.wait()
+        let item = shared.ready.withLock { $0.removeFirst() }
         switch item {
         case .chunk(let index, let count):
             held = index
-            return UnsafeRawBufferPointer(rebasing: chunks[index][0..<count])
+            return UnsafeRawBufferPointer(rebasing: shared.chunks[index][0..<count])
         case .end:
             finished = true
             return nil
@@ -77,39 +68,73 @@ public final class ReadAhead: @unchecked Sendable {
     /// returns `nil`.
     public func cancel() {
         finished = true
-        cancelled.store(true, ordering: .relaxed)
+        shared.cancelled.store(true, ordering: .relaxed)
         // Wakes a background thread waiting for a free chunk; it then sees the flag.
-        freeCount.signal()
-        queue.sync {}
+        shared.freeCount.signal()
+        shared.queue.sync {}
+    }
+}
+
+/// The chunks and queues of a ``ReadAhead``, shared with its background thread.
+private final class Shared: @unchecked Sendable {
+    let queue = DispatchQueue(label: "ferry.read-ahead")
+    let chunks: [UnsafeMutableRawBufferPointer]
+    let freeChunks: Mutex<[Int]>
+    let freeCount: DispatchSemaphore
+    let ready = Mutex<[ReadAhead.Item]>([])
+    let readyCount = DispatchSemaphore(value: 0)
+    let cancelled = Atomic<Bool>(false)
+
+    init(chunkSize: Int, depth: Int) {
+        let count = max(2, depth)
+        chunks = (0..<count).map { _ in .allocate(byteCount: max(1, chunkSize), alignment: 4096) }
+        freeChunks = Mutex(Array(0..<count))
+        freeCount = DispatchSemaphore.counting(count)
     }
 
-    private func giveBack(_ index: Int) {
+    deinit {
+        for chunk in chunks { chunk.deallocate() }
+    }
+
+    func giveBack(_ index: Int) {
         freeChunks.withLock { $0.append(index) }
         freeCount.signal()
     }
 
-    private func hand(_ item: Item) {
+    private func hand(_ item: ReadAhead.Item) {
         ready.withLock { $0.append(item) }
         readyCount.signal()
     }
 
-    private func produce(path: String, ranges: @Sendable () throws -> (offset: Int64, length: Int64)?) {
+    func produce(path: String, ranges: @Sendable () throws -> (offset: Int64, length: Int64)?) {
+        // The chunk being filled; on a failure, what it holds is handed over before the error.
+        var filling: (index: Int, count: Int)?
         do {
             let file = try InputFile(path: path)
             while let (offset, length) = try ranges() {
                 var position = offset
                 let end = offset + length
                 while position < end {
-                    freeCount.wait()
-                    guard !cancelled.load(ordering: .relaxed), let index = freeChunks.withLock({ $0.popLast() }) else { return }
-                    let count = Int(min(Int64(chunks[index].count), end - position))
-                    try file.read(exactly: UnsafeMutableRawBufferPointer(rebasing: chunks[index][0..<count]), at: position)
-                    hand(.chunk(index, count))
+                    if filling == nil {
+                        freeCount.wait()
+                        guard !cancelled.load(ordering: .relaxed), let index = freeChunks.withLock({ $0.popLast() }) else { return }
+                        filling = (index, 0)
+                    }
+                    guard let (index, filled) = filling else { return }
+                    let count = Int(min(Int64(chunks[index].count - filled), end - position))
+                    try file.read(exactly: UnsafeMutableRawBufferPointer(rebasing: chunks[index][filled..<(filled + count)]), at: position)
                     position += Int64(count)
+                    filling = (index, filled + count)
+                    if filled + count == chunks[index].count {
+                        hand(.chunk(index, filled + count))
+                        filling = nil
+                    }
                 }
             }
+            if let (index, filled) = filling, filled > 0 { hand(.chunk(index, filled)) }
             hand(.end)
         } catch {
+            if let (index, filled) = filling, filled > 0 { hand(.chunk(index, filled)) }
             hand(.failed(error))
         }
     }
