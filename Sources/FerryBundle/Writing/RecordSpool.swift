@@ -71,9 +71,9 @@ final class RecordSpool {
     private var entry = ByteRecordWriter()
     private static let newline = UInt8(ascii: "\n")
     /// Hashes each file's buffers, in order, beside the thread that appends lines (which everything else waits for);
-    /// at most two flushes' buffers wait for it, so memory stays bounded.
+    /// at most one flush's buffers wait for it (8 MiB), so memory stays bounded.
     private let hashing = DispatchQueue(label: "ferry.spool-hash")
-    private let hashingRounds = DispatchSemaphore.counting(2)
+    private let hashingRounds = DispatchSemaphore.counting(1)
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
     init(parent: String?, memoryLimit: Int = 8 << 20, maxActiveFiles: Int = 4096) throws {
