@@ -3,11 +3,12 @@ import FerryRecords
 
 /// Prepares record lines for a ``BundleWriter`` without decoding them into records: the fast path of `ferry pack`.
 ///
-/// A line is rewritten in canonical form by ``CloudKitJSONTranscoder``, and the bytes are then held to every
-/// per-record check by ``CanonicalRecordScanner``. A line either of them declines (a deletion, an invalid record, a
-/// rare form) is the caller's to decode and hand to ``ChangePreparer/prepare(_:)``, which names its problems. Both
-/// ways give the same prepared change. One preparer serves one thread: it remembers the record types and zones it
-/// has seen.
+/// A line of a shape seen before (``RecordLineShapes``: the same bytes but for its values) is prepared by filling
+/// its values into that shape's canonical form. Any other line is rewritten in canonical form by
+/// ``CloudKitJSONTranscoder``, the bytes are held to every per-record check by ``CanonicalRecordScanner``, and its
+/// shape is learned. A line all of them decline (a deletion, an invalid record, a rare form) is the caller's to decode
+/// and hand to ``ChangePreparer/prepare(_:)``, which names its problems. Every way gives the same prepared change. One
+/// preparer serves one thread: it remembers the shapes, record types and zones it has seen.
 ///
 /// ```swift
 /// var lines = LinePreparer(decoder: decoder, validator: writer.preparer.validator)
