@@ -11,10 +11,15 @@ import FerryCore
 public struct RecordLineShapes {
     /// A line prepared through a shape: what the full path would have found.
     public struct Prepared {
+        /// The record type (the shape's).
         public var recordType: String
+        /// The zone (the shape's).
         public var zoneID: ZoneID
+        /// The record's identity key, from its zone and name.
         public var key: RecordKey
+        /// The references' targets in canonical field order, each with whether it is DELETE_SELF.
         public var references: [(target: RecordKey, deleteSelf: Bool)]
+        /// The record's layout (the shape's).
         public var layout: RecordSchema.Layout
     }
 
