@@ -68,6 +68,33 @@ import Testing
         #expect(chunks == (read.count + chunkSize - 1) / chunkSize)
     }
 
+    @Test func readsAndSkipsTheRangesAsOneStream() throws {
+        let scratch = try Scratch()
+        let (path, bytes) = try Self.file(scratch, bytes: 50_000)
+        let ranges: [(offset: Int64, length: Int64)] = [(40_000, 9_000), (3, 5), (100, 20_000)]
+        let stream = ranges.flatMap { bytes[Int($0.offset)..<Int($0.offset + $0.length)] }
+        let source = Ranges(ranges)
+        let ahead = ReadAhead(path: path, chunkSize: 4096, ranges: { try source.next() })
+        var buffer = [UInt8](repeating: 0, count: 3_000)
+        var read: [UInt8] = []
+        // Reads of odd sizes across chunk and range ends, a pass over some bytes, then the rest.
+        while read.count < 12_000 {
+            let count = try buffer.withUnsafeMutableBytes {
+                try ahead.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<min(3_000, 12_000 - read.count)]))
+            }
+            #expect(count > 0)
+            read += buffer[..<count]
+        }
+        try ahead.skip(5_000)
+        while true {
+            let count = try buffer.withUnsafeMutableBytes { try ahead.read(into: $0) }
+            if count == 0 { break }
+            read += buffer[..<count]
+        }
+        #expect(read == Array(stream[..<12_000]) + Array(stream[17_000...]))
+        #expect(throws: CoreError.self) { try ahead.skip(1) }
+    }
+
     @Test func reportsAFailureAfterTheBytesBeforeIt() throws {
         let scratch = try Scratch()
         let (path, _) = try Self.file(scratch, bytes: 10_000)

@@ -45,64 +45,30 @@ final class SpoolPlan {
     /// next bytes (0 at its end).
     func forEachFile(_ body: (String, Int64, (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Void) throws {
         // The runs' bytes are read ahead, in the order the steps name them, on a thread of its own: the log was written
-        // around the page cache, so each read goes to the disk.
+        // around the page cache, so each read goes to the disk. A file's runs follow its entry and add up to its size,
+        // so here the files take their sizes' worth of that stream, one after another.
         let runs = RunWalker(path: steps.path)
         let ahead = ReadAhead(path: logPath, ranges: { try runs.next() })
         defer { ahead.cancel() }
-        var chunk = UnsafeRawBufferPointer(start: nil, count: 0)
-        /// Takes up to `count` bytes of the current run from the chunks read ahead (the runs' bytes one after another).
-        func take(upTo count: Int) throws -> UnsafeRawBufferPointer {
-            if chunk.isEmpty {
-                guard let next = try ahead.next() else { throw Self.damaged }
-                chunk = next
-            }
-            let taken = UnsafeRawBufferPointer(rebasing: chunk[..<min(count, chunk.count)])
-            chunk = UnsafeRawBufferPointer(rebasing: chunk[taken.count...])
-            return taken
-        }
         let reader = try ByteRecordFile.Reader(path: steps.path)
-        var pending: (path: String, size: Int64)?
-        func readHeader(_ bytes: UnsafeRawBufferPointer) throws -> (String, Int64) {
+        while let bytes = try reader.next() {
             var record = ByteRecordReader(bytes)
-            guard try record.uint8() == Self.fileTag else { throw Self.damaged }
-            return (try record.text(), try record.int64())
-        }
-        if let first = try reader.next() { pending = try readHeader(first) }
-        while let (path, size) = pending {
-            pending = nil
-            // The runs follow their file; the next file's entry ends them.
-            var remaining: Int64 = 0
+            guard try record.uint8() == Self.fileTag else { continue }
+            let (path, size) = (try record.text(), try record.int64())
+            var remaining = size
             try body(path, size) { buffer in
-                while true {
-                    if remaining > 0 {
-                        let bytes = try take(upTo: Int(min(Int64(buffer.count), remaining)))
-                        UnsafeMutableRawBufferPointer(rebasing: buffer[0..<bytes.count]).copyMemory(from: bytes)
-                        remaining -= Int64(bytes.count)
-                        return bytes.count
-                    }
-                    guard pending == nil, let bytes = try reader.next() else { return 0 }
-                    var record = ByteRecordReader(bytes)
-                    if try record.uint8() == Self.runTag {
-                        _ = try record.int64()
-                        remaining = try record.int64()
-                    } else {
-                        pending = try readHeader(bytes)
-                    }
-                }
+                guard remaining > 0 else { return 0 }
+                let count = try ahead.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(Int64(buffer.count), remaining))]))
+                guard count > 0 else { throw Self.damaged }
+                remaining -= Int64(count)
+                return count
             }
-            // A body that stopped early leaves the rest of the file's runs unread: their bytes are passed over.
-            while remaining > 0 { remaining -= Int64(try take(upTo: Int(min(remaining, 1 << 30))).count) }
-            while pending == nil, let bytes = try reader.next() {
-                var record = ByteRecordReader(bytes)
-                if try record.uint8() == Self.fileTag {
-                    pending = try readHeader(bytes)
-                } else {
-                    _ = try record.int64()
-                    remaining = try record.int64()
-                    while remaining > 0 { remaining -= Int64(try take(upTo: Int(min(remaining, 1 << 30))).count) }
-                }
-            }
+            // A body that stopped early leaves the rest of the file unread.
+            try ahead.skip(remaining)
         }
+        // The runs hold no more bytes than the files' sizes.
+        var extra: UInt8 = 0
+        guard try withUnsafeMutableBytes(of: &extra, { try ahead.read(into: $0) }) == 0 else { throw Self.damaged }
     }
 
     /// The runs of the log in the steps' order, for reading them ahead: used on the read-ahead thread only.

@@ -19,7 +19,7 @@ import Synchronization
 /// Buffers are allocated once, aligned for direct I/O, and reused: the owner fills one (``take()``), hands it over
 /// (``submit(_:)``) and takes the next, waiting while all of them are in flight, so memory stays bounded. Direct
 /// writes need aligned sizes and offsets, so the first buffer that is not full (the end, or a flush in the middle)
-/// and any write the filesystem refuses with `EINVAL` (tmpfs, say) turn them off for the rest of the file: those
+/// and any write the filesystem refuses with `EINVAL` turn them off for the rest of the file: those
 /// bytes, and everything after, go through the page cache as before. A failed write is reported by the next call
 /// that takes a buffer, hands one over or drains, and nothing after it is written.
 final class BackgroundWrites: @unchecked Sendable {
@@ -115,14 +115,14 @@ final class BackgroundWrites: @unchecked Sendable {
         var bytes = UnsafeRawBufferPointer(rebasing: buffer.memory[..<buffer.count])
         if direct && buffer.count % Self.alignment != 0 { stopDirectWrites() }
         if direct {
-            let (written, error) = Self.writeAll(bytes, to: descriptor)
+            let (written, error) = OutputFile.writeAll(bytes, to: descriptor)
             if error == 0 { return }
             guard error == EINVAL else { throw SystemError(errno: error).coreError("write", path: path, writing: true) }
             // Refused as a direct write: the rest through the page cache.
             stopDirectWrites()
             bytes = UnsafeRawBufferPointer(rebasing: bytes[written...])
         }
-        let (_, error) = Self.writeAll(bytes, to: descriptor)
+        let (_, error) = OutputFile.writeAll(bytes, to: descriptor)
         if error != 0 { throw SystemError(errno: error).coreError("write", path: path, writing: true) }
     }
 
@@ -130,23 +130,6 @@ final class BackgroundWrites: @unchecked Sendable {
         direct = false
         let flags = fcntl(descriptor, F_GETFL)
         if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~Self.directFlag) }
-    }
-
-    /// Writes all of `bytes`, retrying after signals.
-    /// - Returns: the bytes written, and 0 or the `errno` of the write that failed.
-    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> (written: Int, error: Int32) {
-        guard var base = bytes.baseAddress else { return (0, 0) }
-        var remaining = bytes.count
-        while remaining > 0 {
-            let count = Glibc.write(descriptor, base, remaining)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return (bytes.count - remaining, errno)
-            }
-            remaining -= count
-            base += count
-        }
-        return (bytes.count, 0)
     }
 
     /// The flag that opens a file for direct writes; 0 where the platform has none.

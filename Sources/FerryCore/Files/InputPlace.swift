@@ -9,7 +9,7 @@ public struct InputPlace: Sendable, Hashable {
     public var file: Int
     /// The 1-based line in that file.
     public var line: Int
-    /// The change's index among those of its line.
+    /// The change's index among those of its text (an operation's in its request; 0 for a record of its own).
     public var item: Int
 
     private static let itemBits = 8

@@ -23,8 +23,8 @@ public final class OutputFile {
     ///   - exclusive: fail if the file exists (used for temporary names).
     ///   - append: append to an existing file instead of truncating it.
     ///   - bufferSize: bytes kept in memory before a write.
-    ///   - writesInBackground: write full buffers on a thread of their own (``BackgroundWrites``), three of
-    ///     `bufferSize` in flight at most, so that the caller does not wait for the kernel; ``flush()``, ``sync()`` and
+    ///   - writesInBackground: write full buffers on a thread of their own (``BackgroundWrites``), four of
+    ///     `bufferSize` in all, so that the caller does not wait for the kernel; ``flush()``, ``sync()`` and
     ///     ``close()`` wait for them, and a write that failed is reported by the next call.
     ///   - direct: with `writesInBackground`, write around the page cache (`O_DIRECT`) where the filesystem allows it,
     ///     for large files nobody reads back soon (a bundle, a spool read once). Reads see the same bytes.
@@ -165,7 +165,24 @@ public final class OutputFile {
 
     private func writeDirect(_ bytes: UnsafeRawBufferPointer) throws {
         guard !isClosed else { throw CoreError(.writeFailed, "\(path): written after close") }
-        let (_, error) = BackgroundWrites.writeAll(bytes, to: fd)
+        let (_, error) = Self.writeAll(bytes, to: fd)
         if error != 0 { throw SystemError(errno: error).coreError("write", path: path, writing: true) }
+    }
+
+    /// Writes all of `bytes` to a descriptor, retrying after signals.
+    /// - Returns: the bytes written, and 0 or the `errno` of the write that failed.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> (written: Int, error: Int32) {
+        guard var base = bytes.baseAddress else { return (0, 0) }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let count = Glibc.write(descriptor, base, remaining)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return (bytes.count - remaining, errno)
+            }
+            remaining -= count
+            base += count
+        }
+        return (bytes.count, 0)
     }
 }

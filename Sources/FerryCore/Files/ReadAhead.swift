@@ -12,6 +12,7 @@ import Synchronization
 /// ```swift
 /// let ahead = ReadAhead(path: log, ranges: { try steps.nextRun() })   // called on the background thread
 /// while let chunk = try ahead.next() { use(chunk) }                    // each valid until the next call
+/// let count = try ahead.read(into: buffer)                             // or as a stream of the ranges' bytes
 /// ```
 public final class ReadAhead {
     /// What the background thread hands over: a chunk's index and its byte count, the end, or an error.
@@ -26,6 +27,8 @@ public final class ReadAhead {
     private let shared: Shared
     /// The chunk the caller holds, given back at its next call.
     private var held: Int?
+    /// What ``read(into:)`` and ``skip(_:)`` left of the held chunk.
+    private var rest = UnsafeRawBufferPointer(start: nil, count: 0)
     private var finished = false
 
     /// Starts reading `path` at the ranges `ranges` returns one after another (`nil` after the last), on a thread of
@@ -44,6 +47,10 @@ public final class ReadAhead {
     /// The chunk is valid until the next call.
     /// - Throws: what reading the file or naming the ranges threw.
     public func next() throws -> UnsafeRawBufferPointer? {
+        if !rest.isEmpty {
+            defer { rest = UnsafeRawBufferPointer(start: nil, count: 0) }
+            return rest
+        }
         if let held {
             self.held = nil
             shared.giveBack(held)
@@ -64,10 +71,43 @@ public final class ReadAhead {
         }
     }
 
+    /// Copies the ranges' next bytes into `buffer`: up to its size, at most what is left of the current chunk (as
+    /// `read(2)` may return less); 0 at the end.
+    /// - Throws: what reading the file or naming the ranges threw.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard !buffer.isEmpty, let bytes = try take(upTo: buffer.count) else { return 0 }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[..<bytes.count]).copyMemory(from: bytes)
+        return bytes.count
+    }
+
+    /// Passes over the ranges' next `count` bytes.
+    /// - Throws: ``CoreError`` when fewer are left; what reading the file or naming the ranges threw.
+    public func skip(_ count: Int64) throws {
+        var left = count
+        while left > 0 {
+            guard let bytes = try take(upTo: Int(min(left, Int64(Int.max)))) else {
+                throw CoreError(.readFailed, "read-ahead: \(left) bytes to pass over past the end of the ranges")
+            }
+            left -= Int64(bytes.count)
+        }
+    }
+
+    /// Up to `count` of the next bytes, from the held chunk or the next one; `nil` at the end.
+    private func take(upTo count: Int) throws -> UnsafeRawBufferPointer? {
+        if rest.isEmpty {
+            guard let chunk = try next() else { return nil }
+            rest = chunk
+        }
+        let taken = UnsafeRawBufferPointer(rebasing: rest[..<min(count, rest.count)])
+        rest = UnsafeRawBufferPointer(rebasing: rest[taken.count...])
+        return taken
+    }
+
     /// Stops reading and waits for the background thread (a caller that stops early, or is done); ``next()`` then
     /// returns `nil`.
     public func cancel() {
         finished = true
+        rest = UnsafeRawBufferPointer(start: nil, count: 0)
         shared.cancelled.store(true, ordering: .relaxed)
         // Wakes a background thread waiting for a free chunk; it then sees the flag.
         shared.freeCount.signal()

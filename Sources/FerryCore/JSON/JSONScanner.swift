@@ -488,36 +488,39 @@ public struct JSONRawString {
 }
 
 /// UTF-8 validation (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF).
-public enum UTF8Validation {
+@usableFromInline
+enum UTF8Validation {
     /// The offset of the first byte of the first invalid sequence, or `nil` if all bytes are valid UTF-8.
-    public static func firstInvalidOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    static func firstInvalidOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
         var index = 0
-        let count = bytes.count
-        while index < count {
-            let lead = bytes[index]
-            if lead < 0x80 {
+        while index < bytes.count {
+            if bytes[index] < 0x80 {
                 index += 1
                 continue
             }
-            let length: Int
-            var lower: UInt8 = 0x80
-            var upper: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; lower = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; upper = 0x9F
-            case 0xF0: length = 4; lower = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; upper = 0x8F
-            default: return index
-            }
-            guard index + length <= count else { return index }
-            let second = bytes[index + 1]
-            guard second >= lower && second <= upper else { return index }
-            for continuation in 2..<length where bytes[index + continuation] & 0xC0 != 0x80 { return index }
+            guard let length = wellFormedLength(bytes, at: index) else { return index }
             index += length
         }
         return nil
+    }
+
+    /// The length of the well-formed multi-byte sequence at `index` (whose lead byte is 0x80 or above), or `nil`.
+    @inlinable
+    static func wellFormedLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int? {
+        let length: Int
+        var second: ClosedRange<UInt8> = 0x80...0xBF
+        switch bytes[index] {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: (length, second) = (3, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: (length, second) = (3, 0x80...0x9F)
+        case 0xF0: (length, second) = (4, 0x90...0xBF)
+        case 0xF1...0xF3: length = 4
+        case 0xF4: (length, second) = (4, 0x80...0x8F)
+        default: return nil
+        }
+        guard bytes.count - index >= length, second.contains(bytes[index + 1]) else { return nil }
+        for position in (index + 2)..<(index + length) where bytes[position] & 0xC0 != 0x80 { return nil }
+        return length
     }
 }

@@ -38,4 +38,29 @@ public enum JSONStringBytes {
         }
         return (position, hasNonASCII(high))
     }
+
+    /// Where the string whose content starts at `start` ends (the offset of its closing quote), when the content is its
+    /// own canonical form: no `"`, `\` or control byte (which the canonical form escapes), and well-formed UTF-8 (which
+    /// the decoder would otherwise replace); `nil` for any other content, or no closing quote.
+    @inlinable
+    public static func plainContentEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var offset = start
+        while offset < bytes.count {
+            // Whole words of plain ASCII at a time; the word after them is looked at byte by byte.
+            offset = skipPlainWords(bytes, from: offset, asciiOnly: true).offset
+            let wordEnd = min(offset + 8, bytes.count)
+            while offset < wordEnd {
+                let byte = bytes[offset]
+                if byte == UInt8(ascii: "\"") { return offset }
+                if byte < 0x80 {
+                    guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+                    offset += 1
+                } else {
+                    guard let length = UTF8Validation.wellFormedLength(bytes, at: offset) else { return nil }
+                    offset += length
+                }
+            }
+        }
+        return nil
+    }
 }

@@ -326,51 +326,11 @@ private struct Cursor {
         return nil
     }
 
-    /// A quoted string that needs no escapes (no `"`, `\` or control bytes, which the canonical form escapes), without
-    /// its quotes: well-formed UTF-8 (Unicode Table 3-7), since the decoder would replace any other bytes.
+    /// A quoted string that needs no escapes, without its quotes (``JSONStringBytes/plainContentEnd(_:from:)``).
     mutating func plainString() -> UnsafeRawBufferPointer? {
-        guard skip("\"") else { return nil }
-        let start = offset
-        while offset < bytes.count {
-            // Whole words of plain ASCII at a time; the word after them is looked at byte by byte.
-            offset = JSONStringBytes.skipPlainWords(bytes, from: offset, asciiOnly: true).offset
-            let wordEnd = min(offset + 8, bytes.count)
-            while offset < wordEnd {
-                let byte = bytes[offset]
-                if byte == UInt8(ascii: "\"") {
-                    offset += 1
-                    return UnsafeRawBufferPointer(rebasing: bytes[start..<(offset - 1)])
-                }
-                if byte < 0x80 {
-                    guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
-                    offset += 1
-                } else {
-                    guard let length = wellFormedSequence() else { return nil }
-                    offset += length
-                }
-            }
-        }
-        return nil
-    }
-
-    /// The length of the well-formed multi-byte UTF-8 sequence at the offset, or `nil`.
-    private func wellFormedSequence() -> Int? {
-        let lead = bytes[offset]
-        let length: Int
-        var second: ClosedRange<UInt8> = 0x80...0xBF
-        switch lead {
-        case 0xC2...0xDF: length = 2
-        case 0xE0: (length, second) = (3, 0xA0...0xBF)
-        case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: (length, second) = (3, 0x80...0x9F)
-        case 0xF0: (length, second) = (4, 0x90...0xBF)
-        case 0xF1...0xF3: length = 4
-        case 0xF4: (length, second) = (4, 0x80...0x8F)
-        default: return nil
-        }
-        guard bytes.count - offset >= length, second.contains(bytes[offset + 1]) else { return nil }
-        for position in (offset + 2)..<(offset + length) where bytes[position] & 0xC0 != 0x80 { return nil }
-        return length
+        guard skip("\""), let end = JSONStringBytes.plainContentEnd(bytes, from: offset) else { return nil }
+        defer { offset = end + 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
     }
 
     /// A record stamp as the canonical form writes it: `{["deviceID":…,]"timestamp":…[,"userRecordName":…]}`.

@@ -8,15 +8,7 @@ import FerryCore
 /// references the full path gave.
 extension RecordLineShape {
     /// What the full path made of the model line.
-    struct Model {
-        var canonical: [UInt8]
-        var key: RecordKey
-        var references: [(target: RecordKey, deleteSelf: Bool)]
-        var recordBytes: Int
-        var layout: RecordSchema.Layout
-        var recordType: String
-        var zoneID: ZoneID
-    }
+    typealias Model = RecordLineShapes.Model
 
     /// A value found in the model line: where its bytes are (a string's without its quotes).
     private struct Found {
@@ -31,7 +23,7 @@ extension RecordLineShape {
         from line: UnsafeRawBufferPointer, model: Model, validator: RecordValidator, transcoder: inout CloudKitJSONTranscoder
     ) -> RecordLineShape? {
         guard let found = try? Self.values(in: line), found.contains(where: { $0.slot == .recordName }),
-            found.filter({ if case .referenceName = $0.slot { true } else { false } }).count == model.references.count
+            found.filter(\.slot.isReferenceName).count == model.references.count
         else { return nil }
         // The line with a sentinel for each value, and what each sentinel becomes in the canonical form.
         var sentinelLine: [UInt8] = []
@@ -80,7 +72,7 @@ extension RecordLineShape {
 
         // References come in canonical order: their actions are the model's, taken in that order.
         var slots = found.map(\.slot)
-        let referenceOrder = places.map(\.slot).filter { if case .referenceName = slots[$0] { true } else { false } }
+        let referenceOrder = places.map(\.slot).filter { slots[$0].isReferenceName }
         for (slot, reference) in zip(referenceOrder, model.references) { slots[slot] = .referenceName(deleteSelf: reference.deleteSelf) }
         var baseBytes = model.recordBytes
         for value in found {

@@ -31,8 +31,10 @@ final class RecordLineShape {
         case string
         case integer
         case double
-        /// A reference's target name; its place among the record's references (in canonical order) and its action.
+        /// A reference's target name, with whether the reference is DELETE_SELF.
         case referenceName(deleteSelf: Bool)
+
+        var isReferenceName: Bool { if case .referenceName = self { true } else { false } }
     }
 
     /// A value as read from a line: where it is, and a number's value when its canonical form is not its bytes.
@@ -155,7 +157,7 @@ final class RecordLineShape {
             switch slot {
             case .recordName, .referenceName:
                 guard validator.recordNameProblem(utf8: UnsafeRawBufferPointer(rebasing: line[value.range])) == nil else { return nil }
-                if case .referenceName = slot { size += value.range.count }
+                if slot.isReferenceName { size += value.range.count }
             case .string:
                 size += value.range.count
             case .integer, .double:
@@ -171,29 +173,10 @@ final class RecordLineShape {
         return memcmp(base + offset, expected, literal.count) == 0
     }
 
-    /// A string's content up to (not including) its closing quote, when it needs no escape and is well-formed UTF-8:
-    /// then its canonical form is its bytes.
+    /// A string's content up to its closing quote, when it is its own canonical form
+    /// (``JSONStringBytes/plainContentEnd(_:from:)``).
     static func plainString(_ line: UnsafeRawBufferPointer, from start: Int) -> Value? {
-        var offset = start
-        var nonASCII = false
-        while offset < line.count {
-            let skipped = JSONStringBytes.skipPlainWords(line, from: offset, asciiOnly: false)
-            offset = skipped.offset
-            nonASCII = nonASCII || skipped.nonASCII
-            let wordEnd = min(offset + 8, line.count)
-            while offset < wordEnd {
-                let byte = line[offset]
-                if byte == UInt8(ascii: "\"") {
-                    let range = start..<offset
-                    if nonASCII, UTF8Validation.firstInvalidOffset(UnsafeRawBufferPointer(rebasing: line[range])) != nil { return nil }
-                    return Value(range: range)
-                }
-                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
-                nonASCII = nonASCII || byte >= 0x80
-                offset += 1
-            }
-        }
-        return nil
+        JSONStringBytes.plainContentEnd(line, from: start).map { Value(range: start..<$0) }
     }
 
     /// The bytes of a JSON number token.

@@ -25,16 +25,21 @@ public struct RecordLineShapes {
 
     /// What the full path made of a line, for learning its shape.
     public struct Model {
-        var model: RecordLineShape.Model
+        var canonical: [UInt8]
+        var key: RecordKey
+        var references: [(target: RecordKey, deleteSelf: Bool)]
+        var recordBytes: Int
+        var layout: RecordSchema.Layout
+        var recordType: String
+        var zoneID: ZoneID
 
         /// The canonical bytes, key, references and size the full path found for a line of this type, zone and layout.
         public init(
             canonical: [UInt8], key: RecordKey, references: [(target: RecordKey, deleteSelf: Bool)], recordBytes: Int,
             layout: RecordSchema.Layout, recordType: String, zoneID: ZoneID
         ) {
-            model = RecordLineShape.Model(
-                canonical: canonical, key: key, references: references, recordBytes: recordBytes, layout: layout, recordType: recordType,
-                zoneID: zoneID)
+            (self.canonical, self.key, self.references, self.recordBytes) = (canonical, key, references, recordBytes)
+            (self.layout, self.recordType, self.zoneID) = (layout, recordType, zoneID)
         }
     }
 
@@ -69,7 +74,7 @@ public struct RecordLineShapes {
     public mutating func learn(_ line: UnsafeRawBufferPointer, from model: Model, transcoder: inout CloudKitJSONTranscoder) {
         guard learningsLeft > 0 else { return }
         learningsLeft -= 1
-        guard let shape = RecordLineShape.learned(from: line, model: model.model, validator: validator, transcoder: &transcoder) else { return }
+        guard let shape = RecordLineShape.learned(from: line, model: model, validator: validator, transcoder: &transcoder) else { return }
         if shapes.count == Self.maxShapes { shapes.removeLast() }
         shapes.insert(shape, at: 0)
     }

@@ -126,15 +126,8 @@ struct Pack: AsyncParsableCommand {
                     tally.unreadable += 1
                     try rejects.reject(file: input, position: position, change: nil, problems: [error.problem], text: text)
                 case .operations(let items):
-                    // Each on its own line, or sharing the request's: numbered within the line either way.
-                    var previousLine = -1
-                    var onLine = 0
-                    for operation in items {
-                        let line = operation.line
-                        onLine = line == previousLine ? onLine + 1 : 0
-                        previousLine = line
-                        try admit(operation, item: onLine)
-                    }
+                    // Numbered by their index in the request, which rises with their lines: several may share one.
+                    for (index, operation) in items.enumerated() { try admit(operation, item: index) }
                 }
                 console.progress("reading \(input): \(tally.read) records")
             }
@@ -180,14 +173,6 @@ enum PackItem: Sendable {
     case invalid(RecordError, LineReader.Position, text: String?)
     /// The operations of a CloudKit `records/modify` request, in order.
     case operations([PackItem])
-
-    /// The line the item starts on (a request's: its first operation's).
-    var line: Int {
-        switch self {
-        case .prepared(_, let position), .invalid(_, let position, _): position.line
-        case .operations(let items): items.first?.line ?? 0
-        }
-    }
 
     /// Prepares a line: straight from its bytes when it is a valid record of a common form, else decoded.
     init(_ line: borrowing RecordFileReader.Line, _ preparer: ChangePreparer, _ lines: inout LinePreparer) {
