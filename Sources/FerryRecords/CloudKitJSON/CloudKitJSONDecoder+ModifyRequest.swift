@@ -196,10 +196,22 @@ extension CloudKitJSONDecoder {
             case .record(let record): return Deletion(recordType: record.recordType, recordName: record.recordName, zoneID: record.zoneID)
             case .deletion(let deletion): return deletion
             }
-        } catch let error where error.path == "\(path).recordType" && error.reason.hasPrefix("missing") {
+        } catch let error where error.path == "\(path).recordType" && !Self.hasMember("recordType", in: bytes) {
             throw RecordError(
                 .invalidRecord, at: error.path,
                 "missing; a \(operationType) operation need not name the record type, but a Ferry deletion does: add \"recordType\" to the record")
         }
+    }
+
+    /// Whether the object in `bytes` (already decoded once, so well-formed) has a member named `key`.
+    private static func hasMember(_ key: StaticString, in bytes: UnsafeRawBufferPointer) -> Bool {
+        var scanner = JSONScanner(bytes)
+        var first = true
+        guard (try? scanner.beginObject()) != nil else { return false }
+        while let name = try? scanner.nextRawKey(&first) {
+            if name.matches(key) { return true }
+            guard (try? scanner.skipValue()) != nil else { return false }
+        }
+        return false
     }
 }
