@@ -5,6 +5,9 @@ final class ArchiveSink {
     private let output: (UnsafeRawBufferPointer) throws -> Void
     /// The first error of the output; once set, every later write is refused.
     var error: (any Error)?
+    /// Bytes still to be dropped rather than passed on: those of an entry whose content reached the output another way
+    /// (``ArchiveWriter/appendCompressed(size:_:)``).
+    var dropping: Int64 = 0
 
     /// A sink that hands each buffer libarchive writes to `output`.
     init(output: @escaping (UnsafeRawBufferPointer) throws -> Void) { self.output = output }
@@ -12,8 +15,11 @@ final class ArchiveSink {
     func receive(_ buffer: UnsafeRawPointer?, _ length: Int) -> la_ssize_t {
         guard error == nil else { return -1 }
         guard let buffer, length > 0 else { return 0 }
+        let dropped = Int(min(Int64(length), dropping))
+        dropping -= Int64(dropped)
+        guard dropped < length else { return la_ssize_t(length) }
         do {
-            try output(UnsafeRawBufferPointer(start: buffer, count: length))
+            try output(UnsafeRawBufferPointer(start: buffer + dropped, count: length - dropped))
             return la_ssize_t(length)
         } catch {
             self.error = error
@@ -27,6 +33,7 @@ extension ArchiveSink {
     /// beyond what the format needs.
     func open(_ handle: OpaquePointer) throws {
         try check(archive_write_set_bytes_in_last_block(handle, 1), "set block padding", handle)
+        try check(archive_write_set_bytes_per_block(handle, 0), "set unbuffered output", handle)
         let context = Unmanaged.passUnretained(self).toOpaque()
         try check(archive_write_open2(handle, context, nil, archiveWriteCallback, nil, nil), "open the output", handle)
     }

@@ -80,6 +80,38 @@ final class ArchiveWriter {
         guard written == bytes.count else { throw failure("write entry data") }
     }
 
+    /// Whether ``appendCompressed(size:_:)`` may be used: the archive goes into a Zstandard stream.
+    var takesCompressedContent: Bool { compressor is ZstdCompressor }
+
+    /// Writes the next `size` bytes of the current entry's content as complete Zstandard frames made elsewhere, which
+    /// `frames` hands over piece by piece: they go into the output as they are, so they are not compressed twice.
+    ///
+    /// The frames must hold exactly those `size` bytes: the stream is read back as the frames' bytes in place of the
+    /// content. libarchive, which counts each entry's bytes, is given as many zeros, and the sink drops them.
+    /// - Throws: ``BundleError`` when the archive is not a .tar.zst, or what `frames` throws.
+    func appendCompressed(size: Int64, _ frames: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        guard let zstd = compressor as? ZstdCompressor else {
+            throw BundleError(.writeFailed, "only a .tar.zst archive takes compressed content as it is")
+        }
+        try frames { try zstd.appendFrames($0) }
+        sink.dropping += size
+        var left = size
+        while left > 0 {
+            let count = Int(min(left, Int64(Self.zeros.count)))
+            try write(UnsafeRawBufferPointer(rebasing: Self.zeros[..<count]))
+            left -= Int64(count)
+        }
+        // libarchive passes its caller's bytes straight on (no blocking: ``ArchiveSink/open(_:)``), so all are dropped.
+        guard sink.dropping == 0 else { throw BundleError(.writeFailed, "libarchive held back \(sink.dropping) bytes of an entry") }
+    }
+
+    /// Zeros for ``appendCompressed(size:_:)``, never written to.
+    nonisolated(unsafe) private static let zeros: UnsafeRawBufferPointer = {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        return UnsafeRawBufferPointer(buffer)
+    }()
+
     /// Writes a whole small file entry.
     func file(_ path: String, contents: [UInt8]) throws {
         try beginFile(path, size: Int64(contents.count))

@@ -26,6 +26,10 @@ final class ZstdCompressor: StreamCompressor {
     private let file: OutputFile
     private let output: UnsafeMutableRawBufferPointer
     private var isOpen = true
+    /// Whether bytes were written since the last frame ended (a new frame starts with the next bytes).
+    private var frameHasBytes = false
+    /// Whether anything at all was written, frames of the caller's included.
+    private var wroteAnything = false
 
     /// Starts a compressed stream into `file` with `workers` threads (1...64) compressing beside the caller.
     init(file: OutputFile, workers: Int) throws {
@@ -62,6 +66,8 @@ final class ZstdCompressor: StreamCompressor {
     /// worker is busy and no job buffer is free.
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        frameHasBytes = true
+        wroteAnything = true
         var input = ZSTD_inBuffer(src: base, size: bytes.count, pos: 0)
         while input.pos < input.size {
             try step(&input, ZSTD_e_continue)
@@ -71,9 +77,26 @@ final class ZstdCompressor: StreamCompressor {
     /// Compresses what is left, ends the frame and writes it out; the stream is closed after, whatever happens.
     func close() throws {
         guard isOpen else { return }
-        isOpen = false
+        defer { isOpen = false }
+        // An empty stream is still one (empty) frame.
+        if frameHasBytes || !wroteAnything { try endFrame() }
+    }
+
+    /// Ends the frame being written, if bytes went into it since the last one ended, and writes it out.
+    func endFrame() throws {
+        guard isOpen else { throw BundleError(.writeFailed, "the Zstandard stream is closed") }
         var input = ZSTD_inBuffer(src: nil, size: 0, pos: 0)
         while try step(&input, ZSTD_e_end) > 0 {}
+        frameHasBytes = false
+    }
+
+    /// Appends bytes of complete Zstandard frames made elsewhere (``ZstdFrameEncoder``), after ending the frame being
+    /// written: a stream is frames one after another.
+    func appendFrames(_ bytes: UnsafeRawBufferPointer) throws {
+        if frameHasBytes { try endFrame() }
+        guard isOpen else { throw BundleError(.writeFailed, "the Zstandard stream is closed") }
+        wroteAnything = true
+        try file.write(bytes)
     }
 
     /// Stops without ending the frame: later writes are refused, and what the workers still hold is dropped.

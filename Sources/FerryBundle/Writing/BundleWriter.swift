@@ -42,7 +42,7 @@ public final class BundleWriter {
         /// The program name written into the bag.
         public var softwareAgent = "ferry"
         /// Bytes of record lines buffered before they go to the spool's log (``RecordSpool``).
-        package var spoolMemoryLimit = 8 << 20
+        package var spoolMemoryLimit = 4 << 20
         /// Record files (type and zone) filled at once before the least recently used half is set aside.
         package var spoolActiveFiles = 4096
         /// Record files listed in memory before the list goes to a scratch file (``RecordFileList``).
@@ -302,7 +302,7 @@ public final class BundleWriter {
         try write(plan.schemaFile, at: "\(base)/\(BundleLayout.schemaFile)", to: archive)
         let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
         copier.done = plan.manifestFile.size + plan.schemaFile.size
-        try plan.records.forEachFile { path, size, read in try copier.copy(to: "\(base)/\(path)", size: size, read: read) }
+        try plan.records.forEachFile { path, size, runs in try copier.copy(to: "\(base)/\(path)", size: size, runs: runs) }
         try plan.assets.forEach { asset in
             try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
         }

@@ -28,12 +28,54 @@ final class EntryCopier {
             }
             try archive.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             remaining -= Int64(count)
-            done += Int64(count)
-            if let progress, done - lastReport >= 8 << 20 {
-                lastReport = done
-                progress(.writing(done: done, total: total))
-            }
+            advance(by: Int64(count))
         }
         guard remaining == 0 else { throw BundleError(.assetChanged, "\(path) shrank while it was being written; run again") }
+    }
+
+    /// Writes an entry from the spool's runs: a compressed run goes into a .tar.zst as it is, and is decompressed for
+    /// any other archive; a plain run is copied.
+    func copy(to path: String, size: Int64, runs: SpoolPlan.FileRuns) throws {
+        try archive.beginFile(path, size: size)
+        var remaining = size
+        while let run = try runs.next() {
+            guard run.size <= remaining else { throw Self.damaged(path) }
+            if run.isCompressed && archive.takesCompressedContent {
+                try archive.appendCompressed(size: run.size) { emit in
+                    while true {
+                        let count = try runs.read(into: buffer)
+                        if count == 0 { break }
+                        try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    }
+                }
+            } else if run.isCompressed {
+                let bytes = try runs.storedBytes().withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: Int(run.size)) }
+                try bytes.withUnsafeBytes { try archive.write($0) }
+            } else {
+                var left = run.size
+                while left > 0 {
+                    let count = try runs.read(into: buffer)
+                    guard count > 0 else { throw Self.damaged(path) }
+                    try archive.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    left -= Int64(count)
+                }
+            }
+            remaining -= run.size
+            advance(by: run.size)
+        }
+        guard remaining == 0 else { throw Self.damaged(path) }
+    }
+
+    private static func damaged(_ path: String) -> BundleError {
+        BundleError(.readFailed, "\(path): the scratch log of records does not hold the bytes its plan names")
+    }
+
+    /// Counts bytes written, and reports progress every 8 MiB.
+    private func advance(by count: Int64) {
+        done += count
+        if let progress, done - lastReport >= 8 << 20 {
+            lastReport = done
+            progress(.writing(done: done, total: total))
+        }
     }
 }

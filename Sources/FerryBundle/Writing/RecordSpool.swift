@@ -1,4 +1,3 @@
-import Dispatch
 import FerryCore
 import FerryRecords
 
@@ -11,6 +10,9 @@ import FerryRecords
 /// - At most ``maxActiveFiles`` files are *active* (have a buffer and a running SHA-256); when a new file would pass
 ///   that, the least recently used half stop being active. What each run and each file's hash hold is written to a
 ///   second scratch file, the run list, not kept.
+/// - Runs are hashed and written by the ``SpoolLog`` on a queue of its own; a run of 64 KiB or more is written as one
+///   Zstandard frame (``SpoolRun``), which a .tar.zst bundle takes as it is: records are compressed once, while they
+///   are read, and the log holds about a tenth of their bytes.
 /// - ``plan(ranks:dropping:temporaryDirectory:fileListMemoryLimit:rejected:)`` sorts the run list by file in bundle order (``ExternalByteSorter``) into a
 ///   ``SpoolPlan``. A file written as one active stretch has its SHA-256 already; one that stopped being active and
 ///   came back, or loses lines, is read back once and written again at the end of the log.
@@ -27,13 +29,13 @@ final class RecordSpool {
 
     /// A file being filled: its buffered lines and the hash of everything it got since it became active.
     ///
-    /// Sendable because its ``hasher`` is touched only by the spool's hashing queue, from the time a buffer is handed
-    /// to it until ``RecordSpool/end(_:)`` waits for that queue; everything else only by the appending thread.
-    private final class Active: @unchecked Sendable {
+    /// Its ``hash`` is updated by the log's queue, from the time a buffer is handed to it until ``RecordSpool/end(_:)``
+    /// waits for that queue; everything else is touched only by the appending thread.
+    private final class Active {
         let key: Key
         /// When this stretch of activity began, among all files': the order buffers are written and files set aside in.
         let stretch: Int
-        var hasher = SHA256Hasher()
+        let hash = SpoolLog.RunningHash()
         var bytes: Int64 = 0
         var count = 0
         /// The run being buffered, if any.
@@ -54,12 +56,9 @@ final class RecordSpool {
     let maxActiveFiles: Int
 
     private let directory: TemporaryDirectory
-    /// The lines, run after run.
-    private let logPath: String
-    private var log: OutputFile?
-    private var logSize: Int64 = 0
-    /// One entry per run and per end of a stretch, in the order they happened.
-    private let runs: ByteRecordFile
+    /// The lines, run after run, and the list of runs and of ends of stretches, in the order they happened.
+    private let log: SpoolLog
+    private var isOpen = true
     private var active: [Key: Active] = [:]
     private var buffered = 0
     private var nextRun = 0
@@ -70,19 +69,11 @@ final class RecordSpool {
     private var lastActive: Active?
     private var entry = ByteRecordWriter()
     private static let newline = UInt8(ascii: "\n")
-    /// Hashes each file's buffers, in order, beside the thread that appends lines (which everything else waits for);
-    /// at most one flush's buffers wait for it (8 MiB), so memory stays bounded.
-    private let hashing = DispatchQueue(label: "ferry.spool-hash")
-    private let hashingRounds = DispatchSemaphore.counting(1)
 
     /// Creates an empty spool in a new scratch directory under `parent` (default `$TMPDIR`).
-    init(parent: String?, memoryLimit: Int = 8 << 20, maxActiveFiles: Int = 4096) throws {
+    init(parent: String?, memoryLimit: Int = 4 << 20, maxActiveFiles: Int = 4096) throws {
         directory = try TemporaryDirectory(prefix: "ferry-spool", parent: parent)
-        logPath = directory.file("records.ndjson")
-        // Written beside the thread that admits records, which everything else waits for (a few MB in flight), and
-        // around the page cache: the log is read once, at the end.
-        log = try OutputFile(path: logPath, exclusive: true, bufferSize: 1 << 20, writesInBackground: true, direct: true)
-        runs = try ByteRecordFile(path: directory.file("runs"))
+        log = try SpoolLog(directory: directory)
         self.memoryLimit = memoryLimit
         self.maxActiveFiles = max(2, maxActiveFiles)
     }
@@ -141,45 +132,23 @@ final class RecordSpool {
     /// The run and line of a place ``place(run:line:)`` made.
     static func runAndLine(of place: FileLine) -> (run: Int, line: Int) { (place.line, place.file) }
 
-    /// Writes every buffer to the log, each as a run.
+    /// Hands every buffer to the log, each as a run (hashed, maybe compressed and written on the log's queue).
     private func flush() throws {
-        guard let log else { return }
+        guard isOpen else { return }
         // In stretch order, so the log's layout does not depend on the dictionary's.
-        var hashed: [(file: Active, bytes: [UInt8])] = []
-        defer { hash(hashed) }
+        var buffers: [SpoolLog.Buffer] = []
         for file in active.values.sorted(by: { $0.stretch < $1.stretch }) where !file.buffer.isEmpty {
-            try file.buffer.withUnsafeBytes { try log.write($0) }
-            hashed.append((file, file.buffer))
             entry.removeAll()
             entry.uint8(Self.runTag)
             Self.encode(file.key, into: &entry)
             entry.int64(Int64(file.run ?? 0))
-            entry.int64(logSize)
-            entry.int64(Int64(file.buffer.count))
-            try runs.append(entry.bytes)
-            logSize += Int64(file.buffer.count)
+            buffers.append(SpoolLog.Buffer(entry: entry.bytes, hash: file.hash, bytes: file.buffer))
             file.buffer = []
             file.run = nil
             file.runLines = 0
         }
         buffered = 0
-    }
-
-    /// Hands a flush's buffers to the hashing queue, each to be hashed into its file's hash.
-    private func hash(_ buffers: [(file: Active, bytes: [UInt8])]) {
-        guard !buffers.isEmpty else { return }
-        let round = Round(buffers)
-        hashingRounds.wait()
-        hashing.async { [hashingRounds] in
-            for (file, bytes) in round.buffers { bytes.withUnsafeBytes { file.hasher.update($0) } }
-            hashingRounds.signal()
-        }
-    }
-
-    /// A flush's buffers on their way to the hashing queue.
-    private final class Round: @unchecked Sendable {
-        let buffers: [(file: Active, bytes: [UInt8])]
-        init(_ buffers: [(file: Active, bytes: [UInt8])]) { self.buffers = buffers }
+        try log.store(buffers)
     }
 
     /// Ends the stretches of the least recently used half of the active files.
@@ -196,15 +165,15 @@ final class RecordSpool {
 
     /// Notes the end of a file's stretch: its hash, bytes and lines.
     private func end(_ file: Active) throws {
-        // Every buffer of the file flushed so far is hashed.
-        hashing.sync {}
+        // Every buffer of the file flushed so far is hashed, and listed before the end of its stretch.
+        try log.sync()
         entry.removeAll()
         entry.uint8(Self.stretchEndTag)
         Self.encode(file.key, into: &entry)
-        file.hasher.finalize().withUnsafeBytes { entry.raw($0) }
+        file.hash.hasher.finalize().withUnsafeBytes { entry.raw($0) }
         entry.int64(file.bytes)
         entry.int64(Int64(file.count))
-        try runs.append(entry.bytes)
+        try log.appendEntry(entry.bytes)
     }
 
     /// Writes what is buffered and ends every stretch; nothing may be appended after this.
@@ -214,9 +183,8 @@ final class RecordSpool {
         active = [:]
         lastKey = nil
         lastActive = nil
-        try log?.close()
-        log = nil
-        try runs.finish()
+        isOpen = false
+        try log.close()
     }
 
     /// Removes the scratch files (after ``finish()``, once they have been copied).
@@ -238,23 +206,31 @@ final class RecordSpool {
     func lines(at places: Set<FileLine>) throws -> [FileLine: [UInt8]] {
         guard !places.isEmpty else { return [:] }
         let wanted = Dictionary(grouping: places.map(Self.runAndLine), by: \.run).mapValues { Set($0.map(\.line)) }
-        let input = try InputFile(path: logPath)
+        let input = try InputFile(path: log.path)
         var found: [FileLine: [UInt8]] = [:]
-        try runs.forEach { bytes in
-            let run = try RunEntry(bytes)
-            guard case .run(let number, let offset, let length) = run.kind, let lines = wanted[number] else { return }
-            try Self.forEachLine(in: input, offset: offset, length: length) { index, line in
+        try log.runs.forEach { bytes in
+            let entry = try RunEntry(bytes)
+            guard case .run(let number, let run) = entry.kind, let lines = wanted[number] else { return }
+            try Self.forEachLine(in: input, run: run) { index, line in
                 if lines.contains(index) { found[Self.place(run: number, line: index)] = Array(line) }
             }
         }
         return found
     }
 
-    /// Calls `body` with each line of a stretch of the log (without its newline) and its 0-based number there.
-    static func forEachLine(
-        in input: InputFile, offset: Int64, length: Int64, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
-    ) throws {
+    /// Calls `body` with each line of a run of the log (without its newline) and its 0-based number there.
+    static func forEachLine(in input: InputFile, run: SpoolRun, _ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
         var splitter = LineSplitter()
+        if run.isCompressed {
+            try run.bytes(in: input).withUnsafeBytes { bytes in
+                try splitter.feed(bytes) { line, number in try body(number - 1, line) }
+            }
+            guard !splitter.hasPartialLine else {
+                throw BundleError(.readFailed, "\(input.path): a run of the scratch log ends inside a line")
+            }
+            return
+        }
+        let (offset, length) = (run.offset, run.size)
         var chunk = [UInt8](repeating: 0, count: Int(min(length, 1 << 20)))
         var position = offset
         while position < offset + length {
@@ -286,14 +262,14 @@ final class RecordSpool {
     ) throws -> SpoolPlan {
         var rewritten: Set<Key> = []
         if !dropping.isEmpty {
-            try runs.forEach { bytes in
+            try log.runs.forEach { bytes in
                 let run = try RunEntry(bytes)
-                if case .run(let number, _, _) = run.kind, dropping[number] != nil { rewritten.insert(run.key) }
+                if case .run(let number, _) = run.kind, dropping[number] != nil { rewritten.insert(run.key) }
             }
         }
         let sorted = ExternalByteSorter(prefix: "ferry-spool-runs", temporaryDirectory: temporaryDirectory)
         var sortKey = ByteRecordWriter()
-        try runs.forEach { bytes in
+        try log.runs.forEach { bytes in
             let run = try RunEntry(bytes)
             sortKey.removeAll()
             Self.encodeSortKey(run.key, rank: run.key.recordType.flatMap { ranks[$0] }, into: &sortKey)
@@ -302,7 +278,7 @@ final class RecordSpool {
             case .stretchEnd:
                 sortKey.uint8(0)
                 sortKey.int64(0)
-            case .run(let number, _, _):
+            case .run(let number, _):
                 sortKey.uint8(1)
                 sortKey.int64(Int64(number))
             }
@@ -310,9 +286,10 @@ final class RecordSpool {
             try sorted.append(sortKey.bytes)
         }
         let builder = try SpoolPlan.Builder(temporaryDirectory: temporaryDirectory, fileListMemoryLimit: fileListMemoryLimit)
-        let input = try InputFile(path: logPath)
-        // Files read back and written again go at the end of the log.
-        let tail = try OutputFile(path: logPath, append: true, bufferSize: 1 << 16)
+        let input = try InputFile(path: log.path)
+        // Files read back and written again go at the end of the log, as they are.
+        let tail = try OutputFile(path: log.path, append: true, bufferSize: 1 << 16)
+        var logSize = log.size
         var group: Key?
         /// The file's stretches so far, and the first one's hash, bytes and lines.
         var stretches = 0
@@ -326,7 +303,7 @@ final class RecordSpool {
             logSize += done.bytes
             guard done.count > 0 else { return }
             try builder.file(key, count: done.count, bytes: done.bytes, digest: done.hasher.finalize())
-            try builder.run(offset: done.offset, length: done.bytes)
+            try builder.run(.plain(offset: done.offset, size: done.bytes))
         }
         try sorted.forEachSorted { bytes in
             // The entry as the spool wrote it follows the sort key.
@@ -342,7 +319,7 @@ final class RecordSpool {
             case .stretchEnd(let digest, let bytes, let count):
                 stretches += 1
                 if first == nil { first = (digest, bytes, count) }
-            case .run(let number, let offset, let length):
+            case .run(let number, let stored):
                 if !started {
                     // The stretches' ends sort before the runs: the file's hash is known if it had one stretch.
                     started = true
@@ -352,10 +329,10 @@ final class RecordSpool {
                         rewrite = (SHA256Hasher(), logSize, 0, 0)
                     }
                 }
-                guard rewrite != nil else { return try builder.run(offset: offset, length: length) }
+                guard rewrite != nil else { return try builder.run(stored) }
                 // Several stretches, or lines to leave out: read back and written again as one run.
                 let dropped = dropping[number] ?? [:]
-                try Self.forEachLine(in: input, offset: offset, length: length) { index, line in
+                try Self.forEachLine(in: input, run: stored) { index, line in
                     if let origin = dropped[index] { return try rejected(line, origin) }
                     try tail.write(line)
                     try withUnsafeBytes(of: Self.newline) { newline in
@@ -371,7 +348,7 @@ final class RecordSpool {
         try endGroup()
         try tail.close()
         sorted.reset()
-        return try builder.finish(logPath: logPath)
+        return try builder.finish(logPath: log.path)
     }
 
     // MARK: - Encoding
@@ -382,7 +359,7 @@ final class RecordSpool {
     /// What the run list says of one run or one stretch's end.
     private struct RunEntry {
         enum Kind {
-            case run(number: Int, offset: Int64, length: Int64)
+            case run(number: Int, run: SpoolRun)
             case stretchEnd(digest: SHA256Digest, bytes: Int64, count: Int)
         }
         var key: Key
@@ -406,8 +383,7 @@ final class RecordSpool {
             let zone = ZoneID(zoneName: try reader.text(), ownerName: try reader.text())
             key = Key(kind: kind, recordType: kind == .records ? type : nil, zoneID: zone)
             if tag == RecordSpool.runTag {
-                self.kind = .run(
-                    number: Int(try reader.int64()), offset: try reader.int64(), length: try reader.int64())
+                self.kind = .run(number: Int(try reader.int64()), run: try SpoolRun(reading: &reader))
             } else {
                 guard let digest = SHA256Digest(bytes: try reader.raw(32)) else {
                     throw BundleError(.readFailed, "the spool's run list is damaged")

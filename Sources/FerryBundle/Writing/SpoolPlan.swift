@@ -41,34 +41,95 @@ final class SpoolPlan {
         }
     }
 
-    /// Calls `body` with every file in bundle order: its path, its size, and a function that fills a buffer with its
-    /// next bytes (0 at its end).
-    func forEachFile(_ body: (String, Int64, (UnsafeMutableRawBufferPointer) throws -> Int) throws -> Void) throws {
-        // The runs' bytes are read ahead, in the order the steps name them, on a thread of its own: the log was written
-        // around the page cache, so each read goes to the disk. A file's runs follow its entry and add up to its size,
-        // so here the files take their sizes' worth of that stream, one after another.
-        let runs = RunWalker(path: steps.path)
-        let ahead = ReadAhead(path: logPath, ranges: { try runs.next() })
+    /// Calls `body` with every file in bundle order: its path, its size, and its runs, to be read in order.
+    func forEachFile(_ body: (String, Int64, FileRuns) throws -> Void) throws {
+        // The runs' stored bytes are read ahead, in the order the steps name them, on a thread of its own: the log was
+        // written around the page cache, so each read goes to the disk. A file's runs follow its entry, so here the
+        // files take their runs' worth of that stream, one after another.
+        let walker = RunWalker(path: steps.path)
+        let ahead = ReadAhead(path: logPath, ranges: { try walker.next() })
         defer { ahead.cancel() }
         let reader = try ByteRecordFile.Reader(path: steps.path)
-        while let bytes = try reader.next() {
-            var record = ByteRecordReader(bytes)
-            guard try record.uint8() == Self.fileTag else { continue }
-            let (path, size) = (try record.text(), try record.int64())
-            var remaining = size
-            try body(path, size) { buffer in
-                guard remaining > 0 else { return 0 }
-                let count = try ahead.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(Int64(buffer.count), remaining))]))
-                guard count > 0 else { throw Self.damaged }
-                remaining -= Int64(count)
-                return count
+        var next = try reader.next().map { Array($0) }
+        while let entry = next {
+            let (path, size) = try entry.withUnsafeBytes { bytes in
+                var record = ByteRecordReader(bytes)
+                guard try record.uint8() == Self.fileTag else { throw Self.damaged }
+                return (try record.text(), try record.int64())
             }
+            let runs = FileRuns(steps: reader, ahead: ahead)
+            try body(path, size, runs)
             // A body that stopped early leaves the rest of the file unread.
-            try ahead.skip(remaining)
+            next = try runs.skipRest()
         }
-        // The runs hold no more bytes than the files' sizes.
+        // The runs hold no more bytes than the steps name.
         var extra: UInt8 = 0
         guard try withUnsafeMutableBytes(of: &extra, { try ahead.read(into: $0) }) == 0 else { throw Self.damaged }
+    }
+
+    /// One record file's runs, as ``forEachFile(_:)`` hands them over: each run's stored bytes in turn, as the log
+    /// holds them (a Zstandard frame for a compressed run).
+    final class FileRuns {
+        private let steps: ByteRecordFile.Reader
+        private let ahead: ReadAhead
+        /// The stored bytes of the current run not read yet.
+        private var left: Int64 = 0
+        /// The entry of the next file, once this file's runs are all taken; `nil` also at the end of the plan.
+        private var following: [UInt8]?
+        private var ended = false
+
+        fileprivate init(steps: ByteRecordFile.Reader, ahead: ReadAhead) {
+            self.steps = steps
+            self.ahead = ahead
+        }
+
+        /// The file's next run, or `nil` after its last; what is left of the run before is skipped.
+        func next() throws -> SpoolRun? {
+            guard !ended else { return nil }
+            try ahead.skip(left)
+            left = 0
+            guard let bytes = try steps.next() else {
+                ended = true
+                return nil
+            }
+            var record = ByteRecordReader(bytes)
+            guard try record.uint8() == SpoolPlan.runTag else {
+                following = Array(bytes)
+                ended = true
+                return nil
+            }
+            let run = try SpoolRun(reading: &record)
+            left = run.stored
+            return run
+        }
+
+        /// Reads the current run's next stored bytes into `buffer`; 0 at its end.
+        func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            guard left > 0, !buffer.isEmpty else { return 0 }
+            let count = try ahead.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<Int(min(Int64(buffer.count), left))]))
+            guard count > 0 else { throw SpoolPlan.damaged }
+            left -= Int64(count)
+            return count
+        }
+
+        /// The current run's stored bytes that are left, whole: for a compressed run (at most
+        /// ``SpoolRun/largestCompressed`` bytes).
+        func storedBytes() throws -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: Int(left))
+            try bytes.withUnsafeMutableBytes { buffer in
+                var filled = 0
+                while filled < buffer.count {
+                    filled += try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
+                }
+            }
+            return bytes
+        }
+
+        /// Skips the runs not taken; returns the next file's entry.
+        fileprivate func skipRest() throws -> [UInt8]? {
+            while try next() != nil {}
+            return following
+        }
     }
 
     /// The runs of the log in the steps' order, for reading them ahead: used on the read-ahead thread only.
@@ -82,7 +143,10 @@ final class SpoolPlan {
             if reader == nil { reader = try ByteRecordFile.Reader(path: path) }
             while let bytes = try reader?.next() {
                 var record = ByteRecordReader(bytes)
-                if try record.uint8() == SpoolPlan.runTag { return (try record.int64(), try record.int64()) }
+                if try record.uint8() == SpoolPlan.runTag {
+                    let run = try SpoolRun(reading: &record)
+                    return (run.offset, run.stored)
+                }
             }
             return nil
         }
@@ -94,7 +158,7 @@ final class SpoolPlan {
         try steps.forEach { bytes in
             var record = ByteRecordReader(bytes)
             guard try record.uint8() == Self.runTag else { return }
-            try RecordSpool.forEachLine(in: log, offset: try record.int64(), length: try record.int64()) { _, line in try body(line) }
+            try RecordSpool.forEachLine(in: log, run: try SpoolRun(reading: &record)) { _, line in try body(line) }
         }
     }
 
@@ -138,12 +202,11 @@ final class SpoolPlan {
             try paths.append(record.bytes)
         }
 
-        /// Adds a stretch of the log to the file last started.
-        func run(offset: Int64, length: Int64) throws {
+        /// Adds a run of the log to the file last started.
+        func run(_ run: SpoolRun) throws {
             record.removeAll()
             record.uint8(SpoolPlan.runTag)
-            record.int64(offset)
-            record.int64(length)
+            run.encode(into: &record)
             try steps.append(record.bytes)
         }
 

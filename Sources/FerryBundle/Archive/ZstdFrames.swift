@@ -1,0 +1,68 @@
+import CZstd
+
+/// Makes whole Zstandard frames in one call, for runs of record lines compressed while records are still being read.
+///
+/// A .tar.zst bundle takes such a frame into its stream as it is (a Zstandard stream is frames one after another, and
+/// every decoder reads them so), so the records are compressed once, beside the reading, and the scratch log holds a
+/// tenth of their bytes. Same level and checksum as ``ZstdCompressor``; one thread, so the frame depends only on the
+/// bytes.
+///
+/// ```swift
+/// let encoder = try ZstdFrameEncoder()
+/// let frame = try lines.withUnsafeBytes { try encoder.frame(of: $0) }
+/// let back = try ZstdFrameDecoder.bytes(of: frame, size: lines.count)
+/// ```
+final class ZstdFrameEncoder {
+    private let context: OpaquePointer
+
+    /// A compressor at ``ZstdCompressor/level``, writing a content checksum into each frame.
+    init() throws {
+        guard let context = ZSTD_createCCtx() else { throw BundleError(.writeFailed, "Zstandard could not allocate a compressor") }
+        self.context = context
+        for (parameter, value) in [(ZSTD_c_compressionLevel, ZstdCompressor.level), (ZSTD_c_checksumFlag, Int32(1))] {
+            let status = ZSTD_CCtx_setParameter(context, parameter, value)
+            if ZSTD_isError(status) != 0 {
+                ZSTD_freeCCtx(context)
+                throw BundleError(.writeFailed, "Zstandard refused a parameter: \(ZstdFrameDecoder.message(status))")
+            }
+        }
+    }
+
+    deinit { ZSTD_freeCCtx(context) }
+
+    /// One complete frame holding `bytes`.
+    func frame(of bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
+        let bound = ZSTD_compressBound(bytes.count)
+        var status = 0
+        let frame = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            status = ZSTD_compress2(context, buffer.baseAddress, bound, bytes.baseAddress, bytes.count)
+            count = ZSTD_isError(status) != 0 ? 0 : status
+        }
+        if ZSTD_isError(status) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(ZstdFrameDecoder.message(status))") }
+        return frame
+    }
+}
+
+/// Reads back a frame that ``ZstdFrameEncoder`` made.
+enum ZstdFrameDecoder {
+    /// The `size` bytes `frame` holds.
+    /// - Throws: ``BundleError`` when the frame is damaged or does not hold exactly `size` bytes.
+    static func bytes(of frame: UnsafeRawBufferPointer, size: Int) throws -> [UInt8] {
+        var status = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            status = ZSTD_decompress(buffer.baseAddress, size, frame.baseAddress, frame.count)
+            count = ZSTD_isError(status) != 0 ? 0 : min(status, size)
+        }
+        if ZSTD_isError(status) != 0 {
+            throw BundleError(.readFailed, "a compressed run of the scratch log could not be read back: \(message(status))")
+        }
+        guard status == size else {
+            throw BundleError(.readFailed, "a compressed run of the scratch log holds \(status) bytes, not \(size)")
+        }
+        return bytes
+    }
+
+    static func message(_ code: Int) -> String {
+        ZSTD_getErrorName(code).map { String(cString: $0) } ?? "error \(code)"
+    }
+}
