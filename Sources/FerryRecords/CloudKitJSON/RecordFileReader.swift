@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 
 /// Reads records and deletions from a file of CloudKit record dictionaries, compressed or not.
 ///
@@ -98,7 +99,8 @@ public struct RecordFileReader {
     }
 
     /// Like ``forEach(workers:transform:consume:)``, but hands `transform` each line undecoded, with a context made
-    /// by `context` for each batch of lines (on the worker thread that transforms them).
+    /// by `context` (on a worker thread) and kept for later batches: one batch at a time has it, on whichever worker
+    /// transforms that batch, so what it learns (line shapes, say) is learned once, not once a batch.
     public func forEachLine<Output: Sendable, Context>(
         workers: Int, context: @escaping @Sendable () -> Context, transform: @escaping @Sendable (borrowing Line, inout Context) -> Output,
         consume: (Output) throws -> Void
@@ -112,14 +114,17 @@ public struct RecordFileReader {
         // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer is the
         // thread the workers wait for: the batch's last reference goes to another thread, a few batches at most.
         let spent = BackgroundRelease(limit: 4)
+        let contexts = ContextPool(make: context)
         // A deeper window than one batch per worker: batches take uneven time, and with few in flight the workers
         // waited on the reader and the reader on the oldest batch.
         try OrderedParallelMap.run(
             workers: workers, window: workers * 6,
             produce: { try LineBatch.read(from: reader) },
             transform: { batch in
-                var state = context()
-                return batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
+                var state = contexts.take()
+                let outputs = batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
+                contexts.give(state)
+                return outputs
             },
             consume: { (outputs: consuming [Output]) in
                 for index in outputs.indices { try consume(outputs[index]) }
@@ -173,5 +178,29 @@ private struct LineBatch: Sendable {
                 }
             }
         }
+    }
+}
+
+/// The contexts of ``RecordFileReader/forEachLine(workers:context:transform:consume:)``: made when no spare one is
+/// left (at most one per worker), handed from batch to batch.
+private final class ContextPool<Context>: @unchecked Sendable {
+    private let make: @Sendable () -> Context
+    // Guarded by `lock`; a context is touched by one thread at a time, whichever took it.
+    private let lock = NSLock()
+    private var spare: [Context] = []
+
+    init(make: @escaping @Sendable () -> Context) { self.make = make }
+
+    func take() -> Context {
+        lock.lock()
+        let context = spare.popLast()
+        lock.unlock()
+        return context ?? make()
+    }
+
+    func give(_ context: Context) {
+        lock.lock()
+        spare.append(context)
+        lock.unlock()
     }
 }
