@@ -127,7 +127,10 @@ public struct RecordFileReader {
                 return outputs
             },
             consume: { (outputs: consuming [Output]) in
-                for index in outputs.indices { try consume(outputs[index]) }
+                // Lent in place, not copied: a copy retains and later releases every reference an output holds.
+                try outputs.withUnsafeBufferPointer { outputs in
+                    for index in outputs.indices { try consume(outputs[index]) }
+                }
                 spent.release(outputs)
             })
     }
