@@ -2,8 +2,8 @@ import FerryCore
 import FerryRecords
 
 /// The record and deletion files of a bundle about to be written, as ``RecordSpool/plan(ranks:dropping:temporaryDirectory:fileListMemoryLimit:rejected:)``
-/// worked them out: in bundle order, each with its size, lines and SHA-256 and the stretches of the spool's log that
-/// hold its lines, all in scratch files.
+/// worked them out: in bundle order, each with its size, lines and SHA-256 and the runs of the spool's log that hold
+/// its lines (``SpoolRun``: as they are, or one Zstandard frame each), all in scratch files.
 final class SpoolPlan {
     /// The files, for `manifest.json`.
     let files: RecordFileList
