@@ -70,6 +70,36 @@ import Testing
         return lines
     }
 
+    @Test func aFrameReadsBackOnlyWhole() throws {
+        let text = Array(TestBundles.compressibleText(count: 200 << 10, seed: 3))
+        let frame = try text.withUnsafeBytes { try ZstdFrameEncoder().frame(of: $0) }
+        #expect(frame.count < text.count / 2)
+        #expect(try frame.withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: text.count) } == text)
+        // The same bytes give the same frame.
+        #expect(try text.withUnsafeBytes { try ZstdFrameEncoder().frame(of: $0) } == frame)
+        // A size other than the frame's, a frame cut short, a damaged byte: each is refused, not read as something else.
+        #expect(throws: BundleError.self) { try frame.withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: text.count - 1) } }
+        #expect(throws: BundleError.self) { try frame.withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: text.count + 1) } }
+        #expect(throws: BundleError.self) {
+            try Array(frame.dropLast(9)).withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: text.count) }
+        }
+        var damaged = frame
+        damaged[damaged.count / 2] ^= 0x5A
+        #expect(throws: BundleError.self) { try damaged.withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: text.count) } }
+    }
+
+    @Test func aDamagedRunListIsRefused() throws {
+        var record = ByteRecordWriter()
+        SpoolRun(offset: 10, stored: 5, size: 7, isCompressed: false).encode(into: &record)
+        let bytes = record.bytes
+        #expect(throws: BundleError.self) {
+            try bytes.withUnsafeBytes { buffer in
+                var reader = ByteRecordReader(buffer)
+                _ = try SpoolRun(reading: &reader)
+            }
+        }
+    }
+
     @Test func theSpoolCompressesLargeRunsAndKeepsSmallOnesAsTheyAre() throws {
         let scratch = try Scratch()
         let spool = try RecordSpool(parent: scratch.path, memoryLimit: 256 << 10)
