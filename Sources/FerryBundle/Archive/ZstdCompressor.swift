@@ -82,7 +82,7 @@ final class ZstdCompressor: StreamCompressor {
         if frameHasBytes || !wroteAnything { try endFrame() }
     }
 
-    /// Ends the frame being written, if bytes went into it since the last one ended, and writes it out.
+    /// Ends the frame being written and writes it out (an empty frame if no bytes went in since the last one ended).
     func endFrame() throws {
         guard isOpen else { throw BundleError(.writeFailed, "the Zstandard stream is closed") }
         var input = ZSTD_inBuffer(src: nil, size: 0, pos: 0)

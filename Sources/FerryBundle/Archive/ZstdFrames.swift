@@ -54,10 +54,16 @@ enum ZstdFrameDecoder {
             count = ZSTD_isError(status) != 0 ? 0 : min(status, size)
         }
         if ZSTD_isError(status) != 0 {
-            throw BundleError(.readFailed, "a compressed run of the scratch log could not be read back: \(message(status))")
+            throw BundleError(
+                .readFailed,
+                "a compressed run of the scratch log could not be read back (\(message(status))); the scratch disk may be failing: run again, with --temp-dir elsewhere"
+            )
         }
         guard status == size else {
-            throw BundleError(.readFailed, "a compressed run of the scratch log holds \(status) bytes, not \(size)")
+            throw BundleError(
+                .readFailed,
+                "a compressed run of the scratch log holds \(status) bytes, not \(size); the scratch disk may be failing: run again, with --temp-dir elsewhere"
+            )
         }
         return bytes
     }
