@@ -303,8 +303,15 @@ public final class BundleWriter {
         let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
         copier.done = plan.manifestFile.size + plan.schemaFile.size
         try plan.records.forEachFile { path, size, runs in try copier.copy(to: "\(base)/\(path)", size: size, runs: runs) }
-        try plan.assets.forEach { asset in
-            try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
+        if archive.takesCompressedContent, let assets {
+            // Larger assets read and compressed on workers, as frames (``AssetFrameCopier``).
+            try AssetFrameCopier(provider: assets, workers: options.zstdWorkers).copy(plan.assets, base: base, copier: copier) { asset in
+                try copyAsset(asset, base: base, copier: copier)
+            }
+        } else {
+            try plan.assets.forEach { asset in
+                try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
+            }
         }
         try archive.close()
     }

@@ -74,7 +74,7 @@ final class EntryCopier {
     }
 
     /// Counts bytes written, and reports progress every 8 MiB.
-    private func advance(by count: Int64) {
+    func advance(by count: Int64) {
         done += count
         if let progress, done - lastReport >= 8 << 20 {
             lastReport = done

@@ -19,3 +19,10 @@ public protocol AssetReading: AnyObject {
     /// Checks, after the last byte, that the source did not change while it was read.
     func finish() throws
 }
+
+/// An asset reader that can also read at any offset, from several threads at once, so that a bundle writer can read
+/// and compress the pieces of a large asset in parallel.
+public protocol PositionalAssetReading: AssetReading, Sendable {
+    /// Reads up to `buffer.count` bytes at `offset` (fewer only at the end of the file; 0 past it).
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
+}

@@ -139,7 +139,10 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
 }
 
 /// Reads an asset file, checking at the end that it is the version that was hashed.
-final class FileAssetReader: AssetReading {
+///
+/// Sendable for positional reads (`pread`, which leaves the file's position alone); sequential reads and ``finish()``
+/// are the opening thread's.
+final class FileAssetReader: PositionalAssetReading, @unchecked Sendable {
     let isVerified: Bool
     private let file: InputFile
     private let expected: FileSignature
@@ -154,6 +157,8 @@ final class FileAssetReader: AssetReading {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int { try file.read(into: buffer) }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int { try file.read(into: buffer, at: offset) }
 
     func finish() throws {
         guard FileSignature(descriptorOf: file) == expected else {
