@@ -12,7 +12,7 @@ import Testing
 /// smaller ones, and the others, go the usual way. An asset that changed after it was hashed stops the bundle.
 @Suite struct AssetFramesTests {
     /// Files of every size class: below the frame threshold, at it, one whole piece, several pieces with a short last
-    /// one; random (incompressible) and text.
+    /// one; random (incompressible) and text; and small ones, which go the usual way in batches between the others.
     static let files: [(name: String, bytes: Data)] = {
         var generator = SeededGenerator(seed: 41)
         func random(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
@@ -23,7 +23,7 @@ import Testing
             ("piece.jpg", random(1 << 20)),
             ("manual.txt", TestBundles.compressibleText(count: (5 << 19) + 7, seed: 2)),
             ("video.mov", random(3 << 20)),
-        ]
+        ] + (0..<12).map { ("note-\($0).txt", random(1000 + $0 * 300)) }
     }()
 
     /// Stores the files in `directory` and returns records naming them, each asset hashed by its path as `pack` does

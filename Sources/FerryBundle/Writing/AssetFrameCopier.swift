@@ -44,15 +44,19 @@ final class AssetFrameCopier {
 
     private enum Work: Sendable {
         case piece(Piece)
-        /// An asset copied the usual way.
-        case whole(Asset)
+        /// Assets copied the usual way, several to an item: an item costs a hand-over to a worker and back, which
+        /// 400 000 small assets one by one made the slowest part of their bundle.
+        case wholes([Asset])
     }
 
     private enum Done: Sendable {
         case frame(Piece, [UInt8])
-        case whole(Asset)
+        case wholes([Asset])
         case failed(any Error)
     }
+
+    /// The most assets in one ``Work/wholes(_:)`` item.
+    private static let wholesPerItem = 256
 
     /// Copies every asset of `catalog` (sorted by digest) into the archive behind `copier`, under `base`.
     /// - Parameter whole: copies an asset the usual way, on the calling thread.
@@ -62,6 +66,8 @@ final class AssetFrameCopier {
     ) throws {
         let cursor = catalog.makeCursor()
         var current: Piece?
+        /// An asset taken from the cursor, to start the next item with.
+        var held: AssetEntry?
         let encoders = self.encoders
         try OrderedParallelMap.run(
             workers: workers, window: 4 * workers,
@@ -71,20 +77,34 @@ final class AssetFrameCopier {
                     current = next
                     if let next { return .piece(next) }
                 }
-                guard let entry = try cursor.next() else { return nil }
-                let asset = Asset(sha256: entry.digest, size: entry.size)
-                guard asset.size >= Self.smallest else { return .whole(asset) }
-                let reader = try Self.open(asset, from: provider)
-                guard reader.isVerified, let positional = reader as? any PositionalAssetReading else {
-                    // Hashed on the way, or read only in order: the usual way opens it again.
-                    return .whole(asset)
+                var wholes: [Asset] = []
+                while wholes.count < Self.wholesPerItem {
+                    guard let entry = try held ?? cursor.next() else { break }
+                    held = nil
+                    let asset = Asset(sha256: entry.digest, size: entry.size)
+                    guard asset.size >= Self.smallest else {
+                        wholes.append(asset)
+                        continue
+                    }
+                    // The assets gathered so far go first, in their turn.
+                    guard wholes.isEmpty else {
+                        held = entry
+                        break
+                    }
+                    let reader = try Self.open(asset, from: provider)
+                    guard reader.isVerified, let positional = reader as? any PositionalAssetReading else {
+                        // Hashed on the way, or read only in order: the usual way opens it again.
+                        wholes.append(asset)
+                        continue
+                    }
+                    current = Self.piece(of: asset, reader: positional, after: nil)
+                    return current.map { .piece($0) }
                 }
-                current = Self.piece(of: asset, reader: positional, after: nil)
-                return current.map { .piece($0) }
+                return wholes.isEmpty ? nil : .wholes(wholes)
             },
             transform: { (work: Work) -> Done in
                 switch work {
-                case .whole(let asset): return .whole(asset)
+                case .wholes(let assets): return .wholes(assets)
                 case .piece(let piece):
                     do {
                         return .frame(piece, try Self.compress(piece, encoders: encoders))
@@ -96,7 +116,7 @@ final class AssetFrameCopier {
             consume: { (done: consuming Done) in
                 switch done {
                 case .failed(let error): throw error
-                case .whole(let asset): try whole(asset)
+                case .wholes(let assets): for asset in assets { try whole(asset) }
                 case .frame(let piece, let frame):
                     let path = "\(base)/\(BundleLayout.assetPath(piece.asset.sha256))"
                     if piece.isFirst { try copier.archive.beginFile(path, size: piece.asset.size) }
