@@ -1,6 +1,5 @@
 import FerryCore
 import FerryRecords
-import Foundation
 
 /// Copies a .tar.zst bundle's assets, reading and compressing the larger ones on worker threads.
 ///
@@ -24,7 +23,8 @@ final class AssetFrameCopier {
 
     private let provider: any AssetProvider
     private let workers: Int
-    private let encoders = EncoderPool()
+    /// Frame encoders for the workers, made as needed (at most one per worker) and reused.
+    private let encoders = ReusePool<ZstdFrameEncoder>()
 
     /// A copier that reads from `provider` on `workers` threads (1 runs everything on the calling thread).
     init(provider: any AssetProvider, workers: Int) {
@@ -149,7 +149,7 @@ final class AssetFrameCopier {
     }
 
     /// On a worker: reads a piece and compresses it into one frame.
-    private static func compress(_ piece: Piece, encoders: EncoderPool) throws -> [UInt8] {
+    private static func compress(_ piece: Piece, encoders: ReusePool<ZstdFrameEncoder>) throws -> [UInt8] {
         var filled = 0
         let bytes = try [UInt8](unsafeUninitializedCapacity: piece.length) { buffer, count in
             let target = UnsafeMutableRawBufferPointer(buffer)
@@ -164,28 +164,8 @@ final class AssetFrameCopier {
         guard filled == piece.length else {
             throw BundleError(.assetChanged, "asset \(piece.asset.sha256) shrank while it was being written; run again")
         }
-        let encoder = try encoders.take()
+        let encoder = try encoders.take { try ZstdFrameEncoder() }
         defer { encoders.give(encoder) }
         return try bytes.withUnsafeBytes { try encoder.frame(of: $0) }
-    }
-
-    /// Frame encoders for the workers, made as needed (at most one per worker) and reused.
-    private final class EncoderPool: @unchecked Sendable {
-        // Guarded by `lock`; an encoder is used by one thread at a time, whichever took it.
-        private let lock = NSLock()
-        private var spare: [ZstdFrameEncoder] = []
-
-        func take() throws -> ZstdFrameEncoder {
-            lock.lock()
-            let encoder = spare.popLast()
-            lock.unlock()
-            return try encoder ?? ZstdFrameEncoder()
-        }
-
-        func give(_ encoder: ZstdFrameEncoder) {
-            lock.lock()
-            spare.append(encoder)
-            lock.unlock()
-        }
     }
 }

@@ -1,5 +1,4 @@
 import FerryCore
-import Foundation
 
 /// Reads records and deletions from a file of CloudKit record dictionaries, compressed or not.
 ///
@@ -114,14 +113,14 @@ public struct RecordFileReader {
         // Freeing a batch of decoded records costs about as much as consuming it, and the in-order consumer is the
         // thread the workers wait for: the batch's last reference goes to another thread, a few batches at most.
         let spent = BackgroundRelease(limit: 4)
-        let contexts = ContextPool(make: context)
+        let contexts = ReusePool<Context>()
         // A deeper window than one batch per worker: batches take uneven time, and with few in flight the workers
         // waited on the reader and the reader on the oldest batch.
         try OrderedParallelMap.run(
             workers: workers, window: workers * 6,
             produce: { try LineBatch.read(from: reader) },
             transform: { batch in
-                var state = contexts.take()
+                var state = contexts.take(orMake: context)
                 let outputs = batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
                 contexts.give(state)
                 return outputs
@@ -181,29 +180,5 @@ private struct LineBatch: Sendable {
                 }
             }
         }
-    }
-}
-
-/// The contexts of ``RecordFileReader/forEachLine(workers:context:transform:consume:)``: made when no spare one is
-/// left (at most one per worker), handed from batch to batch.
-private final class ContextPool<Context>: @unchecked Sendable {
-    private let make: @Sendable () -> Context
-    // Guarded by `lock`; a context is touched by one thread at a time, whichever took it.
-    private let lock = NSLock()
-    private var spare: [Context] = []
-
-    init(make: @escaping @Sendable () -> Context) { self.make = make }
-
-    func take() -> Context {
-        lock.lock()
-        let context = spare.popLast()
-        lock.unlock()
-        return context ?? make()
-    }
-
-    func give(_ context: Context) {
-        lock.lock()
-        spare.append(context)
-        lock.unlock()
     }
 }
