@@ -33,26 +33,29 @@ final class ZstdCompressor: StreamCompressor {
 
     /// Starts a compressed stream into `file` with `workers` threads (1...64) compressing beside the caller.
     init(file: OutputFile, workers: Int) throws {
-        guard let context = ZSTD_createCCtx() else { throw BundleError(.writeFailed, "Zstandard could not allocate a compressor") }
-        self.context = context
-        self.file = file
-        output = .allocate(byteCount: ZSTD_CStreamOutSize(), alignment: 16)
-        let parameters: [(ZSTD_cParameter, Int32, String)] = [
-            (ZSTD_c_compressionLevel, Self.level, "the level"),
-            (ZSTD_c_checksumFlag, 1, "the content checksum"),
+        context = try Self.makeContext(multiThreaded: [
             (ZSTD_c_nbWorkers, Int32(min(max(workers, 1), Self.maximumWorkers)), "\(workers) workers"),
             (ZSTD_c_jobSize, Self.jobSize, "the job size"),
-        ]
-        for (parameter, value, name) in parameters {
+        ])
+        self.file = file
+        output = .allocate(byteCount: ZSTD_CStreamOutSize(), alignment: 16)
+    }
+
+    /// A compression context at ``level`` with a content checksum, as the `zstd` tool writes (and ``ZstdFrameEncoder``
+    /// uses), with `multiThreaded` parameters besides.
+    static func makeContext(multiThreaded: [(ZSTD_cParameter, Int32, String)] = []) throws -> OpaquePointer {
+        guard let context = ZSTD_createCCtx() else { throw BundleError(.writeFailed, "Zstandard could not allocate a compressor") }
+        let parameters = [(ZSTD_c_compressionLevel, level, "the level"), (ZSTD_c_checksumFlag, 1, "the content checksum")] + multiThreaded
+        for (index, (parameter, value, name)) in parameters.enumerated() {
             let status = ZSTD_CCtx_setParameter(context, parameter, value)
             if ZSTD_isError(status) != 0 {
-                let reason = Self.message(status)
                 ZSTD_freeCCtx(context)
-                output.deallocate()
-                // nbWorkers is refused only by a libzstd built without threads.
-                throw BundleError(.writeFailed, "Zstandard refused \(name): \(reason); install a libzstd built with multi-threading")
+                // The multi-threaded parameters are refused only by a libzstd built without threads.
+                let hint = index >= parameters.count - multiThreaded.count ? "; install a libzstd built with multi-threading" : ""
+                throw BundleError(.writeFailed, "Zstandard refused \(name): \(ZstdStatus.describe(status))\(hint)")
             }
         }
+        return context
     }
 
     deinit {
@@ -108,12 +111,8 @@ final class ZstdCompressor: StreamCompressor {
         guard isOpen || directive == ZSTD_e_end else { throw BundleError(.writeFailed, "the Zstandard stream is closed") }
         var out = ZSTD_outBuffer(dst: output.baseAddress, size: output.count, pos: 0)
         let remaining = ZSTD_compressStream2(context, &out, &input, directive)
-        if ZSTD_isError(remaining) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(Self.message(remaining))") }
+        if ZSTD_isError(remaining) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(ZstdStatus.describe(remaining))") }
         if out.pos > 0 { try file.write(UnsafeRawBufferPointer(rebasing: output[..<out.pos])) }
         return remaining
-    }
-
-    private static func message(_ code: Int) -> String {
-        ZSTD_getErrorName(code).map { String(cString: $0) } ?? "error \(code)"
     }
 }

@@ -1,4 +1,5 @@
 import CZstd
+import FerryCore
 
 /// Makes whole Zstandard frames in one call, for runs of record lines compressed while records are still being read.
 ///
@@ -17,15 +18,7 @@ final class ZstdFrameEncoder {
 
     /// A compressor at ``ZstdCompressor/level``, writing a content checksum into each frame.
     init() throws {
-        guard let context = ZSTD_createCCtx() else { throw BundleError(.writeFailed, "Zstandard could not allocate a compressor") }
-        self.context = context
-        for (parameter, value) in [(ZSTD_c_compressionLevel, ZstdCompressor.level), (ZSTD_c_checksumFlag, Int32(1))] {
-            let status = ZSTD_CCtx_setParameter(context, parameter, value)
-            if ZSTD_isError(status) != 0 {
-                ZSTD_freeCCtx(context)
-                throw BundleError(.writeFailed, "Zstandard refused a parameter: \(ZstdFrameDecoder.message(status))")
-            }
-        }
+        context = try ZstdCompressor.makeContext()
     }
 
     deinit { ZSTD_freeCCtx(context) }
@@ -38,7 +31,7 @@ final class ZstdFrameEncoder {
             status = ZSTD_compress2(context, buffer.baseAddress, bound, bytes.baseAddress, bytes.count)
             count = ZSTD_isError(status) != 0 ? 0 : status
         }
-        if ZSTD_isError(status) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(ZstdFrameDecoder.message(status))") }
+        if ZSTD_isError(status) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(ZstdStatus.describe(status))") }
         return frame
     }
 }
@@ -56,7 +49,7 @@ enum ZstdFrameDecoder {
         if ZSTD_isError(status) != 0 {
             throw BundleError(
                 .readFailed,
-                "a compressed run of the scratch log could not be read back (\(message(status))); the scratch disk may be failing: run again, with --temp-dir elsewhere"
+                "a compressed run of the scratch log could not be read back (\(ZstdStatus.describe(status))); the scratch disk may be failing: run again, with --temp-dir elsewhere"
             )
         }
         guard status == size else {
@@ -66,9 +59,5 @@ enum ZstdFrameDecoder {
             )
         }
         return bytes
-    }
-
-    static func message(_ code: Int) -> String {
-        ZSTD_getErrorName(code).map { String(cString: $0) } ?? "error \(code)"
     }
 }

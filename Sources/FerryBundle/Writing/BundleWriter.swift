@@ -303,16 +303,7 @@ public final class BundleWriter {
         let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
         copier.done = plan.manifestFile.size + plan.schemaFile.size
         try plan.records.forEachFile { path, size, runs in try copier.copy(to: "\(base)/\(path)", size: size, runs: runs) }
-        if archive.takesCompressedContent, let assets {
-            // Larger assets read and compressed on workers, as frames (``AssetFrameCopier``).
-            try AssetFrameCopier(provider: assets, workers: options.zstdWorkers).copy(plan.assets, base: base, copier: copier) { asset in
-                try copyAsset(asset, base: base, copier: copier)
-            }
-        } else {
-            try plan.assets.forEach { asset in
-                try copyAsset(Asset(sha256: asset.digest, size: asset.size), base: base, copier: copier)
-            }
-        }
+        try AssetCopier(provider: assets, copier: copier, base: base, workers: options.zstdWorkers).copy(plan.assets)
         try archive.close()
     }
 
@@ -322,30 +313,6 @@ public final class BundleWriter {
         spool.remove()
         ledger.reset()
         assetCatalog.reset()
-    }
-
-    private func copyAsset(_ asset: Asset, base: String, copier: EntryCopier) throws {
-        guard let assets else { throw BundleError(.missingAsset, "no asset source for \(asset.sha256)") }
-        let reader: any AssetReading
-        do {
-            reader = try assets.open(asset)
-        } catch {
-            throw BundleError(.assetChanged, "asset \(asset.sha256) could not be read again: \(error)", cause: error)
-        }
-        var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
-        try copier.copy(to: "\(base)/\(BundleLayout.assetPath(asset.sha256))", size: asset.size) { buffer in
-            let count = try reader.read(into: buffer)
-            hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            return count
-        }
-        do {
-            try reader.finish()
-        } catch {
-            throw BundleError(.assetChanged, "\(error)", cause: error)
-        }
-        if let hasher, hasher.finalize() != asset.sha256 {
-            throw BundleError(.assetChanged, "asset file for \(asset.sha256) does not have that SHA-256 (it changed or is corrupt)")
-        }
     }
 
     private func assetProblems(_ assets: [(field: String, asset: Asset)]) throws -> [RecordProblem] {

@@ -41,29 +41,24 @@ final class EntryCopier {
         while let run = try runs.next() {
             guard run.size <= remaining else { throw Self.damaged(path) }
             if run.isCompressed && archive.takesCompressedContent {
-                try archive.appendCompressed(size: run.size) { emit in
-                    while true {
-                        let count = try runs.read(into: buffer)
-                        if count == 0 { break }
-                        try emit(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                    }
-                }
+                try archive.appendCompressed(size: run.size) { emit in try pass(runs, to: emit) }
             } else if run.isCompressed {
-                let bytes = try runs.storedBytes().withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: Int(run.size)) }
-                try bytes.withUnsafeBytes { try archive.write($0) }
+                try run.lines(fromStored: runs.storedBytes()).withUnsafeBytes { try archive.write($0) }
             } else {
-                var left = run.size
-                while left > 0 {
-                    let count = try runs.read(into: buffer)
-                    guard count > 0 else { throw Self.damaged(path) }
-                    try archive.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-                    left -= Int64(count)
-                }
+                try pass(runs) { try archive.write($0) }
             }
             remaining -= run.size
             advance(by: run.size)
         }
         guard remaining == 0 else { throw Self.damaged(path) }
+    }
+
+    /// Hands the current run's stored bytes to `body`, a buffer at a time (``SpoolPlan/FileRuns/read(into:)`` throws
+    /// when the log holds fewer than the run's).
+    private func pass(_ runs: SpoolPlan.FileRuns, to body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        while case let count = try runs.read(into: buffer), count > 0 {
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
     }
 
     private static func damaged(_ path: String) -> BundleError {

@@ -221,26 +221,23 @@ final class RecordSpool {
     /// Calls `body` with each line of a run of the log (without its newline) and its 0-based number there.
     static func forEachLine(in input: InputFile, run: SpoolRun, _ body: (Int, UnsafeRawBufferPointer) throws -> Void) throws {
         var splitter = LineSplitter()
+        func emit(_ line: UnsafeRawBufferPointer, _ number: Int) throws { try body(number - 1, line) }
         if run.isCompressed {
-            try run.bytes(in: input).withUnsafeBytes { bytes in
-                try splitter.feed(bytes) { line, number in try body(number - 1, line) }
+            // At most ``SpoolRun/largestCompressed`` bytes: read whole.
+            try run.bytes(in: input).withUnsafeBytes { try splitter.feed($0, emit) }
+        } else {
+            // Possibly long: read a chunk at a time.
+            var chunk = [UInt8](repeating: 0, count: Int(min(run.size, 1 << 20)))
+            var position = run.offset
+            while position < run.offset + run.size {
+                let count = Int(min(Int64(chunk.count), run.offset + run.size - position))
+                try chunk.withUnsafeMutableBytes { chunk in
+                    let piece = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
+                    try input.read(exactly: piece, at: position)
+                    try splitter.feed(UnsafeRawBufferPointer(piece), emit)
+                }
+                position += Int64(count)
             }
-            guard !splitter.hasPartialLine else {
-                throw BundleError(.readFailed, "\(input.path): a run of the scratch log ends inside a line")
-            }
-            return
-        }
-        let (offset, length) = (run.offset, run.size)
-        var chunk = [UInt8](repeating: 0, count: Int(min(length, 1 << 20)))
-        var position = offset
-        while position < offset + length {
-            let count = Int(min(Int64(chunk.count), offset + length - position))
-            try chunk.withUnsafeMutableBytes { chunk in
-                let piece = UnsafeMutableRawBufferPointer(rebasing: chunk[0..<count])
-                try input.read(exactly: piece, at: position)
-                try splitter.feed(UnsafeRawBufferPointer(piece)) { line, number in try body(number - 1, line) }
-            }
-            position += Int64(count)
         }
         guard !splitter.hasPartialLine else {
             throw BundleError(.readFailed, "\(input.path): a run of the scratch log ends inside a line")

@@ -32,8 +32,8 @@ final class SpoolLog: @unchecked Sendable {
     let runs: ByteRecordFile
     private var output: OutputFile?
     private var encoder: ZstdFrameEncoder?
-    /// The log's size so far.
-    private var written: Int64 = 0
+    /// The log's size so far (read it after ``sync()``).
+    private(set) var size: Int64 = 0
     private var record = ByteRecordWriter()
     /// The first error on the queue, handed to the caller at its next call.
     private let failure = Mutex<(any Error)?>(nil)
@@ -44,7 +44,7 @@ final class SpoolLog: @unchecked Sendable {
     init(directory: TemporaryDirectory) throws {
         path = directory.file("records.ndjson")
         // Written beside the queue's other work, and around the page cache: the log is read once, at the end.
-        output = try OutputFile(path: path, exclusive: true, bufferSize: 1 << 20, writesInBackground: true, direct: true)
+        output = try OutputFile(path: path, exclusive: true, writesInBackground: true, direct: true)
         runs = try ByteRecordFile(path: directory.file("runs"))
     }
 
@@ -66,9 +66,6 @@ final class SpoolLog: @unchecked Sendable {
             rounds.signal()
         }
     }
-
-    /// The size of the log (after ``sync()``).
-    var size: Int64 { written }
 
     /// Waits until every flush handed over is stored.
     /// - Throws: the queue's first error.
@@ -97,7 +94,7 @@ final class SpoolLog: @unchecked Sendable {
     private func store(_ buffer: Buffer) throws {
         guard let output else { throw BundleError(.writeFailed, "the spool's log is closed") }
         buffer.bytes.withUnsafeBytes { buffer.hash.hasher.update($0) }
-        var run = SpoolRun.plain(offset: written, size: Int64(buffer.bytes.count))
+        var run = SpoolRun.plain(offset: size, size: Int64(buffer.bytes.count))
         if SpoolRun.compresses(size: buffer.bytes.count) {
             if encoder == nil { encoder = try ZstdFrameEncoder() }
             let frame = try buffer.bytes.withUnsafeBytes { bytes in try encoder.map { try $0.frame(of: bytes) } ?? [] }
@@ -107,7 +104,7 @@ final class SpoolLog: @unchecked Sendable {
         } else {
             try buffer.bytes.withUnsafeBytes { try output.write($0) }
         }
-        written += run.stored
+        size += run.stored
         record.removeAll()
         record.raw(buffer.entry)
         run.encode(into: &record)

@@ -56,9 +56,14 @@ struct SpoolRun: Sendable, Hashable {
     /// The run's lines, read from the log (and decompressed): for the rare reads of a few runs, and only of
     /// compressed ones, which are at most ``largestCompressed`` bytes.
     func bytes(in log: InputFile) throws -> [UInt8] {
-        var frame = [UInt8](repeating: 0, count: Int(stored))
-        try frame.withUnsafeMutableBytes { try log.read(exactly: $0, at: offset) }
-        guard isCompressed else { return frame }
-        return try frame.withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: Int(size)) }
+        var stored = [UInt8](repeating: 0, count: Int(stored))
+        try stored.withUnsafeMutableBytes { try log.read(exactly: $0, at: offset) }
+        return try lines(fromStored: stored)
+    }
+
+    /// The run's lines from its stored bytes, decompressed if it is compressed.
+    func lines(fromStored stored: [UInt8]) throws -> [UInt8] {
+        guard isCompressed else { return stored }
+        return try stored.withUnsafeBytes { try ZstdFrameDecoder.bytes(of: $0, size: Int(size)) }
     }
 }

@@ -47,9 +47,7 @@ public final class AtomicOutputFile {
         while true {
             let candidate = "\(directory)/.\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
             do {
-                file = try OutputFile(
-                    path: candidate, exclusive: true, bufferSize: writesInBackground ? Self.backgroundBufferSize : 1 << 18,
-                    writesInBackground: writesInBackground, direct: direct)
+                file = try OutputFile(path: candidate, exclusive: true, writesInBackground: writesInBackground, direct: direct)
                 temporaryPath = candidate
                 break
             } catch let error as CoreError where error.code == .writeFailed && attempt < 8 {
@@ -78,11 +76,6 @@ public final class AtomicOutputFile {
             throw CoreError(.writeFailed, "\(directory) is not a directory; create it, or give \(role) another path")
         }
     }
-
-    /// Bytes of each of the four buffers a background writer has in flight: with 256 KiB direct writes, the writing
-    /// queue was the slowest step of a .tar.zst bundle's last phase on the VM measured (0.40 s, against 0.30 s with
-    /// 1 MiB; 4 MiB gained nothing more).
-    static let backgroundBufferSize = 1 << 20
 
     /// Flushes, syncs and renames the temporary file to the final path, then syncs the directory so that the rename
     /// survives a crash too.

@@ -136,7 +136,7 @@ final class DecompressingInput {
             var target = ZSTD_outBuffer(dst: base, size: count, pos: 0)
             let result = ZSTD_decompressStream(context, &target, &source)
             if ZSTD_isError(result) != 0 {
-                throw damaged(ZSTD_getErrorName(result).map { String(cString: $0) } ?? "error \(result)")
+                throw damaged(ZstdStatus.describe(result))
             }
             // 0: a frame ended and everything it holds was handed out.
             midStream = result != 0

@@ -22,14 +22,16 @@ public final class OutputFile {
     ///   - path: the file to write.
     ///   - exclusive: fail if the file exists (used for temporary names).
     ///   - append: append to an existing file instead of truncating it.
-    ///   - bufferSize: bytes kept in memory before a write.
+    ///   - bufferSize: bytes kept in memory before a write (default: 1 MiB when writing in the background, else 256 KiB).
+    ///     With 256 KiB background direct writes, the writing queue was the slowest step of a .tar.zst bundle's last
+    ///     phase on the VM measured (0.40 s, against 0.30 s with 1 MiB; 4 MiB gained nothing more).
     ///   - writesInBackground: write full buffers on a thread of their own (``BackgroundWrites``), four of
     ///     `bufferSize` in all, so that the caller does not wait for the kernel; ``flush()``, ``sync()`` and
     ///     ``close()`` wait for them, and a write that failed is reported by the next call.
     ///   - direct: with `writesInBackground`, write around the page cache (`O_DIRECT`) where the filesystem allows it,
     ///     for large files nobody reads back soon (a bundle, a spool read once). Reads see the same bytes.
     public init(
-        path: String, exclusive: Bool = false, append: Bool = false, bufferSize: Int = 1 << 18, writesInBackground: Bool = false,
+        path: String, exclusive: Bool = false, append: Bool = false, bufferSize: Int? = nil, writesInBackground: Bool = false,
         direct: Bool = false
     ) throws {
         self.path = path
@@ -48,6 +50,7 @@ public final class OutputFile {
         guard descriptor >= 0 else { throw SystemError.current.coreError("create", path: path, writing: true) }
         fd = descriptor
         ownsDescriptor = true
+        let bufferSize = bufferSize ?? (writesInBackground ? 1 << 20 : 1 << 18)
         capacity = bufferSize
         if writesInBackground {
             background = BackgroundWrites(descriptor: descriptor, path: path, depth: 4, capacity: bufferSize, direct: isDirect)

@@ -1,0 +1,207 @@
+import FerryCore
+import FerryRecords
+
+/// Writes a bundle's assets into its archive, in digest order, reading each from its provider again.
+///
+/// An asset is copied through the ``EntryCopier`` on the writing thread, hashed on the way unless its reader vouches
+/// for its bytes, and its source is checked unchanged at the end. In a .tar.zst, an asset of 64 KiB or more whose
+/// provider reads at any offset (``PositionalAssetReading``) and vouches for its bytes is cut into pieces of 1 MiB
+/// instead; a worker reads each piece and compresses it into one Zstandard frame (``ZstdFrameEncoder``), and the
+/// frames are appended in order (``ArchiveWriter/appendCompressed(size:_:)``). The writing thread then only appends
+/// frames: reading each file, copying it into the compressor and waiting for it ran there before, and were most of the
+/// time a bundle's assets took. At most four pieces a worker are in flight (a few MB whatever the assets' sizes), and a
+/// frame depends only on its bytes, so the bundle is the same for any number of workers.
+///
+/// ```swift
+/// try AssetCopier(provider: assets, copier: copier, base: base, workers: 2).copy(catalog)
+/// ```
+final class AssetCopier {
+    /// Assets smaller than this are copied whole: a frame each would cost more than it saves.
+    static let smallest: Int64 = 64 << 10
+    /// The bytes of each piece (and so of each frame's content).
+    static let pieceSize: Int64 = 1 << 20
+    /// The most assets copied whole in one item of work.
+    private static let wholesPerItem = 256
+
+    private let provider: (any AssetProvider)?
+    private let copier: EntryCopier
+    /// The bundle's directory in the archive.
+    private let base: String
+    private let workers: Int
+    /// Frame encoders for the workers, made as needed (at most one per worker) and reused.
+    private let encoders = ReusePool<ZstdFrameEncoder>()
+
+    /// A copier into `copier`'s archive under `base`, reading from `provider` (`nil` when the bundle has no source of
+    /// asset bytes), with `workers` threads for pieces (1 runs everything on the calling thread).
+    init(provider: (any AssetProvider)?, copier: EntryCopier, base: String, workers: Int) {
+        self.provider = provider
+        self.copier = copier
+        self.base = base
+        self.workers = max(1, workers)
+    }
+
+    /// Copies every asset of `catalog` (sorted by digest).
+    /// - Throws: ``BundleError`` when an asset cannot be read again or changed, or the archive cannot be written.
+    func copy(_ catalog: ExternalSortedSet<AssetEntry>) throws {
+        guard copier.archive.takesCompressedContent, let provider else {
+            return try catalog.forEach { entry in try copyWhole(Asset(sha256: entry.digest, size: entry.size)) }
+        }
+        try copyInPieces(catalog, from: provider)
+    }
+
+    /// The asset's entry in the archive.
+    private func path(of asset: Asset) -> String { "\(base)/\(BundleLayout.assetPath(asset.sha256))" }
+
+    /// Copies an asset on this thread, hashing it on the way unless its reader vouches for its bytes.
+    private func copyWhole(_ asset: Asset) throws {
+        guard let provider else { throw BundleError(.missingAsset, "no asset source for \(asset.sha256)") }
+        let reader = try Self.open(asset, from: provider)
+        var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
+        try copier.copy(to: path(of: asset), size: asset.size) { buffer in
+            let count = try reader.read(into: buffer)
+            hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            return count
+        }
+        try Self.finish(reader)
+        if let hasher, hasher.finalize() != asset.sha256 {
+            throw BundleError(.assetChanged, "asset file for \(asset.sha256) does not have that SHA-256 (it changed or is corrupt)")
+        }
+    }
+
+    /// One piece of an asset, read and compressed by a worker.
+    private struct Piece: Sendable {
+        var asset: Asset
+        var reader: any PositionalAssetReading
+        var offset: Int64
+        var length: Int
+        var isFirst: Bool { offset == 0 }
+        var isLast: Bool { offset + Int64(length) == asset.size }
+
+        /// The first piece of an asset (of at least ``AssetCopier/smallest`` bytes).
+        static func first(of asset: Asset, reader: any PositionalAssetReading) -> Piece {
+            Piece(asset: asset, reader: reader, offset: 0, length: Int(min(pieceSize, asset.size)))
+        }
+
+        /// The piece after this one; `nil` after the last.
+        var next: Piece? {
+            let offset = offset + Int64(length)
+            guard offset < asset.size else { return nil }
+            return Piece(asset: asset, reader: reader, offset: offset, length: Int(min(pieceSize, asset.size - offset)))
+        }
+    }
+
+    private enum Work: Sendable {
+        case piece(Piece)
+        /// Assets copied whole, several to an item: an item costs a hand-over to a worker and back, which 400 000
+        /// small assets one by one made the slowest part of their bundle.
+        case wholes([Asset])
+    }
+
+    private enum Done: Sendable {
+        case frame(Piece, [UInt8])
+        case wholes([Asset])
+        case failed(any Error)
+    }
+
+    /// Copies the larger assets in pieces compressed on workers, and the others whole, all in digest order.
+    private func copyInPieces(_ catalog: ExternalSortedSet<AssetEntry>, from provider: any AssetProvider) throws {
+        let cursor = catalog.makeCursor()
+        var current: Piece?
+        /// An asset taken from the cursor, to start the next item with.
+        var held: AssetEntry?
+        let encoders = self.encoders
+        try OrderedParallelMap.run(
+            workers: workers, window: 4 * workers,
+            produce: { () throws -> Work? in
+                current = current?.next
+                if let current { return .piece(current) }
+                var wholes: [Asset] = []
+                while wholes.count < Self.wholesPerItem {
+                    guard let entry = try held ?? cursor.next() else { break }
+                    held = nil
+                    let asset = Asset(sha256: entry.digest, size: entry.size)
+                    guard asset.size >= Self.smallest else {
+                        wholes.append(asset)
+                        continue
+                    }
+                    // The assets gathered so far go first, in their turn.
+                    guard wholes.isEmpty else {
+                        held = entry
+                        break
+                    }
+                    let reader = try Self.open(asset, from: provider)
+                    guard reader.isVerified, let positional = reader as? any PositionalAssetReading else {
+                        // Hashed on the way, or read only in order: copied whole, which opens it again.
+                        wholes.append(asset)
+                        continue
+                    }
+                    let first = Piece.first(of: asset, reader: positional)
+                    current = first
+                    return .piece(first)
+                }
+                return wholes.isEmpty ? nil : .wholes(wholes)
+            },
+            transform: { (work: Work) -> Done in
+                switch work {
+                case .wholes(let assets): return .wholes(assets)
+                case .piece(let piece):
+                    do {
+                        return .frame(piece, try Self.compress(piece, encoders: encoders))
+                    } catch {
+                        return .failed(error)
+                    }
+                }
+            },
+            consume: { (done: consuming Done) in
+                switch done {
+                case .failed(let error): throw error
+                case .wholes(let assets): for asset in assets { try copyWhole(asset) }
+                case .frame(let piece, let frame):
+                    let path = self.path(of: piece.asset)
+                    if piece.isFirst { try copier.archive.beginFile(path, size: piece.asset.size) }
+                    try copier.archive.appendCompressed(size: Int64(piece.length)) { emit in try frame.withUnsafeBytes(emit) }
+                    copier.advance(by: Int64(piece.length))
+                    if piece.isLast { try Self.finish(piece.reader) }
+                }
+            })
+    }
+
+    /// Opens an asset again, to copy it.
+    private static func open(_ asset: Asset, from provider: any AssetProvider) throws -> any AssetReading {
+        do {
+            return try provider.open(asset)
+        } catch {
+            throw BundleError(.assetChanged, "asset \(asset.sha256) could not be read again: \(error)", cause: error)
+        }
+    }
+
+    /// Checks, after an asset's last byte, that its source did not change while it was copied.
+    private static func finish(_ reader: any AssetReading) throws {
+        do {
+            try reader.finish()
+        } catch {
+            throw BundleError(.assetChanged, "\(error)", cause: error)
+        }
+    }
+
+    /// On a worker: reads a piece and compresses it into one frame.
+    private static func compress(_ piece: Piece, encoders: ReusePool<ZstdFrameEncoder>) throws -> [UInt8] {
+        var filled = 0
+        let bytes = try [UInt8](unsafeUninitializedCapacity: piece.length) { buffer, count in
+            let target = UnsafeMutableRawBufferPointer(buffer)
+            while filled < piece.length {
+                let read = try piece.reader.read(
+                    into: UnsafeMutableRawBufferPointer(rebasing: target[filled...]), at: piece.offset + Int64(filled))
+                if read == 0 { break }
+                filled += read
+            }
+            count = filled
+        }
+        guard filled == piece.length else {
+            throw BundleError(.assetChanged, "asset \(piece.asset.sha256) shrank while it was being written; run again")
+        }
+        let encoder = try encoders.take { try ZstdFrameEncoder() }
+        defer { encoders.give(encoder) }
+        return try bytes.withUnsafeBytes { try encoder.frame(of: $0) }
+    }
+}
