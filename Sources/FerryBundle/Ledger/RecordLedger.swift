@@ -70,7 +70,8 @@ final class RecordLedger {
 
     /// A ledger keeping at most `memoryLimit` bytes of entries in memory, spilling to `temporaryDirectory`.
     init(memoryLimit: Int = 8 << 20, deleteSelfLimit: Int, temporaryDirectory: String?) {
-        sorter = ExternalSorter(memoryLimit: memoryLimit, prefix: "ferry-ledger", temporaryDirectory: temporaryDirectory)
+        // Keys are hashes: entries sort by distributing them on their first word (``PrefixBucketSort``).
+        sorter = ExternalSorter(memoryLimit: memoryLimit, prefix: "ferry-ledger", temporaryDirectory: temporaryDirectory, sortPrefix: { $0.high })
         self.deleteSelfLimit = deleteSelfLimit
     }
 
