@@ -2,9 +2,10 @@ import FerryCore
 
 /// A compact, fixed-size key for a record identity, for sets and maps over millions of records.
 ///
-/// Two independent 64-bit hashes of the zone and name (128 bits) stand in for the strings: a collision among a
-/// billion records has a probability near 10⁻²¹. The hashes are over the names' UTF-8 bytes, so a key is the same
-/// whether made from strings or from the bytes of a JSON line. Keys are only meaningful within one process.
+/// A 128-bit keyed hash of the zone and name (``SipHash128``, with a random key per process) stands in for the
+/// strings: a collision among a billion records has a probability near 10⁻²¹, and input chosen to collide cannot be.
+/// The hash is over the names' UTF-8 bytes, so a key is the same whether made from strings or from the bytes of a JSON
+/// line. Keys are only meaningful within one process.
 public struct RecordKey: Sendable, Hashable {
     private let high: UInt64
     private let low: UInt64
@@ -28,37 +29,35 @@ public struct RecordKey: Sendable, Hashable {
     /// The key's two words, in the order keys sort by.
     public var words: (high: UInt64, low: UInt64) { (high, low) }
 
-    /// The hashing state after a zone, from which the keys of that zone's records are made by hashing only their names.
+    /// The keyed hash all zones' seeds derive from: fresh random bits each process.
+    private static let root = SipHash128.random()
+
+    /// A zone's own keyed hash, from which the keys of its records are made by hashing only their names.
+    ///
+    /// The zone's name and owner (each followed by 0xFF, which never occurs in UTF-8, so no two pairs of names give
+    /// the same bytes) are hashed with the process's root key into the zone's key: keys of different zones come from
+    /// independent functions, and a record's key costs one hash of its name.
     public struct Seed: Sendable {
-        private var first = Hasher()
-        private var second = Hasher()
+        private let function: SipHash128
 
         /// The seed of a zone, given by its name and owner.
         public init(zoneName: String, ownerName: String) {
-            first.combine(0x5A17_0001 as UInt32)
-            second.combine(0x5A17_0002 as UInt32)
-            zoneName.withUTF8Bytes { add(UnsafeRawBufferPointer($0)) }
-            ownerName.withUTF8Bytes { add(UnsafeRawBufferPointer($0)) }
+            var bytes = Array(zoneName.utf8)
+            bytes.append(0xFF)
+            bytes.append(contentsOf: ownerName.utf8)
+            bytes.append(0xFF)
+            let (k0, k1) = bytes.withUnsafeBytes { RecordKey.root.hash($0) }
+            function = SipHash128(key: k0, k1)
         }
 
         /// The seed of a zone.
         public init(_ zone: ZoneID) { self.init(zoneName: zone.zoneName, ownerName: zone.ownerName) }
 
         /// The key of the record of this zone with this name (its UTF-8 bytes).
-        public func key(recordName: UnsafeRawBufferPointer) -> RecordKey {
-            var seed = self
-            seed.add(recordName)
-            return RecordKey(high: UInt64(bitPattern: Int64(seed.first.finalize())), low: UInt64(bitPattern: Int64(seed.second.finalize())))
-        }
-
-        /// Adds one name and a terminator (0xFF never occurs in UTF-8), so that no two sequences of names hash alike
-        /// by construction.
         @inline(__always)
-        private mutating func add(_ bytes: UnsafeRawBufferPointer) {
-            first.combine(bytes: bytes)
-            second.combine(bytes: bytes)
-            first.combine(0xFF as UInt8)
-            second.combine(0xFF as UInt8)
+        public func key(recordName: UnsafeRawBufferPointer) -> RecordKey {
+            let (high, low) = function.hash(recordName)
+            return RecordKey(high: high, low: low)
         }
     }
 }
