@@ -194,8 +194,10 @@ public final class BundleWriter {
         finished = true
         defer { spool.remove() }
         let createdAt = Date(timeIntervalSince1970: createdAt.timeIntervalSince1970.rounded(.down))
-        try spool.finish()
+        // The spool's last lines go to its queue, which hashes and compresses them while the ledger is resolved here.
+        try spool.flush()
         let resolution = try ledger.resolve()
+        try spool.finish()
         ledger.reset()
         // Warnings first: they point at lines of the spool as it was written, before duplicates are taken out.
         let warnings = try overflowWarnings(resolution.overflows)

@@ -132,8 +132,9 @@ final class RecordSpool {
     /// The run and line of a place ``place(run:line:)`` made.
     static func runAndLine(of place: FileLine) -> (run: Int, line: Int) { (place.line, place.file) }
 
-    /// Hands every buffer to the log, each as a run (hashed, maybe compressed and written on the log's queue).
-    private func flush() throws {
+    /// Hands every buffer to the log, each as a run (hashed, maybe compressed and written on the log's queue), without
+    /// waiting for it: the caller may do other work while the queue catches up, then ``finish()``.
+    func flush() throws {
         guard isOpen else { return }
         // In stretch order, so the log's layout does not depend on the dictionary's.
         var buffers: [SpoolLog.Buffer] = []
