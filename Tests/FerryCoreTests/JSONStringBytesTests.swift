@@ -106,3 +106,35 @@ import Testing
         }
     }
 }
+
+/// ``JSONStringBytes/plainContentEnd(_:from:)`` agrees with a byte-by-byte reading of its promise on strings mixing
+/// ASCII, multi-byte characters, broken sequences, quotes, backslashes and control bytes, at every start.
+@Suite struct PlainContentEndTests {
+    /// The promise, read plainly: the first quote, if nothing before it needs an escape and all before it is UTF-8.
+    static func reference(_ bytes: [UInt8], from start: Int) -> Int? {
+        guard let quote = bytes[start...].firstIndex(of: 0x22) else { return nil }
+        let content = bytes[start..<quote]
+        guard !content.contains(where: { $0 == 0x5C || $0 < 0x20 }) else { return nil }
+        return String(validating: content, as: UTF8.self) == nil ? nil : quote
+    }
+
+    @Test func agreesWithTheReference() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces: [[UInt8]] = [
+            Array("plain words ".utf8), Array("ünïcødé".utf8), Array("✓".utf8), Array("😀".utf8), [0x22], [0x5C], [0x0A], [0x7F],
+            [0xC3], [0xE2, 0x9C], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xC0, 0xAF], [0x80], Array("01234567".utf8),
+        ]
+        for _ in 0..<4_000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...12, using: &generator) {
+                // Plain text mostly, so that the interesting bytes land at every offset of a word.
+                let piece = Int.random(in: 0..<4, using: &generator) == 0 ? pieces.randomElement(using: &generator) ?? [] : pieces[0]
+                bytes += piece.prefix(Int.random(in: 1...piece.count, using: &generator))
+            }
+            for start in 0...bytes.count {
+                let found = bytes.withUnsafeBytes { JSONStringBytes.plainContentEnd($0, from: start) }
+                #expect(found == Self.reference(bytes, from: start), "\(bytes) from \(start)")
+            }
+        }
+    }
+}

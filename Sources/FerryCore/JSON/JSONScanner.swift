@@ -491,11 +491,18 @@ public struct JSONRawString {
 @usableFromInline
 enum UTF8Validation {
     /// The offset of the first byte of the first invalid sequence, or `nil` if all bytes are valid UTF-8.
+    @usableFromInline
     static func firstInvalidOffset(_ bytes: UnsafeRawBufferPointer) -> Int? {
         var index = 0
         while index < bytes.count {
             if bytes[index] < 0x80 {
                 index += 1
+                // Runs of ASCII a word at a time.
+                while bytes.count - index >= 8,
+                    !JSONStringBytes.hasNonASCII(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)))
+                {
+                    index += 8
+                }
                 continue
             }
             guard let length = wellFormedLength(bytes, at: index) else { return index }

@@ -42,23 +42,29 @@ public enum JSONStringBytes {
     /// Where the string whose content starts at `start` ends (the offset of its closing quote), when the content is its
     /// own canonical form: no `"`, `\` or control byte (which the canonical form escapes), and well-formed UTF-8 (which
     /// the decoder would otherwise replace); `nil` for any other content, or no closing quote.
+    ///
+    /// The end is found a word at a time over every byte but `"`, `\` and control bytes, and the content checked as
+    /// UTF-8 afterwards only if it has a byte of 0x80 or above: text with a non-ASCII character every few words
+    /// (names, notes) no longer falls back to a byte at a time.
     @inlinable
     public static func plainContentEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var offset = start
+        var nonASCII = false
         while offset < bytes.count {
-            // Whole words of plain ASCII at a time; the word after them is looked at byte by byte.
-            offset = skipPlainWords(bytes, from: offset, asciiOnly: true).offset
+            let skipped = skipPlainWords(bytes, from: offset, asciiOnly: false)
+            offset = skipped.offset
+            nonASCII = nonASCII || skipped.nonASCII
+            // The word where a byte may need attention (or the last few bytes), a byte at a time.
             let wordEnd = min(offset + 8, bytes.count)
             while offset < wordEnd {
                 let byte = bytes[offset]
-                if byte == UInt8(ascii: "\"") { return offset }
-                if byte < 0x80 {
-                    guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
-                    offset += 1
-                } else {
-                    guard let length = UTF8Validation.wellFormedLength(bytes, at: offset) else { return nil }
-                    offset += length
+                if byte == UInt8(ascii: "\"") {
+                    guard nonASCII else { return offset }
+                    return UTF8Validation.firstInvalidOffset(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])) == nil ? offset : nil
                 }
+                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+                nonASCII = nonASCII || byte >= 0x80
+                offset += 1
             }
         }
         return nil
