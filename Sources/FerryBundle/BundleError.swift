@@ -94,4 +94,9 @@ public struct BundleError: FerryError {
     }
 
     public var codeName: String { code.description }
+
+    /// A scratch file of the run that does not read back as it was written: `what` is wrong with it.
+    static func damagedScratch(_ what: String) -> BundleError {
+        BundleError(.readFailed, "\(what); the scratch disk may be failing: run again, with --temp-dir elsewhere")
+    }
 }

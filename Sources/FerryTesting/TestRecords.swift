@@ -39,6 +39,17 @@ public enum TestRecords {
             ])
     }
 
+    /// An `Item` named `I.<number>` owned (DELETE_SELF) by the record named `owner` of its zone, with a text: the child
+    /// records of the spool and ledger tests.
+    public static func ownedItem(_ number: Int, owner: String, zone: ZoneID, text: String) -> Record {
+        Record(
+            recordType: "Item", recordName: "I.\(number)", zoneID: zone,
+            fields: [
+                "owner": .reference(Reference(recordName: owner, zoneID: zone, action: .deleteSelf)),
+                "text": .string(text),
+            ])
+    }
+
     /// A record using every value type.
     public static func everyType(zone: ZoneID = ZoneID(zoneName: "AllZone"), asset: Asset? = nil) -> Record {
         var fields: RecordFields = [

@@ -23,14 +23,7 @@ import Testing
                 changes.append(.record(Record(recordType: "Owner", recordName: "O.\(number / 40)", zoneID: zone, fields: [:])))
             }
             let slice = String(decoding: text[(number * 600)..<(number * 600 + 600)], as: UTF8.self)
-            changes.append(
-                .record(
-                    Record(
-                        recordType: "Item", recordName: "I.\(number)", zoneID: zone,
-                        fields: [
-                            "owner": .reference(Reference(recordName: "O.\(number / 40)", zoneID: zone, action: .deleteSelf)),
-                            "text": .string(slice),
-                        ])))
+            changes.append(.record(TestRecords.ownedItem(number, owner: "O.\(number / 40)", zone: zone, text: slice)))
         }
         return changes
     }

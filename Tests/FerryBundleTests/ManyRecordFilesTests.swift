@@ -20,13 +20,7 @@ import Testing
             for number in 0..<6 {
                 changes.append(.record(Record(recordType: "Owner", recordName: "O.\(number)", zoneID: zone, fields: ["n": .int64(Int64(number))])))
                 changes.append(
-                    .record(
-                        Record(
-                            recordType: "Item", recordName: "I.\(number)", zoneID: zone,
-                            fields: [
-                                "owner": .reference(Reference(recordName: "O.\(number % 2)", zoneID: zone, action: .deleteSelf)),
-                                "text": .string(String(repeating: "x", count: number * 40)),
-                            ])))
+                    .record(TestRecords.ownedItem(number, owner: "O.\(number % 2)", zone: zone, text: String(repeating: "x", count: number * 40))))
             }
             if index % 3 == 0 { changes.append(.deletion(Deletion(recordType: "Gone", recordName: "G.\(index)", zoneID: zone))) }
             if index % 5 == 0 {

@@ -47,17 +47,9 @@ enum ZstdFrameDecoder {
             count = ZSTD_isError(status) != 0 ? 0 : min(status, size)
         }
         if ZSTD_isError(status) != 0 {
-            throw BundleError(
-                .readFailed,
-                "a compressed run of the scratch log could not be read back (\(ZstdStatus.describe(status))); the scratch disk may be failing: run again, with --temp-dir elsewhere"
-            )
+            throw BundleError.damagedScratch("a compressed run of the scratch log could not be read back (\(ZstdStatus.describe(status)))")
         }
-        guard status == size else {
-            throw BundleError(
-                .readFailed,
-                "a compressed run of the scratch log holds \(status) bytes, not \(size); the scratch disk may be failing: run again, with --temp-dir elsewhere"
-            )
-        }
+        guard status == size else { throw BundleError.damagedScratch("a compressed run of the scratch log holds \(status) bytes, not \(size)") }
         return bytes
     }
 }

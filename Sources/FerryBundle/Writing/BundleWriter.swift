@@ -31,7 +31,7 @@ public final class BundleWriter {
         /// The record rules.
         public var validator = RecordValidator()
         /// Bytes of record identities and references kept in memory before they are sorted into a scratch file (40
-        /// bytes each; sorting a full buffer takes half as much again).
+        /// bytes each), the copy their sort scatters them into included (``RecordLedger``).
         public var admissionMemoryLimit = 4 << 20
         /// Zstandard worker threads of a .tar.zst bundle, compressing beside the thread that writes the archive (at
         /// least 1; default 2).

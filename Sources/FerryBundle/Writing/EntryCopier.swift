@@ -62,10 +62,7 @@ final class EntryCopier {
     }
 
     private static func damaged(_ path: String) -> BundleError {
-        BundleError(
-            .readFailed,
-            "\(path): the scratch log of records does not hold the bytes its plan names; the scratch disk may be failing: run again, with --temp-dir elsewhere"
-        )
+        BundleError.damagedScratch("\(path): the scratch log of records does not hold the bytes its plan names")
     }
 
     /// Counts bytes written, and reports progress every 8 MiB.

@@ -2,7 +2,7 @@ import Dispatch
 import FerryCore
 import Synchronization
 
-/// The spool's scratch log and its list of runs, filled on a queue of their own, one flush at a time.
+/// The spool's scratch log and its list of runs, filled on a queue of their own, a flush at a time.
 ///
 /// The thread that admits records is the one everything else waits for, so a flush's buffers are handed over here:
 /// each is hashed into its file's SHA-256, compressed into one Zstandard frame when it is large enough
@@ -39,12 +39,11 @@ final class SpoolLog: @unchecked Sendable {
     private let failure = Mutex<(any Error)?>(nil)
     private let queue = DispatchQueue(label: "ferry.spool-log")
     private let rounds = DispatchSemaphore.counting(SpoolLog.waitingRounds)
-    /// Flushes handed over and not yet stored.
+    /// The most flushes handed over and not yet stored.
     ///
-    /// With one, the admitting thread and the workers behind it stalled
-    /// whenever a flush took the queue longer than the next took to fill (the queue's hashing and compressing is about
-    /// two thirds of a core on the bench input); with four they rarely do: pack 1.25 s → 1.16 s, peak RSS 68 → 83 MB
-    /// on the bench input, 87 MB with 400 000 assets.
+    /// With one, the admitting thread and the workers behind it stalled whenever a flush took the queue longer than the
+    /// next took to fill (the queue's hashing and compressing is about two thirds of a core on the bench input); with
+    /// four they rarely do: pack 1.25 s → 1.16 s, peak RSS 68 → 83 MB on the bench input, 87 MB with 400 000 assets.
     static let waitingRounds = 4
 
     /// Creates the log and the list in `directory`.
@@ -105,8 +104,9 @@ final class SpoolLog: @unchecked Sendable {
         buffer.bytes.withUnsafeBytes { buffer.hash.hasher.update($0) }
         var run = SpoolRun.plain(offset: size, size: Int64(buffer.bytes.count))
         if SpoolRun.compresses(size: buffer.bytes.count) {
-            if encoder == nil { encoder = try ZstdFrameEncoder() }
-            let frame = try buffer.bytes.withUnsafeBytes { bytes in try encoder.map { try $0.frame(of: bytes) } ?? [] }
+            let encoder = try self.encoder ?? ZstdFrameEncoder()
+            self.encoder = encoder
+            let frame = try buffer.bytes.withUnsafeBytes { try encoder.frame(of: $0) }
             try frame.withUnsafeBytes { try output.write($0) }
             run.stored = Int64(frame.count)
             run.isCompressed = true

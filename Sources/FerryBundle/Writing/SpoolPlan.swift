@@ -43,9 +43,9 @@ final class SpoolPlan {
 
     /// Calls `body` with every file in bundle order: its path, its size, and its runs, to be read in order.
     func forEachFile(_ body: (String, Int64, FileRuns) throws -> Void) throws {
-        // The runs' stored bytes are read ahead, in the order the steps name them, on a thread of its own: the log was
-        // written around the page cache, so each read goes to the disk. A file's runs follow its entry, so here the
-        // files take their runs' worth of that stream, one after another.
+        // The runs' stored bytes are read ahead, in the order the steps name them, on a thread of its own, beside the
+        // thread that writes the archive. A file's runs follow its entry, so here the files take their runs' worth of
+        // that stream, one after another.
         let walker = RunWalker(path: steps.path)
         let ahead = ReadAhead(path: logPath, ranges: { try walker.next() })
         defer { ahead.cancel() }

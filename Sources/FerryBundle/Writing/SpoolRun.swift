@@ -41,8 +41,7 @@ struct SpoolRun: Sendable, Hashable {
         size = try record.int64()
         isCompressed = try record.uint8() == 1
         guard offset >= 0, stored >= 0, size >= 0, isCompressed || stored == size else {
-            throw BundleError(
-                .readFailed, "the spool's list of runs is damaged; the scratch disk may be failing: run again, with --temp-dir elsewhere")
+            throw BundleError.damagedScratch("the spool's list of runs is damaged")
         }
     }
 

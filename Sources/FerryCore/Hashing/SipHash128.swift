@@ -5,11 +5,11 @@
 /// 128-bit variant in one pass over 8-byte words: half the rounds, no buffering. swift-crypto has no SipHash, so it
 /// is written here (the reference's vectors for SipHash-2-4-128 check it, see the tests).
 public struct SipHash128: Sendable {
-    private let k0: UInt64
-    private let k1: UInt64
+    @usableFromInline let k0: UInt64
+    @usableFromInline let k1: UInt64
     /// Rounds per 8-byte word and at the end: 1 and 3 as Swift's `Hasher` (SipHash-1-3), 2 and 4 for the reference.
-    private let compressionRounds: Int
-    private let finalizationRounds: Int
+    @usableFromInline let compressionRounds: Int
+    @usableFromInline let finalizationRounds: Int
 
     /// A hash function keyed by two 64-bit words (the reference's key bytes 0-7 and 8-15, little-endian).
     public init(key k0: UInt64, _ k1: UInt64, compressionRounds: Int = 1, finalizationRounds: Int = 3) {
@@ -29,13 +29,13 @@ public struct SipHash128: Sendable {
     /// The 128-bit hash of `bytes`, as the reference's two little-endian output words.
     @inlinable @inline(__always)
     public func hash(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
-        var state = State(k0: keyWords.0, k1: keyWords.1)
+        var state = State(k0: k0, k1: k1)
         let count = bytes.count
         let whole = count & ~7
         var offset = 0
         while offset < whole {
             let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            state.absorb(word, rounds: rounds.0)
+            state.absorb(word, rounds: compressionRounds)
             offset += 8
         }
         var last = UInt64(truncatingIfNeeded: count) << 56
@@ -45,12 +45,9 @@ public struct SipHash128: Sendable {
             shift += 8
             offset += 1
         }
-        state.absorb(last, rounds: rounds.0)
-        return state.finish(rounds: rounds.1)
+        state.absorb(last, rounds: compressionRounds)
+        return state.finish(rounds: finalizationRounds)
     }
-
-    @usableFromInline var keyWords: (UInt64, UInt64) { (k0, k1) }
-    @usableFromInline var rounds: (Int, Int) { (compressionRounds, finalizationRounds) }
 
     /// The four words of SipHash's state.
     @usableFromInline

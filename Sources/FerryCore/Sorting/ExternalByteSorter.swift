@@ -118,21 +118,29 @@ public final class ExternalByteSorter {
         records.removeAll(keepingCapacity: true)
     }
 
-    /// Visits the records of every run in order (a k-way merge; each run is read through a small buffer).
+    /// Visits the records of every run in order (a k-way merge through a heap of the runs' heads, as
+    /// ``ExternalSorter`` merges; each run is read through a small buffer).
     private func merge(_ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         let readers = try runs.map { try ByteRecordFile.Reader(path: $0) }
-        var heads: [(record: UnsafeRawBufferPointer, reader: Int)] = []
+        var heap = MergeHeap<Head, Int>()
         for (index, reader) in readers.enumerated() {
-            if let record = try reader.next() { heads.append((record, index)) }
+            if let record = try reader.next() { heap.insert(Head(bytes: record), index) }
         }
-        // Few runs (one per buffer of records): a linear search for the smallest head is enough.
-        while let smallest = heads.indices.min(by: { Self.precedes(heads[$0].record, heads[$1].record) }) {
-            try visit(heads[smallest].record)
-            if let next = try readers[heads[smallest].reader].next() {
-                heads[smallest].record = next
+        while let (head, reader) = heap.top {
+            try visit(head.bytes)
+            if let next = try readers[reader].next() {
+                heap.replaceTop(Head(bytes: next))
             } else {
-                heads.remove(at: smallest)
+                heap.removeTop()
             }
         }
+    }
+
+    /// A run's next record, ordered as the sorter orders records (``precedes(_:_:)``).
+    private struct Head: Comparable {
+        var bytes: UnsafeRawBufferPointer
+
+        static func < (lhs: Head, rhs: Head) -> Bool { ExternalByteSorter.precedes(lhs.bytes, rhs.bytes) }
+        static func == (lhs: Head, rhs: Head) -> Bool { !(lhs < rhs) && !(rhs < lhs) }
     }
 }

@@ -42,11 +42,24 @@ public struct RecordKey: Sendable, Hashable {
 
         /// The seed of a zone, given by its name and owner.
         public init(zoneName: String, ownerName: String) {
-            var bytes = Array(zoneName.utf8)
-            bytes.append(0xFF)
-            bytes.append(contentsOf: ownerName.utf8)
-            bytes.append(0xFF)
-            let (k0, k1) = bytes.withUnsafeBytes { RecordKey.root.hash($0) }
+            // Made for every key built from strings (a decoded record's, each of its references'): the bytes go on the
+            // stack, not into an array.
+            let zone = zoneName.utf8
+            let owner = ownerName.utf8
+            let (k0, k1) = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: zone.count + owner.count + 2) { bytes in
+                var end = 0
+                func append(_ name: String.UTF8View) {
+                    for byte in name {
+                        bytes[end] = byte
+                        end += 1
+                    }
+                    bytes[end] = 0xFF
+                    end += 1
+                }
+                append(zone)
+                append(owner)
+                return RecordKey.root.hash(UnsafeRawBufferPointer(bytes))
+            }
             function = SipHash128(key: k0, k1)
         }
 
