@@ -12,12 +12,12 @@ public final class AtomicOutputFile {
     /// The final path.
     public let path: String
     /// The temporary path being written.
-    public let temporaryPath: String
+    public private(set) var temporaryPath: String
     /// The directory both paths are in.
     private let directory: String
     /// The writer for the temporary file.
-    public let file: OutputFile
-    private let token: Int
+    public private(set) var file: OutputFile
+    private var token: Int
     private var finished = false
     /// The run's inputs and outputs, which the rename may not replace, and what this output is called in errors.
     private let files: RunFiles?
@@ -40,25 +40,86 @@ public final class AtomicOutputFile {
         self.role = role
         // Claiming checks the destination too.
         if let files { try files.claim(output: path, as: role) } else { try Self.checkDestination(path, as: role) }
-        let url = URL(fileURLWithPath: path)
-        directory = url.deletingLastPathComponent().path
-        let name = url.lastPathComponent
-        var attempt = 0
-        while true {
-            let candidate = "\(directory)/.\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
-            do {
-                file = try OutputFile(path: candidate, exclusive: true, writesInBackground: writesInBackground, direct: direct)
-                temporaryPath = candidate
-                break
-            } catch let error as CoreError where error.code == .writeFailed && attempt < 8 {
-                attempt += 1
-            }
-        }
+        directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        (file, temporaryPath) = try Self.create(beside: path, in: directory, writesInBackground: writesInBackground, direct: direct)
         token = CleanupRegistry.register(temporaryPath, isDirectory: false)
     }
 
     deinit {
         if !finished { discard() }
+    }
+
+    /// Creates a temporary file with a fresh name beside `path`.
+    private static func create(
+        beside path: String, in directory: String, writesInBackground: Bool, direct: Bool
+    ) throws -> (OutputFile, String) {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        var attempt = 0
+        while true {
+            let candidate = "\(directory)/.\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
+            do {
+                let file = try OutputFile(path: candidate, exclusive: true, writesInBackground: writesInBackground, direct: direct)
+                return (file, candidate)
+            } catch let error as CoreError where error.code == .writeFailed && attempt < 8 {
+                attempt += 1
+            }
+        }
+    }
+
+    /// Writes a head of at most `bound` bytes, a multiple of ``OutputFile/prependUnit`` long, before everything
+    /// written so far.
+    ///
+    /// On ext4 and XFS the bytes written so far stay where they are on disk and are only shifted in the file: a hole of
+    /// `bound` bytes (rounded up to a unit) is made at the start, `write` fills it from the start, and what it left
+    /// unused is taken out again (`fallocate`'s insert and collapse). Elsewhere the head goes into a new temporary file
+    /// and the old bytes are copied after it (in the kernel where it can, by reference on filesystems that share
+    /// blocks). Either way the file ends up the same, and later writes append to it.
+    /// - Parameters:
+    ///   - bound: the most bytes `write` writes.
+    ///   - inPlace: whether to shift the bytes in place where the filesystem can (`false` always writes a new file).
+    ///   - write: writes the head into the file it is given (from its start, with direct writes in the background), and
+    ///     must leave its ``OutputFile/position`` at a multiple of ``OutputFile/prependUnit`` no larger than `bound`.
+    /// - Throws: ``CoreError`` when writing fails or `write` wrote too much or an unaligned length; what `write`
+    ///   throws. The temporary file is then left for ``discard()``.
+    public func prepend(atMost bound: Int64, inPlace: Bool = true, _ write: (OutputFile) throws -> Void) throws {
+        precondition(!finished, "AtomicOutputFile.prepend after commit or discard")
+        let unit = Int64(OutputFile.prependUnit)
+        let hole = max(unit, (bound + unit - 1) / unit * unit)
+        if inPlace, try file.insertHole(atStart: hole) {
+            let head = try OutputFile(path: temporaryPath, truncate: false, writesInBackground: true, direct: true)
+            try write(head)
+            try head.close()
+            let length = try Self.checkHead(head, bound: bound, unit: unit)
+            if length < hole { try file.removeRange(at: length, length: hole - length) }
+            return
+        }
+        let (replacement, replacementPath) = try Self.create(beside: path, in: directory, writesInBackground: true, direct: true)
+        let replacementToken = CleanupRegistry.register(replacementPath, isDirectory: false)
+        do {
+            try write(replacement)
+            try replacement.flush()
+            _ = try Self.checkHead(replacement, bound: bound, unit: unit)
+            try file.flush()
+            try replacement.append(contentsOf: temporaryPath, from: 0)
+        } catch {
+            try? replacement.close()
+            unlink(replacementPath)
+            CleanupRegistry.unregister(replacementToken)
+            throw error
+        }
+        try? file.close()
+        unlink(temporaryPath)
+        CleanupRegistry.unregister(token)
+        (file, temporaryPath, token) = (replacement, replacementPath, replacementToken)
+    }
+
+    /// The length of a head ``prepend(atMost:inPlace:_:)`` was given, checked.
+    private static func checkHead(_ head: OutputFile, bound: Int64, unit: Int64) throws -> Int64 {
+        guard head.position <= bound, head.position % unit == 0 else {
+            throw CoreError(
+                .writeFailed, "\(head.path): a head of \(head.position) bytes was written, not a multiple of \(unit) up to \(bound)")
+        }
+        return head.position
     }
 
     /// Refuses a path where no output file can go: an existing directory, or one in a directory that does not exist.

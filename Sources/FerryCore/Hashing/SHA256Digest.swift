@@ -7,6 +7,9 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
 
     private init(words: (UInt64, UInt64, UInt64, UInt64)) { self.words = words }
 
+    /// The digest's first 8 bytes, as a big-endian number: a short key for sets that may take two digests for one.
+    public var prefix64: UInt64 { words.0 }
+
     /// The all-zero digest; only a placeholder, never the digest of real data.
     public static let zero = SHA256Digest(words: (0, 0, 0, 0))
 
