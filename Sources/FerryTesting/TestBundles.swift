@@ -12,10 +12,12 @@ public enum TestBundles {
     @discardableResult
     public static func write(
         _ changes: [RecordChange], to path: String, assetDirectory: String? = nil, format: ArchiveFormat? = nil,
-        zstdWorkers: Int? = nil
+        zstdWorkers: Int? = nil, createdAtKnown: Bool = true
     ) throws -> BundleSummary {
         var options = BundleWriter.Options(source: .init(kind: "test", description: "TestBundles"))
         options.format = format
+        // Known from the start, as `ferry pack` knows it: a .tar.zst bundle writes its larger assets early.
+        if createdAtKnown { options.createdAt = createdAt }
         if let zstdWorkers { options.zstdWorkers = zstdWorkers }
         options.softwareAgent = "ferry-tests"
         let provider = try assetDirectory.map { try DirectoryAssetProvider(root: $0) }

@@ -22,7 +22,7 @@ final class ArchiveWriter {
     ///   - format: container and compression.
     ///   - mtime: the modification time given to every entry (seconds since 1970).
     ///   - zstdWorkers: Zstandard's worker threads (at least 1; the bytes do not depend on the count).
-    init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdWorkers: Int = 2) throws {
+    convenience init(file: OutputFile, format: ArchiveFormat, mtime: Int64, zstdWorkers: Int = 2) throws {
         ArchiveLocale.ensureUTF8()
         let compressor: (any StreamCompressor)? =
             switch format {
@@ -30,8 +30,19 @@ final class ArchiveWriter {
             case .tarZstd: try ZstdCompressor(file: file, workers: zstdWorkers)
             case .zip: nil
             }
+        let sink = compressor.map { compressor in ArchiveSink { try compressor.write($0) } } ?? ArchiveSink { try file.write($0) }
+        try self.init(sink: sink, compressor: compressor, zip: format == .zip, mtime: mtime)
+    }
+
+    /// Starts an uncompressed tar (pax) archive whose bytes go to `output` as libarchive makes them.
+    convenience init(tarInto output: @escaping (UnsafeRawBufferPointer) throws -> Void, mtime: Int64) throws {
+        ArchiveLocale.ensureUTF8()
+        try self.init(sink: ArchiveSink(output: output), compressor: nil, zip: false, mtime: mtime)
+    }
+
+    private init(sink: ArchiveSink, compressor: (any StreamCompressor)?, zip: Bool, mtime: Int64) throws {
         self.compressor = compressor
-        sink = compressor.map { compressor in ArchiveSink { try compressor.write($0) } } ?? ArchiveSink { try file.write($0) }
+        self.sink = sink
         guard let handle = archive_write_new() else {
             compressor?.abandon()
             throw BundleError(.writeFailed, "libarchive could not allocate a writer")
@@ -39,12 +50,11 @@ final class ArchiveWriter {
         self.handle = handle
         self.mtime = mtime
         do {
-            switch format {
-            case .tarGzip, .tarZstd:
-                try check(archive_write_set_format_pax_restricted(handle), "set tar format")
-            case .zip:
+            if zip {
                 try check(archive_write_set_format_zip(handle), "set zip format")
                 try check(archive_write_set_options(handle, "zip:compression=deflate"), "set zip options")
+            } else {
+                try check(archive_write_set_format_pax_restricted(handle), "set tar format")
             }
             try sink.open(handle)
         } catch {
@@ -87,13 +97,21 @@ final class ArchiveWriter {
     /// `frames` hands over piece by piece: they go into the output as they are, so they are not compressed twice.
     ///
     /// The frames must hold exactly those `size` bytes: the stream is read back as the frames' bytes in place of the
-    /// content. libarchive, which counts each entry's bytes, is given as many zeros, and the sink drops them.
+    /// content (``skipContent(size:)``).
     /// - Throws: ``BundleError`` when the archive is not a .tar.zst, or what `frames` throws.
     func appendCompressed(size: Int64, _ frames: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
         guard let zstd = compressor as? ZstdCompressor else {
             throw BundleError(.writeFailed, "only a .tar.zst archive takes compressed content as it is")
         }
         try frames { try zstd.appendFrames($0) }
+        try skipContent(size: size)
+    }
+
+    /// Counts the next `size` bytes of the current entry's content as written, writing nothing: for content that
+    /// reaches the output another way (``appendCompressed(size:_:)``, ``TarEntryFraming``).
+    ///
+    /// libarchive, which counts each entry's bytes, is given as many zeros, and the sink drops them.
+    func skipContent(size: Int64) throws {
         sink.dropping += size
         var left = size
         while left > 0 {
@@ -105,7 +123,28 @@ final class ArchiveWriter {
         guard sink.dropping == 0 else { throw BundleError(.writeFailed, "libarchive held back \(sink.dropping) bytes of an entry") }
     }
 
-    /// Zeros for ``appendCompressed(size:_:)``, never written to.
+    /// Ends the current entry: writes the zeros that pad its content to the format's block.
+    func finishEntry() throws {
+        try check(archive_write_finish_entry(handle), "finish an entry")
+    }
+
+    /// Ends the current entry and, in a .tar.zst, the Zstandard frame, and writes everything so far into the output:
+    /// the archive can then go on in another file (``redirect(to:)``).
+    func endSegment() throws {
+        try finishEntry()
+        if let error = sink.error { throw error }
+        try (compressor as? ZstdCompressor)?.endFrame()
+    }
+
+    /// Sends what a .tar.zst archive writes from now on to `file` (after ``endSegment()``).
+    func redirect(to file: OutputFile) throws {
+        guard let zstd = compressor as? ZstdCompressor else {
+            throw BundleError(.writeFailed, "only a .tar.zst archive can go on in another file")
+        }
+        zstd.redirect(to: file)
+    }
+
+    /// Zeros for ``skipContent(size:)``, never written to.
     nonisolated(unsafe) private static let zeros: UnsafeRawBufferPointer = {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         buffer.initializeMemory(as: UInt8.self, repeating: 0)

@@ -23,7 +23,7 @@ final class ZstdCompressor: StreamCompressor {
     static let maximumWorkers = 64
 
     private let context: OpaquePointer
-    private let file: OutputFile
+    private var file: OutputFile
     private let output: UnsafeMutableRawBufferPointer
     private var isOpen = true
     /// Whether bytes were written since the last frame ended (a new frame starts with the next bytes).
@@ -100,6 +100,12 @@ final class ZstdCompressor: StreamCompressor {
         guard isOpen else { throw BundleError(.writeFailed, "the Zstandard stream is closed") }
         wroteAnything = true
         try file.write(bytes)
+    }
+
+    /// Writes what comes next into `file` instead (after ``endFrame()``, so that each file holds whole frames).
+    func redirect(to file: OutputFile) {
+        precondition(!frameHasBytes, "ZstdCompressor.redirect in the middle of a frame")
+        self.file = file
     }
 
     /// Stops without ending the frame: later writes are refused, and what the workers still hold is dropped.

@@ -25,12 +25,15 @@ final class AssetCatalog {
     func recentSize(of digest: SHA256Digest) -> Int64? { recent[digest] }
 
     /// Adds an admitted asset.
+    /// - Returns: whether it was not among the recent ones (it may have been added long ago).
     /// - Throws: ``CoreError`` when a scratch file cannot be written.
-    func add(_ asset: Asset) throws {
-        guard recent[asset.sha256] == nil else { return }
+    @discardableResult
+    func add(_ asset: Asset) throws -> Bool {
+        guard recent[asset.sha256] == nil else { return false }
         if recent.count == Self.recentLimit { recent.removeAll(keepingCapacity: true) }
         recent[asset.sha256] = asset.size
         try sorter.append(AssetEntry(digest: asset.sha256, size: asset.size))
+        return true
     }
 
     /// Forgets every asset.

@@ -40,13 +40,40 @@ final class AssetCopier {
         self.workers = max(1, workers)
     }
 
-    /// Copies every asset of `catalog` (sorted by digest).
+    /// Copies every asset of `catalog` (sorted by digest) but those of `written` (the archive holds them already).
     /// - Throws: ``BundleError`` when an asset cannot be read again or changed, or the archive cannot be written.
-    func copy(_ catalog: ExternalSortedSet<AssetEntry>) throws {
+    func copy(_ catalog: ExternalSortedSet<AssetEntry>, except written: ExternalSortedSet<AssetEntry>? = nil) throws {
+        let cursor = Remaining(catalog, except: written)
         guard copier.archive.takesCompressedContent, let provider else {
-            return try catalog.forEach { entry in try copyWhole(Asset(sha256: entry.digest, size: entry.size)) }
+            while let entry = try cursor.next() { try copyWhole(Asset(sha256: entry.digest, size: entry.size)) }
+            return
         }
-        try copyInPieces(catalog, from: provider)
+        try copyInPieces(cursor, from: provider)
+    }
+
+    /// The assets of a sorted list but those of another, in order.
+    private final class Remaining {
+        private let all: ExternalSortedSet<AssetEntry>.Cursor
+        private let skipped: ExternalSortedSet<AssetEntry>.Cursor?
+        private var nextSkipped: AssetEntry?
+        private var started = false
+
+        init(_ all: ExternalSortedSet<AssetEntry>, except skipped: ExternalSortedSet<AssetEntry>?) {
+            self.all = all.makeCursor()
+            self.skipped = skipped?.makeCursor()
+        }
+
+        func next() throws -> AssetEntry? {
+            if !started {
+                started = true
+                nextSkipped = try skipped?.next()
+            }
+            while let entry = try all.next() {
+                while let candidate = nextSkipped, candidate < entry { nextSkipped = try skipped?.next() }
+                if nextSkipped != entry { return entry }
+            }
+            return nil
+        }
     }
 
     /// The asset's entry in the archive.
@@ -104,8 +131,7 @@ final class AssetCopier {
     }
 
     /// Copies the larger assets in pieces compressed on workers, and the others whole, all in digest order.
-    private func copyInPieces(_ catalog: ExternalSortedSet<AssetEntry>, from provider: any AssetProvider) throws {
-        let cursor = catalog.makeCursor()
+    private func copyInPieces(_ cursor: Remaining, from provider: any AssetProvider) throws {
         var current: Piece?
         /// An asset taken from the cursor, to start the next item with.
         var held: AssetEntry?
@@ -167,7 +193,7 @@ final class AssetCopier {
     }
 
     /// Opens an asset again, to copy it.
-    private static func open(_ asset: Asset, from provider: any AssetProvider) throws -> any AssetReading {
+    static func open(_ asset: Asset, from provider: any AssetProvider) throws -> any AssetReading {
         do {
             return try provider.open(asset)
         } catch {
@@ -176,7 +202,7 @@ final class AssetCopier {
     }
 
     /// Checks, after an asset's last byte, that its source did not change while it was copied.
-    private static func finish(_ reader: any AssetReading) throws {
+    static func finish(_ reader: any AssetReading) throws {
         do {
             try reader.finish()
         } catch {

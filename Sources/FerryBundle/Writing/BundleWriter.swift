@@ -47,6 +47,18 @@ public final class BundleWriter {
         package var spoolActiveFiles = 4096
         /// Record files listed in memory before the list goes to a scratch file (``RecordFileList``).
         package var fileListMemoryLimit = 4096
+        /// When the content was taken, if it is known before the records are added.
+        ///
+        /// It is every entry's modification time, which a .tar.zst bundle needs early to write its larger assets while
+        /// records are still being added (``EarlyAssetWriter``). ``finish(createdAt:progress:found:)`` must be given
+        /// the same time.
+        public var createdAt: Date?
+        /// Whether a .tar.zst bundle with ``createdAt`` writes its larger assets while records are added (the bytes
+        /// differ: those assets come first, in the order records used them).
+        package var writesAssetsEarly = true
+        /// Whether the head of a bundle whose assets were written early goes before them in place where the
+        /// filesystem can (else, or when `false`, the file is written again behind it).
+        package var prependsInPlace = true
         /// Admit and count everything, but write no bundle (scratch files are written and removed as in a real run).
         public var dryRun = false
         /// The run's inputs and outputs, which the bundle may not replace (checked when the writer is made, and
@@ -90,6 +102,12 @@ public final class BundleWriter {
     private var types = RecordTypeIndex()
     private var lastSequence: Int64 = 0
     private var finished = false
+    /// The bundle's directory in its archive.
+    private let base: String
+    /// Where the bundle is written: opened at the start when assets are written early, else when finishing.
+    private var output: AtomicOutputFile?
+    /// Writes the larger assets while records are added (a .tar.zst bundle with ``Options/createdAt``).
+    private let earlyAssets: EarlyAssetWriter?
 
     /// Starts a bundle at `path`; nothing appears there until ``finish(createdAt:progress:found:)`` succeeds.
     /// - Parameters:
@@ -109,7 +127,25 @@ public final class BundleWriter {
             memoryLimit: options.admissionMemoryLimit, deleteSelfLimit: options.validator.limits.maxDeleteSelfReferencesPerTarget,
             temporaryDirectory: options.temporaryDirectory)
         assetCatalog = AssetCatalog(memoryLimit: options.admissionMemoryLimit / 2, temporaryDirectory: options.temporaryDirectory)
+        base = ArchiveFormat.baseName(of: URL(fileURLWithPath: path).lastPathComponent)
+        if !options.dryRun, format == .tarZstd, options.writesAssetsEarly, let assets, let createdAt = options.createdAt {
+            let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
+            earlyAssets = try EarlyAssetWriter(
+                output: output.file, provider: assets, base: base, mtime: Self.entryTime(createdAt),
+                temporaryDirectory: options.temporaryDirectory)
+            self.output = output
+        } else {
+            earlyAssets = nil
+        }
     }
+
+    deinit {
+        // The queue writing assets stops before the output it writes into is removed.
+        if !finished { discardOutput() }
+    }
+
+    /// Every entry's modification time: `createdAt` in whole seconds.
+    private static func entryTime(_ createdAt: Date) -> Int64 { Int64(createdAt.timeIntervalSince1970.rounded(.down)) }
 
     /// What the output is called in errors.
     private static let role = "the bundle"
@@ -172,7 +208,7 @@ public final class BundleWriter {
             return RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: prepared.zoneID)
         }
         if let newLayout { schema.add(newLayout, layout: prepared.layout) }
-        for (_, asset) in prepared.assets { try assetCatalog.add(asset) }
+        for (_, asset) in prepared.assets where try assetCatalog.add(asset) { try earlyAssets?.offer(asset) }
         return RecordSpool.Key(kind: .records, recordType: prepared.recordType, zoneID: prepared.zoneID)
     }
 
@@ -191,9 +227,19 @@ public final class BundleWriter {
         createdAt: Date, progress: ((Progress) -> Void)? = nil, found: ((DeferredProblem) throws -> Void)? = nil
     ) throws -> BundleSummary {
         precondition(!finished, "BundleWriter.finish called twice")
+        precondition(
+            earlyAssets == nil || options.createdAt.map(Self.entryTime) == Self.entryTime(createdAt),
+            "BundleWriter.finish given another time than Options.createdAt")
         finished = true
         defer { spool.remove() }
         let createdAt = Date(timeIntervalSince1970: createdAt.timeIntervalSince1970.rounded(.down))
+        let early: ExternalSortedSet<AssetEntry>?
+        do {
+            early = try earlyAssets?.finish()
+        } catch {
+            discardOutput()
+            throw error
+        }
         // The spool's last lines go to its queue, which hashes and compresses them while the ledger is resolved here.
         try spool.flush()
         let resolution = try ledger.resolve()
@@ -220,15 +266,40 @@ public final class BundleWriter {
         ProcessMemory.returnFreedMemory()
         // Written beside the thread that feeds the compressor, and around the page cache: copying into it was the
         // slowest step of the write.
-        let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
+        var output = try self.output ?? AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
         do {
-            try write(plan, to: output.file, progress: progress)
+            if let early, early.count > 0, try !Self.hasAssets(early, notIn: plan.assets) {
+                try write(plan, to: output, after: early, progress: progress)
+            } else {
+                if let early, early.count > 0 {
+                    // Duplicates took out the only records of an asset written already: written again without it.
+                    output.discard()
+                    output = try AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
+                }
+                try write(plan, to: output.file, progress: progress)
+            }
+            self.output = nil
             try spool.remove(whileRunning: output.commit)
         } catch {
             output.discard()
+            self.output = nil
             throw error
         }
         return summary
+    }
+
+    /// Whether `written` holds an asset `catalog` lacks.
+    private static func hasAssets(_ written: ExternalSortedSet<AssetEntry>, notIn catalog: ExternalSortedSet<AssetEntry>) throws -> Bool {
+        var found = false
+        try written.forEach(notIn: catalog) { _ in found = true }
+        return found
+    }
+
+    /// Stops writing assets early and removes the output.
+    private func discardOutput() {
+        earlyAssets?.abandon()
+        output?.discard()
+        output = nil
     }
 
     /// Everything known about the bundle before its archive is written.
@@ -292,10 +363,53 @@ public final class BundleWriter {
     /// Writes the archive: tag files and metadata first (so readers learn everything from the front), then the
     /// record files in dependency order, the deletions, and the assets in digest order.
     private func write(_ plan: Plan, to file: OutputFile, progress: ((Progress) -> Void)?) throws {
-        let base = ArchiveFormat.baseName(of: URL(fileURLWithPath: path).lastPathComponent)
         let archive = try ArchiveWriter(
-            file: file, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970),
-            zstdWorkers: options.zstdWorkers)
+            file: file, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970), zstdWorkers: options.zstdWorkers)
+        let copier = try writeHead(plan, to: archive, progress: progress)
+        try AssetCopier(provider: assets, copier: copier, base: base, workers: options.zstdWorkers).copy(plan.assets)
+        try archive.close()
+    }
+
+    /// Writes a .tar.zst archive whose file holds the assets written early (``EarlyAssetWriter``): its head (as
+    /// ``write(_:to:progress:)`` writes it) goes before those assets, padded with a skippable frame to a whole number
+    /// of ``OutputFile/prependUnit`` (``AtomicOutputFile/prepend(atMost:inPlace:_:)``); the other assets and the
+    /// archive's end follow them.
+    private func write(_ plan: Plan, to output: AtomicOutputFile, after early: ExternalSortedSet<AssetEntry>, progress: ((Progress) -> Void)?)
+        throws
+    {
+        var archive: ArchiveWriter?
+        var copier: EntryCopier?
+        try output.prepend(atMost: Self.headBound(plan), inPlace: options.prependsInPlace) { head in
+            let writer = try ArchiveWriter(
+                file: head, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970), zstdWorkers: options.zstdWorkers)
+            copier = try writeHead(plan, to: writer, progress: progress)
+            try writer.endSegment()
+            try head.write(ZstdSkippableFrame.padding(after: head.position, to: OutputFile.prependUnit))
+            archive = writer
+        }
+        guard let archive, let copier else { throw BundleError(.writeFailed, "the bundle's head was not written") }
+        try archive.redirect(to: output.file)
+        copier.advance(by: earlyAssets?.bytes ?? 0)
+        try AssetCopier(provider: assets, copier: copier, base: base, workers: options.zstdWorkers).copy(plan.assets, except: early)
+        try archive.close()
+    }
+
+    /// The most bytes the head of a .tar.zst bundle (its archive up to the assets, padding included) can take:
+    /// Zstandard's bound on its tar bytes, with room for every entry's header and every frame's overhead.
+    private static func headBound(_ plan: Plan) -> Int64 {
+        let entries = Int64(6 + plan.records.files.count)
+        let content =
+            Int64(BagIt.declaration.count + plan.bagInfoBytes.count + plan.tagManifest.count) + plan.payloadManifest.size
+            + plan.manifestFile.size + plan.schemaFile.size + plan.records.bytes
+        let tar = content + entries * 2048
+        // Runs are frames of at least 64 KiB, each within Zstandard's bound; the rest is framed at least that often.
+        let frames = tar / (64 << 10) + entries + 2
+        return tar + tar / 128 + frames * 256 + (1 << 20)
+    }
+
+    /// Writes the tag files, the metadata and the record files.
+    /// - Returns: the copier for the assets that follow.
+    private func writeHead(_ plan: Plan, to archive: ArchiveWriter, progress: ((Progress) -> Void)?) throws -> EntryCopier {
         try archive.file("\(base)/\(BundleLayout.bagitFile)", contents: BagIt.declaration)
         try archive.file("\(base)/\(BundleLayout.bagInfoFile)", contents: plan.bagInfoBytes)
         try write(plan.payloadManifest, at: "\(base)/\(BundleLayout.payloadManifestFile)", to: archive)
@@ -305,13 +419,13 @@ public final class BundleWriter {
         let copier = EntryCopier(archive: archive, total: plan.payloadBytes, progress: progress)
         copier.done = plan.manifestFile.size + plan.schemaFile.size
         try plan.records.forEachFile { path, size, runs in try copier.copy(to: "\(base)/\(path)", size: size, runs: runs) }
-        try AssetCopier(provider: assets, copier: copier, base: base, workers: options.zstdWorkers).copy(plan.assets)
-        try archive.close()
+        return copier
     }
 
     /// Abandons the bundle: removes scratch files; nothing is written.
     public func discard() {
         finished = true
+        discardOutput()
         spool.remove()
         ledger.reset()
         assetCatalog.reset()

@@ -91,6 +91,9 @@ struct Pack: AsyncParsableCommand {
         options.zstdWorkers = threads
         options.dryRun = dryRun
         options.files = files
+        // Known before reading: a .tar.zst bundle then writes its larger assets while the records are read.
+        let creation = try CreationTime.resolve(flag: createdAt, inputs: inputs)
+        options.createdAt = creation
         let writer = try BundleWriter(path: output, options: options, assets: provider)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
         var tally = BundleTally()
@@ -143,7 +146,6 @@ struct Pack: AsyncParsableCommand {
         }
         console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
         let writing = Date()
-        let creation = try CreationTime.resolve(flag: createdAt, inputs: inputs)
         let summary = try writer.finish(
             createdAt: creation, progress: console.bundleProgress(output),
             found: { found in
