@@ -118,7 +118,8 @@ final class RecordLedger {
         var resolution = Resolution()
         var group: (high: UInt64, low: UInt64)?
         var owner: Int32?
-        var danglingFrom: Set<Int32> = []
+        /// The types referencing the current key when it is not in the bundle: a handful at most.
+        var danglingFrom: [Int32] = []
         var deleteSelfCount = 0
         // Most references repeat the edge before them (a type's records point at the same parent type): comparing
         // with it skips hashing one per reference on this single thread.
@@ -127,7 +128,7 @@ final class RecordLedger {
             if group.map({ $0.high != entry.high || $0.low != entry.low }) ?? true {
                 group = (entry.high, entry.low)
                 owner = nil
-                danglingFrom = []
+                danglingFrom.removeAll(keepingCapacity: true)
                 deleteSelfCount = 0
             }
             if !excluded.isEmpty, excluded.contains(entry.sequence) { return }
@@ -146,7 +147,8 @@ final class RecordLedger {
                     resolution.edges.insert(edge)
                     lastEdge = edge
                 }
-            } else if danglingFrom.insert(child).inserted {
+            } else if !danglingFrom.contains(child) {
+                danglingFrom.append(child)
                 resolution.danglingReferences += 1
             }
             if entry.extra & 1 == 1 {
