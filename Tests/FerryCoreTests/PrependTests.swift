@@ -72,6 +72,21 @@ import Testing
         }
     }
 
+    @Test("trying whether the filesystem shifts blocks leaves the file empty; where it does, the head goes in place")
+    func probeLeavesTheFileEmpty() throws {
+        let scratch = try Scratch()
+        let output = try AtomicOutputFile(path: scratch.file("out.bin"), writesInBackground: true, direct: true)
+        let inPlace = try output.canPrependInPlace()
+        let body = Self.pattern(9000, seed: 9)
+        try output.file.write(body)
+        let firstName = output.temporaryPath
+        let head = Self.pattern(OutputFile.prependUnit, seed: 10)
+        try output.prepend(atMost: 1 << 20) { try $0.write(head) }
+        #expect((output.temporaryPath == firstName) == inPlace, "in place \(inPlace), yet the file was \(inPlace ? "" : "not ")replaced")
+        try output.commit()
+        #expect(try scratch.read("out.bin") == head + body)
+    }
+
     @Test("bytes filled straight into the buffers are the bytes written", arguments: [true, false])
     func fillWritesWhatItIsGiven(background: Bool) throws {
         let scratch = try Scratch()

@@ -108,6 +108,8 @@ public final class BundleWriter {
     private var output: AtomicOutputFile?
     /// Writes the larger assets while records are added (a .tar.zst bundle with ``Options/createdAt``).
     private let earlyAssets: EarlyAssetWriter?
+    /// Where they go when not into ``output``.
+    private let earlyScratch: EarlyAssetScratch?
 
     /// Starts a bundle at `path`; nothing appears there until ``finish(createdAt:progress:found:)`` succeeds.
     /// - Parameters:
@@ -130,12 +132,30 @@ public final class BundleWriter {
         base = ArchiveFormat.baseName(of: URL(fileURLWithPath: path).lastPathComponent)
         if !options.dryRun, format == .tarZstd, options.writesAssetsEarly, let assets, let createdAt = options.createdAt {
             let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
-            earlyAssets = try EarlyAssetWriter(
-                output: output.file, provider: assets, base: base, mtime: Self.entryTime(createdAt),
-                temporaryDirectory: options.temporaryDirectory)
             self.output = output
+            // Where the filesystem cannot shift blocks (tmpfs, btrfs, network filesystems), the assets go to a scratch
+            // file, copied after the head at the end: writing them into the bundle's file and copying them from there
+            // would send them over a network twice. The bundle is the same.
+            let inPlace = try options.prependsInPlace && output.canPrependInPlace()
+            let scratch = inPlace ? nil : try EarlyAssetScratch(temporaryDirectory: options.temporaryDirectory)
+            earlyScratch = scratch
+            earlyAssets = try EarlyAssetWriter(
+                output: scratch?.file ?? output.file, provider: assets, base: base, mtime: Self.entryTime(createdAt),
+                temporaryDirectory: options.temporaryDirectory)
         } else {
             earlyAssets = nil
+            earlyScratch = nil
+        }
+    }
+
+    /// The scratch file early assets are written to when the output's filesystem cannot shift blocks.
+    private final class EarlyAssetScratch {
+        let directory: TemporaryDirectory
+        let file: OutputFile
+
+        init(temporaryDirectory: String?) throws {
+            directory = try TemporaryDirectory(prefix: "ferry-early-assets", parent: temporaryDirectory)
+            file = try OutputFile(path: directory.file("assets"), exclusive: true, writesInBackground: true, direct: true)
         }
     }
 
@@ -361,7 +381,8 @@ public final class BundleWriter {
     }
 
     /// Writes the archive: tag files and metadata first (so readers learn everything from the front), then the
-    /// record files in dependency order, the deletions, and the assets in digest order.
+    /// record files in dependency order, the deletions, and the assets in digest order (the order of a bundle whose
+    /// assets were not written early).
     private func write(_ plan: Plan, to file: OutputFile, progress: ((Progress) -> Void)?) throws {
         let archive = try ArchiveWriter(
             file: file, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970), zstdWorkers: options.zstdWorkers)
@@ -370,22 +391,32 @@ public final class BundleWriter {
         try archive.close()
     }
 
-    /// Writes a .tar.zst archive whose file holds the assets written early (``EarlyAssetWriter``): its head (as
+    /// Writes a .tar.zst archive after assets written early (``EarlyAssetWriter``): its head (as
     /// ``write(_:to:progress:)`` writes it) goes before those assets, padded with a skippable frame to a whole number
-    /// of ``OutputFile/prependUnit`` (``AtomicOutputFile/prepend(atMost:inPlace:_:)``); the other assets and the
+    /// of ``OutputFile/prependUnit`` (``AtomicOutputFile/prepend(atMost:inPlace:_:)`` when they are in the output
+    /// already, else written first and the assets copied after it from their scratch file); the other assets and the
     /// archive's end follow them.
     private func write(_ plan: Plan, to output: AtomicOutputFile, after early: ExternalSortedSet<AssetEntry>, progress: ((Progress) -> Void)?)
         throws
     {
         var archive: ArchiveWriter?
         var copier: EntryCopier?
-        try output.prepend(atMost: Self.headBound(plan), inPlace: options.prependsInPlace) { head in
+        func writeHead(into head: OutputFile) throws {
             let writer = try ArchiveWriter(
                 file: head, format: format, mtime: Int64(plan.manifest.createdAt.timeIntervalSince1970), zstdWorkers: options.zstdWorkers)
-            copier = try writeHead(plan, to: writer, progress: progress)
+            copier = try self.writeHead(plan, to: writer, progress: progress)
             try writer.endSegment()
             try head.write(ZstdSkippableFrame.padding(after: head.position, to: OutputFile.prependUnit))
             archive = writer
+        }
+        if let earlyScratch {
+            // The output is empty: the head, then the assets from the scratch file.
+            try writeHead(into: output.file)
+            try earlyScratch.file.close()
+            try output.file.append(contentsOf: earlyScratch.directory.file("assets"), from: 0)
+            earlyScratch.directory.remove()
+        } else {
+            try output.prepend(atMost: Self.headBound(plan), inPlace: options.prependsInPlace, writeHead)
         }
         guard let archive, let copier else { throw BundleError(.writeFailed, "the bundle's head was not written") }
         try archive.redirect(to: output.file)

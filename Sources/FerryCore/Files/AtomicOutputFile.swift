@@ -66,6 +66,13 @@ public final class AtomicOutputFile {
         }
     }
 
+    /// Whether ``prepend(atMost:inPlace:_:)`` can shift the file's bytes in place here (ext4, XFS), rather than write
+    /// the file again; tried on the temporary file, which must be empty still.
+    /// - Throws: ``CoreError`` when something was written already, or the try fails to write.
+    public func canPrependInPlace() throws -> Bool {
+        try file.canInsertHoles()
+    }
+
     /// Writes a head of at most `bound` bytes, a multiple of ``OutputFile/prependUnit`` long, before everything
     /// written so far.
     ///

@@ -13,6 +13,26 @@ extension OutputFile {
     /// and XFS's insert needs.
     public static let prependUnit = 4096
 
+    /// Whether the filesystem can shift a file's blocks (``insertHole(atStart:)``), tried on this file while it is
+    /// empty: one unit is written, shifted and the file emptied again.
+    /// - Throws: ``CoreError`` when the file is not empty, or writing fails.
+    func canInsertHoles() throws -> Bool {
+        try flush()
+        guard position == 0, lseek(fd, 0, SEEK_END) == 0 else {
+            throw CoreError(.writeFailed, "\(path): only an empty file is tried for shifting blocks")
+        }
+        let unit = Self.prependUnit
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: unit, alignment: BackgroundWrites.alignment)
+        defer { block.deallocate() }
+        block.initializeMemory(as: UInt8.self, repeating: 0)
+        try writeAll(UnsafeRawBufferPointer(block), at: 0)
+        let shifts = ferry_insert_range(fd, 0, Int64(unit)) == 0
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw SystemError.current.coreError("empty", path: path, writing: true)
+        }
+        return shifts
+    }
+
     /// Shifts everything written so far up by `length` bytes (a multiple of ``prependUnit``) without copying it, leaving
     /// a hole at the start; later writes still append at the end.
     /// - Returns: whether it was done; `false` when the filesystem cannot (only ext4 and XFS can, with blocks that
@@ -45,7 +65,7 @@ extension OutputFile {
     /// Appends everything the file at `path` holds from `offset` on, in the kernel where it can (`copy_file_range`,
     /// which shares the blocks on filesystems that can), else through a buffer.
     /// - Throws: ``CoreError`` when reading or writing fails.
-    func append(contentsOf path: String, from offset: Int64) throws {
+    public func append(contentsOf path: String, from offset: Int64) throws {
         try flush()
         let source = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw SystemError.current.coreError("open", path: path) }
