@@ -1,8 +1,8 @@
 #ifndef CDIRECTIO_SHIM_H
 #define CDIRECTIO_SHIM_H
-// O_DIRECT (write around the page cache) and fallocate's FALLOC_FL_INSERT_RANGE and _COLLAPSE_RANGE are declared only under _GNU_SOURCE,
-// which Swift's Glibc module is built without, and their values differ between platforms: this header hands them
-// over (O_DIRECT as 0, and an insert or collapse that fails with ENOTSUP, where the platform has none).
+// O_DIRECT (write around the page cache), fallocate's modes that shift blocks and copy_file_range are declared only
+// under _GNU_SOURCE, which Swift's Glibc module is built without, and their values differ between platforms: this
+// header hands them over (O_DIRECT as 0, and calls that fail with ENOTSUP or ENOSYS, where the platform has none).
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,28 +17,26 @@ static const int ferry_o_direct = O_DIRECT;
 static const int ferry_o_direct = 0;
 #endif
 
-/// Shifts the file's bytes from `offset` on up by `length` bytes, leaving a hole (ext4 and XFS, with `offset` and
-/// `length` multiples of the filesystem's block size); returns 0, or -1 with errno set.
-static inline int ferry_insert_range(int fd, long long offset, long long length) {
-#if defined(__linux__) && defined(FALLOC_FL_INSERT_RANGE)
-    return fallocate(fd, FALLOC_FL_INSERT_RANGE, (off_t)offset, (off_t)length);
+// fallocate's modes that shift a file's blocks: INSERT_RANGE moves the bytes from an offset on up by a length,
+// leaving a hole; COLLAPSE_RANGE takes a length out at an offset, moving what follows down. Only ext4 and XFS, with
+// offsets and lengths multiples of the filesystem's block size (and a collapse ending before the file does).
+#if defined(__linux__) && defined(FALLOC_FL_INSERT_RANGE) && defined(FALLOC_FL_COLLAPSE_RANGE)
+static const int ferry_insert_range = FALLOC_FL_INSERT_RANGE;
+static const int ferry_collapse_range = FALLOC_FL_COLLAPSE_RANGE;
 #else
-    (void)fd; (void)offset; (void)length;
-    errno = ENOTSUP;
-    return -1;
+static const int ferry_insert_range = -1;
+static const int ferry_collapse_range = -1;
 #endif
-}
 
-/// Takes `length` bytes out of the file at `offset`, shifting what follows down (ext4 and XFS, with both multiples of
-/// the filesystem's block size, and the range ending before the file does); returns 0, or -1 with errno set.
-static inline int ferry_collapse_range(int fd, long long offset, long long length) {
-#if defined(__linux__) && defined(FALLOC_FL_COLLAPSE_RANGE)
-    return fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, (off_t)offset, (off_t)length);
-#else
-    (void)fd; (void)offset; (void)length;
+/// Shifts a file's blocks with one of the modes above; returns 0, or -1 with errno set (ENOTSUP where the platform
+/// cannot).
+static inline int ferry_shift_range(int fd, int mode, long long offset, long long length) {
+#if defined(__linux__)
+    if (mode >= 0) return fallocate(fd, mode, (off_t)offset, (off_t)length);
+#endif
+    (void)fd; (void)mode; (void)offset; (void)length;
     errno = ENOTSUP;
     return -1;
-#endif
 }
 
 /// Copies up to `length` bytes of one file into another in the kernel (`copy_file_range`), from and to the given

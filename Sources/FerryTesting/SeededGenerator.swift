@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small deterministic random number generator (SplitMix64), so randomized tests repeat exactly.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
@@ -12,5 +14,10 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+
+    /// `count` random bytes (noise that does not compress, like a photo's).
+    public mutating func bytes(_ count: Int) -> Data {
+        Data((0..<count).map { _ in UInt8(truncatingIfNeeded: next()) })
     }
 }

@@ -15,7 +15,7 @@ import Testing
     /// one; random (incompressible) and text; and small ones, which go the usual way in batches between the others.
     static let files: [(name: String, bytes: Data)] = {
         var generator = SeededGenerator(seed: 41)
-        func random(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        func random(_ count: Int) -> Data { generator.bytes(count) }
         return [
             ("empty.bin", Data()),
             ("small.jpg", random(10 << 10)),

@@ -18,7 +18,7 @@ import Testing
     /// two records.
     static let files: [(name: String, bytes: Data)] = {
         var generator = SeededGenerator(seed: 77)
-        func random(_ count: Int) -> Data { Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        func random(_ count: Int) -> Data { generator.bytes(count) }
         return [
             ("video.mov", random((3 << 20) + 5)),
             ("small.jpg", random(10 << 10)),
@@ -226,7 +226,7 @@ import Testing
     func handMadeFrames() throws {
         var generator = SeededGenerator(seed: 5)
         for size in [0, 1, ZstdRawFrame.blockSize, ZstdRawFrame.blockSize + 1, 3 * ZstdRawFrame.blockSize - 2] {
-            let content = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let content = [UInt8](generator.bytes(size))
             var frame = ZstdSkippableFrame.padding(after: 5, to: 16) + ZstdRawFrame.header
             var offset = 0
             repeat {

@@ -325,7 +325,7 @@ import Testing
         let scratch = try Scratch()
         // 3 MB that do not compress, where the limit is 1 MB: the compressor's output crosses it.
         var generator = SeededGenerator(seed: 3)
-        let noise = Data((0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let noise = generator.bytes(3_000_000)
         _ = try scratch.write("assets/noise.bin", noise)
         _ = try scratch.write(
             "records.ndjson", #"{"recordName":"Car.1","recordType":"Car","fields":{"photo":{"value":{"path":"noise.bin"},"type":"ASSET"}}}"# + "\n")

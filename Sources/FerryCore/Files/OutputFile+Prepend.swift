@@ -26,7 +26,7 @@ extension OutputFile {
         defer { block.deallocate() }
         block.initializeMemory(as: UInt8.self, repeating: 0)
         try writeAll(UnsafeRawBufferPointer(block), at: 0)
-        let shifts = ferry_insert_range(fd, 0, Int64(unit)) == 0
+        let shifts = ferry_shift_range(fd, ferry_insert_range, 0, Int64(unit)) == 0
         guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
             throw SystemError.current.coreError("empty", path: path, writing: true)
         }
@@ -41,7 +41,7 @@ extension OutputFile {
     func insertHole(atStart length: Int64) throws -> Bool {
         precondition(length > 0 && length % Int64(Self.prependUnit) == 0, "a hole of \(length) bytes is not a whole number of units")
         try flush()
-        guard ferry_insert_range(fd, 0, length) == 0 else {
+        guard ferry_shift_range(fd, ferry_insert_range, 0, length) == 0 else {
             switch errno {
             case EOPNOTSUPP, ENOTSUP, EINVAL, ENOSYS, ENODEV, EPERM: return false
             default: throw SystemError.current.coreError("make room at the start", path: path, writing: true)
@@ -56,7 +56,7 @@ extension OutputFile {
     /// - Throws: ``CoreError`` when the filesystem cannot (one that made the hole can).
     func removeRange(at offset: Int64, length: Int64) throws {
         try flush()
-        guard ferry_collapse_range(fd, offset, length) == 0 else {
+        guard ferry_shift_range(fd, ferry_collapse_range, offset, length) == 0 else {
             throw SystemError.current.coreError("take out the unused \(length) bytes at \(offset)", path: path, writing: true)
         }
         guard lseek(fd, 0, SEEK_END) >= 0 else { throw SystemError.current.coreError("seek", path: path, writing: true) }
