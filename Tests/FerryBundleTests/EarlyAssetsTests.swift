@@ -62,9 +62,11 @@ import Testing
 
     /// Writes a .tar.zst bundle of `changes`.
     static func write(
-        _ changes: [RecordChange], to path: String, provider: DirectoryAssetProvider, early: Bool = true, inPlace: Bool = true
+        _ changes: [RecordChange], to path: String, provider: DirectoryAssetProvider, early: Bool = true, inPlace: Bool = true,
+        temporaryDirectory: String? = nil
     ) throws -> BundleSummary {
         var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.temporaryDirectory = temporaryDirectory
         options.format = .tarZstd
         options.createdAt = TestBundles.createdAt
         options.writesAssetsEarly = early
@@ -180,8 +182,10 @@ import Testing
         #expect(diff.status == 0, "\(diff.output)")
     }
 
-    @Test("an asset written early whose only record turns out a duplicate is left out: the bundle is written again without it")
-    func duplicateDropsAnEarlyAsset() throws {
+    @Test(
+        "an asset written early whose only record turns out a duplicate is left out: the bundle is written again without it",
+        arguments: [true, false])
+    func duplicateDropsAnEarlyAsset(inPlace: Bool) throws {
         let scratch = try Scratch()
         var (provider, changes) = try Self.setUp(in: scratch, naming: .path)
         // A second record named P.1 whose asset nothing else uses: rejected when finishing, after its asset was written.
@@ -192,6 +196,7 @@ import Testing
         let path = scratch.file("b.tar.zst")
         var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
         options.createdAt = TestBundles.createdAt
+        options.prependsInPlace = inPlace
         let writer = try BundleWriter(path: path, options: options, assets: provider)
         for change in changes { _ = try writer.add(change) }
         var rejected: [String] = []
@@ -203,8 +208,8 @@ import Testing
         #expect(scratch.listing().filter { !$0.hasPrefix("assets") } == ["b.tar.zst"], "\(scratch.listing())")
     }
 
-    @Test("an asset found by content whose bytes are not its digest's stops the bundle, and nothing is left")
-    func corruptAssetFoundByContent() throws {
+    @Test("an asset found by content whose bytes are not its digest's stops the bundle, and nothing is left", arguments: [true, false])
+    func corruptAssetFoundByContent(inPlace: Bool) throws {
         let scratch = try Scratch()
         let (provider, changes) = try Self.setUp(in: scratch, naming: .content)
         // Same size, one byte changed: found by its path as before, but its bytes no longer hash to its name.
@@ -214,12 +219,13 @@ import Testing
         damaged[damaged.count - 3] ^= 0x55
         try damaged.write(to: URL(fileURLWithPath: scratch.file("assets/sha256/\(hex.prefix(2))/\(hex)")))
         let path = scratch.file("b.tar.zst")
+        try FileManager.default.createDirectory(atPath: scratch.file("tmp"), withIntermediateDirectories: true)
         #expect {
-            try Self.write(changes, to: path, provider: provider)
+            try Self.write(changes, to: path, provider: provider, inPlace: inPlace, temporaryDirectory: scratch.file("tmp"))
         } throws: { error in
             (error as? BundleError)?.code == .assetChanged
         }
-        #expect(scratch.listing().filter { !$0.hasPrefix("assets") }.isEmpty, "\(scratch.listing())")
+        #expect(scratch.listing().filter { !$0.hasPrefix("assets") } == ["tmp"], "\(scratch.listing())")
     }
 
     @Test("a frame of raw blocks and a skippable frame read back as Zstandard streams")

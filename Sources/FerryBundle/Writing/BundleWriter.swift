@@ -108,8 +108,8 @@ public final class BundleWriter {
     private var output: AtomicOutputFile?
     /// Writes the larger assets while records are added (a .tar.zst bundle with ``Options/createdAt``).
     private let earlyAssets: EarlyAssetWriter?
-    /// Where they go when not into ``output``.
-    private let earlyScratch: EarlyAssetScratch?
+    /// Whether they are only noted while records are added, and written after the head.
+    private let writesEarlyAssetsAfterHead: Bool
 
     /// Starts a bundle at `path`; nothing appears there until ``finish(createdAt:progress:found:)`` succeeds.
     /// - Parameters:
@@ -133,29 +133,19 @@ public final class BundleWriter {
         if !options.dryRun, format == .tarZstd, options.writesAssetsEarly, let assets, let createdAt = options.createdAt {
             let output = try AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
             self.output = output
-            // Where the filesystem cannot shift blocks (tmpfs, btrfs, network filesystems), the assets go to a scratch
-            // file, copied after the head at the end: writing them into the bundle's file and copying them from there
-            // would send them over a network twice. The bundle is the same.
+            // Where the filesystem cannot shift blocks (tmpfs, btrfs, network filesystems), the assets are only noted,
+            // and written after the head: the same bundle, without a scratch copy of them.
             let inPlace = try options.prependsInPlace && output.canPrependInPlace()
-            let scratch = inPlace ? nil : try EarlyAssetScratch(temporaryDirectory: options.temporaryDirectory)
-            earlyScratch = scratch
-            earlyAssets = try EarlyAssetWriter(
-                output: scratch?.file ?? output.file, provider: assets, base: base, mtime: Self.entryTime(createdAt),
-                temporaryDirectory: options.temporaryDirectory)
+            let mtime = Self.entryTime(createdAt)
+            earlyAssets =
+                inPlace
+                ? try EarlyAssetWriter(
+                    output: output.file, provider: assets, base: base, mtime: mtime, temporaryDirectory: options.temporaryDirectory)
+                : try EarlyAssetWriter(deferringWith: assets, base: base, mtime: mtime, temporaryDirectory: options.temporaryDirectory)
+            writesEarlyAssetsAfterHead = !inPlace
         } else {
             earlyAssets = nil
-            earlyScratch = nil
-        }
-    }
-
-    /// The scratch file early assets are written to when the output's filesystem cannot shift blocks.
-    private final class EarlyAssetScratch {
-        let directory: TemporaryDirectory
-        let file: OutputFile
-
-        init(temporaryDirectory: String?) throws {
-            directory = try TemporaryDirectory(prefix: "ferry-early-assets", parent: temporaryDirectory)
-            file = try OutputFile(path: directory.file("assets"), exclusive: true, writesInBackground: true, direct: true)
+            writesEarlyAssetsAfterHead = false
         }
     }
 
@@ -394,8 +384,7 @@ public final class BundleWriter {
     /// Writes a .tar.zst archive after assets written early (``EarlyAssetWriter``): its head (as
     /// ``write(_:to:progress:)`` writes it) goes before those assets, padded with a skippable frame to a whole number
     /// of ``OutputFile/prependUnit`` (``AtomicOutputFile/prepend(atMost:inPlace:_:)`` when they are in the output
-    /// already, else written first and the assets copied after it from their scratch file); the other assets and the
-    /// archive's end follow them.
+    /// already, else written first and the assets after it); the other assets and the archive's end follow them.
     private func write(_ plan: Plan, to output: AtomicOutputFile, after early: ExternalSortedSet<AssetEntry>, progress: ((Progress) -> Void)?)
         throws
     {
@@ -409,12 +398,10 @@ public final class BundleWriter {
             try head.write(ZstdSkippableFrame.padding(after: head.position, to: OutputFile.prependUnit))
             archive = writer
         }
-        if let earlyScratch {
-            // The output is empty: the head, then the assets from the scratch file.
+        if writesEarlyAssetsAfterHead {
+            // The output is empty: the head, then the assets, in the order they were taken.
             try writeHead(into: output.file)
-            try earlyScratch.file.close()
-            try output.file.append(contentsOf: earlyScratch.directory.file("assets"), from: 0)
-            earlyScratch.directory.remove()
+            try earlyAssets?.writeDeferred(into: output.file)
         } else {
             try output.prepend(atMost: Self.headBound(plan), inPlace: options.prependsInPlace, writeHead)
         }

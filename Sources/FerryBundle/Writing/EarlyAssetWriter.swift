@@ -8,14 +8,18 @@ import Synchronization
 ///
 /// A bundle's head (tag files, manifests, record files) can be written only once every record is in, and its assets
 /// were written after it: on the machine measured that last step spent 0.18 s of a 1.15 s run waiting for the disk to
-/// take 368 MB of photos (the write phase is now 0.07 s). Here each asset of at least ``AssetCopier/smallest`` bytes is written into the output the
-/// first time a record uses it, on a queue of its own: its tar entry (header, content, padding, framed by libarchive
-/// through ``TarEntryFraming``), as one frame of raw blocks (``ZstdRawFrame``) when a sample of it does not compress,
-/// else as Zstandard frames of at most ``AssetCopier/pieceSize`` bytes of content each. When the records are all in,
-/// the bundle writer writes the head before the assets, ended with a skippable frame at a multiple of
-/// ``OutputFile/prependUnit`` (``AtomicOutputFile/prepend(atMost:inPlace:_:)``, which shifts the assets' blocks on
-/// ext4 and XFS; on other filesystems the assets were written to a scratch file and are copied after the head); the
-/// rest of the assets and the archive's end follow.
+/// take 368 MB of photos (the write phase is now 0.07 s). Here each asset of at least ``AssetCopier/smallest`` bytes
+/// is written into the output the first time a record uses it, on a queue of its own: its tar entry (header, content,
+/// padding, framed by libarchive through ``TarEntryFraming``), as one frame of raw blocks (``ZstdRawFrame``) when a
+/// sample of it does not compress, else as Zstandard frames of at most ``AssetCopier/pieceSize`` bytes of content
+/// each. When the records are all in, the bundle writer writes the head before the assets, ended with a skippable
+/// frame at a multiple of ``OutputFile/prependUnit`` (``AtomicOutputFile/prepend(atMost:inPlace:_:)``, which shifts
+/// the assets' blocks on ext4 and XFS); the rest of the assets and the archive's end follow.
+///
+/// Where the output's filesystem cannot shift blocks (tmpfs, btrfs, network filesystems), the writer only notes the
+/// assets in order (``init(deferringWith:base:mtime:temporaryDirectory:)``) and writes them after the head
+/// (``writeDeferred(into:)``), the same entries in the same order: the bundle is the same bytes on every filesystem,
+/// without a scratch copy of the assets or sending them to a network filesystem twice.
 ///
 /// The order is the order records first used the assets in, so the bundle depends only on its input. Which assets
 /// are written early is decided on the admitting thread by a set of digest prefixes (at most ``limit``, 8 bytes each):
@@ -27,7 +31,10 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// Assets waiting for the queue before the admitting thread waits for it.
     private static let backlog = 1 << 12
 
-    private let output: OutputFile
+    /// Where assets go as they are taken; `nil` when they are only noted, in ``order``.
+    private let output: OutputFile?
+    /// The assets taken, in order, when they are written at the end (their digests and sizes, raw).
+    private let order: (directory: TemporaryDirectory, file: OutputFile)?
     private let provider: any AssetProvider
     /// The bundle's directory in the archive.
     private let base: String
@@ -50,8 +57,25 @@ final class EarlyAssetWriter: @unchecked Sendable {
 
     /// Writes into `output` (from its start), reading assets from `provider`, entries under `base` with modification
     /// time `mtime`.
-    init(output: OutputFile, provider: any AssetProvider, base: String, mtime: Int64, temporaryDirectory: String?) throws {
+    convenience init(output: OutputFile, provider: any AssetProvider, base: String, mtime: Int64, temporaryDirectory: String?) throws {
+        try self.init(output: output, order: nil, provider: provider, base: base, mtime: mtime, temporaryDirectory: temporaryDirectory)
+    }
+
+    /// Only notes the assets taken (in a scratch file under `temporaryDirectory`, 40 bytes each), for
+    /// ``writeDeferred(into:)`` to write after the head.
+    convenience init(deferringWith provider: any AssetProvider, base: String, mtime: Int64, temporaryDirectory: String?) throws {
+        let directory = try TemporaryDirectory(prefix: Self.scratchPrefix, parent: temporaryDirectory)
+        let file = try OutputFile(path: directory.file("order"), exclusive: true, bufferSize: 1 << 16)
+        try self.init(
+            output: nil, order: (directory, file), provider: provider, base: base, mtime: mtime, temporaryDirectory: temporaryDirectory)
+    }
+
+    private init(
+        output: OutputFile?, order: (directory: TemporaryDirectory, file: OutputFile)?, provider: any AssetProvider, base: String,
+        mtime: Int64, temporaryDirectory: String?
+    ) throws {
         self.output = output
+        self.order = order
         self.provider = provider
         self.base = base
         self.temporaryDirectory = temporaryDirectory
@@ -73,15 +97,21 @@ final class EarlyAssetWriter: @unchecked Sendable {
         guard isOpen, asset.size >= AssetCopier.smallest, prefixes.count < Self.limit,
             prefixes.insert(asset.sha256.prefix64).inserted
         else { return false }
-        try taken.append(AssetEntry(digest: asset.sha256, size: asset.size))
+        let entry = AssetEntry(digest: asset.sha256, size: asset.size)
+        try taken.append(entry)
         count += 1
         bytes += asset.size
+        guard output != nil else {
+            try withUnsafeBytes(of: entry) { try order?.file.write($0) }
+            return true
+        }
         slots.wait()
         queue.async { [self] in
+            guard let output else { return }
             defer { slots.signal() }
             guard failure.withLock({ $0 == nil }) else { return }
             do {
-                try write(asset)
+                try write(asset, into: output)
             } catch {
                 failure.withLock { $0 = $0 ?? error }
             }
@@ -101,27 +131,58 @@ final class EarlyAssetWriter: @unchecked Sendable {
         return try ExternalSortedSet(taking: taken, prefix: Self.scratchPrefix, temporaryDirectory: temporaryDirectory)
     }
 
+    /// Writes the assets only noted (``init(deferringWith:base:mtime:temporaryDirectory:)``) into `output`, in the order
+    /// they were taken, as they would have been written as they came; after ``finish()``.
+    /// - Throws: ``BundleError`` when an asset changed or cannot be read, ``CoreError`` when the list or the output
+    ///   cannot be read or written.
+    func writeDeferred(into output: OutputFile) throws {
+        guard let order else { return }
+        try order.file.close()
+        let list = try InputFile(path: order.directory.file("order"))
+        var entry = AssetEntry(digest: .zero, size: 0)
+        while try withUnsafeMutableBytes(of: &entry, { try Self.read($0, from: list) }) {
+            try write(Asset(sha256: entry.digest, size: entry.size), into: output)
+        }
+        order.directory.remove()
+    }
+
+    /// Reads one entry of the list; `false` at its end.
+    private static func read(_ entry: UnsafeMutableRawBufferPointer, from list: InputFile) throws -> Bool {
+        var filled = 0
+        while filled < entry.count {
+            let count = try list.read(into: UnsafeMutableRawBufferPointer(rebasing: entry[filled...]))
+            if count == 0 { break }
+            filled += count
+        }
+        guard filled == entry.count || filled == 0 else {
+            throw BundleError.damagedScratch("the list of assets to write ends in the middle of an entry")
+        }
+        return filled == entry.count
+    }
+
     /// Stops: the assets not written yet are dropped, and the queue is idle when this returns.
     func abandon() {
         isOpen = false
         failure.withLock { $0 = $0 ?? BundleError(.writeFailed, "the bundle was abandoned") }
         queue.sync {}
         taken.reset()
+        order?.directory.remove()
     }
 
     private func check() throws {
         if let error = failure.withLock({ $0 }) { throw error }
     }
 
-    /// On the queue: writes an asset's entry, stored raw if a sample of it does not compress, else compressed.
-    private func write(_ asset: Asset) throws {
+    /// On the queue (or, for assets only noted, the finishing thread): writes an asset's entry, stored raw if a sample
+    /// of it does not compress, else compressed.
+    private func write(_ asset: Asset, into output: OutputFile) throws {
         let reader = try AssetCopier.open(asset, from: provider)
         let (header, padding) = try framing.frame("\(base)/\(BundleLayout.assetPath(asset.sha256))", size: asset.size)
         var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
         if try !compresses(asset, reader) {
-            try writeRaw(asset, reader, header: header, padding: padding, hasher: &hasher)
+            try writeRaw(asset, reader, header: header, padding: padding, hasher: &hasher, into: output)
         } else {
-            try writeCompressed(asset, reader, header: header, padding: padding, hasher: &hasher)
+            try writeCompressed(asset, reader, header: header, padding: padding, hasher: &hasher, into: output)
         }
         try AssetCopier.finish(reader)
         if let hasher, hasher.finalize() != asset.sha256 {
@@ -152,10 +213,11 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// Writes the entry as one frame of raw blocks: the header, the content read straight into the output's buffers,
     /// the padding.
     private func writeRaw(
-        _ asset: Asset, _ reader: any AssetReading, header: [UInt8], padding: [UInt8], hasher: inout SHA256Hasher?
+        _ asset: Asset, _ reader: any AssetReading, header: [UInt8], padding: [UInt8], hasher: inout SHA256Hasher?,
+        into output: OutputFile
     ) throws {
         try output.write(ZstdRawFrame.header)
-        try writeBlock(header, last: false)
+        try writeBlock(header, last: false, into: output)
         var left = asset.size
         while left > 0 {
             let size = Int(min(Int64(ZstdRawFrame.blockSize), left))
@@ -172,11 +234,11 @@ final class EarlyAssetWriter: @unchecked Sendable {
             }
         }
         try Self.checkEnd(of: reader, asset: asset)
-        if !padding.isEmpty { try writeBlock(padding, last: true) }
+        if !padding.isEmpty { try writeBlock(padding, last: true, into: output) }
     }
 
     /// Writes a raw block of a few bytes.
-    private func writeBlock(_ bytes: [UInt8], last: Bool) throws {
+    private func writeBlock(_ bytes: [UInt8], last: Bool, into output: OutputFile) throws {
         let block = ZstdRawFrame.blockHeader(size: bytes.count, last: last)
         try withUnsafeBytes(of: block) { try output.write($0) }
         try bytes.withUnsafeBytes { try output.write($0) }
@@ -185,7 +247,8 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// Writes the entry as Zstandard frames of at most ``AssetCopier/pieceSize`` bytes of content each, the header in
     /// the first and the padding in the last.
     private func writeCompressed(
-        _ asset: Asset, _ reader: any AssetReading, header: [UInt8], padding: [UInt8], hasher: inout SHA256Hasher?
+        _ asset: Asset, _ reader: any AssetReading, header: [UInt8], padding: [UInt8], hasher: inout SHA256Hasher?,
+        into output: OutputFile
     ) throws {
         let pieceSize = Int(AssetCopier.pieceSize)
         let capacity = header.count + pieceSize + padding.count

@@ -65,7 +65,7 @@ extension OutputFile {
     /// Appends everything the file at `path` holds from `offset` on, in the kernel where it can (`copy_file_range`,
     /// which shares the blocks on filesystems that can), else through a buffer.
     /// - Throws: ``CoreError`` when reading or writing fails.
-    public func append(contentsOf path: String, from offset: Int64) throws {
+    func append(contentsOf path: String, from offset: Int64) throws {
         try flush()
         let source = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw SystemError.current.coreError("open", path: path) }
