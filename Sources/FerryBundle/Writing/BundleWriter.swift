@@ -189,8 +189,13 @@ public final class BundleWriter {
         if let newLayout { problems += schema.conflicts(in: newLayout, layout: prepared.layout) }
         if !prepared.isDeletion { problems += try assetProblems(prepared.assets) }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
-        let file = try absorb(prepared, newLayout: newLayout)
-        let location = try prepared.canonicalJSON.withUnsafeBytes { try spool.append($0, to: file) }
+        try absorb(prepared, newLayout: newLayout)
+        // The file is named by the change's own strings: a key made for every line retained and released them.
+        let location = try prepared.canonicalJSON.withUnsafeBytes { line in
+            prepared.isDeletion
+                ? try spool.append(line, kind: .deletions, recordType: nil, zoneID: prepared.zoneID)
+                : try spool.append(line, kind: .records, recordType: prepared.recordType, zoneID: prepared.zoneID)
+        }
         let type = types.index(of: prepared.recordType)
         try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
         for reference in prepared.references {
@@ -209,17 +214,14 @@ public final class BundleWriter {
 
     /// Takes an admitted change's record type, fields and assets into the schema and the asset list.
     /// - Parameter newLayout: the record, if its layout is not in the schema yet.
-    /// - Returns: the spool file its line goes to.
     /// - Throws: ``CoreError`` when the asset list's scratch file cannot be written.
-    @discardableResult
-    func absorb(_ prepared: PreparedChange, newLayout: Record?) throws -> RecordSpool.Key {
+    func absorb(_ prepared: PreparedChange, newLayout: Record?) throws {
         if prepared.isDeletion {
             schema.addDeletion(recordType: prepared.recordType, zoneID: prepared.zoneID)
-            return RecordSpool.Key(kind: .deletions, recordType: nil, zoneID: prepared.zoneID)
+            return
         }
         if let newLayout { schema.add(newLayout, layout: prepared.layout) }
         for (_, asset) in prepared.assets where try assetCatalog.add(asset) { try earlyAssets?.offer(asset) }
-        return RecordSpool.Key(kind: .records, recordType: prepared.recordType, zoneID: prepared.zoneID)
     }
 
     /// Writes the archive and renames it into place (or, for a dry run, only works out what it would hold).

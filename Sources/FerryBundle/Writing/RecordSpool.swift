@@ -64,9 +64,13 @@ final class RecordSpool {
     private var nextRun = 0
     private var nextStretch = 0
     private var clock = 0
-    /// The file of the last append and its key: records mostly arrive grouped, so most appends skip the hash lookup.
-    private var lastKey: Key?
-    private var lastActive: Active?
+    /// The files of the last appends, the latest last: records mostly come grouped, or alternate between a few types,
+    /// so most appends find their file here by comparing keys, without hashing one (and copying it, which retains
+    /// its strings). When types alternate record by record, keeping only the last file made every append a miss.
+    private var recent: [Active] = []
+    /// Their keys, compared in place (walking the files themselves retained and released each one).
+    private var recentKeys: [Key] = []
+    private static let recentLimit = 8
     private var entry = ByteRecordWriter()
     private static let newline = UInt8(ascii: "\n")
 
@@ -82,13 +86,27 @@ final class RecordSpool {
     /// - Returns: where the line went: its run and its 0-based line number there (``runAndLine(of:)``).
     /// - Throws: ``BundleError`` past 2⁴⁰ runs, ``CoreError`` when a scratch file cannot be written.
     func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> FileLine {
+        try append(line, kind: key.kind, recordType: key.recordType, zoneID: key.zoneID)
+    }
+
+    /// Appends one line (without its newline) to the file of a kind, record type and zone, as
+    /// ``append(_:to:)`` does; the key is made only for a file not among the latest.
+    func append(_ line: UnsafeRawBufferPointer, kind: BundleManifest.RecordFile.Kind, recordType: String?, zoneID: ZoneID) throws -> FileLine {
         let file: Active
-        if let lastActive, lastKey == key {
-            file = lastActive
+        let index = recentKeys.withUnsafeBufferPointer { keys in
+            keys.indices.first { keys[$0].kind == kind && keys[$0].recordType == recordType && keys[$0].zoneID == zoneID }
+        }
+        if let index {
+            file = recent[index]
         } else {
+            let key = Key(kind: kind, recordType: recordType, zoneID: zoneID)
             file = try activate(key)
-            lastKey = key
-            lastActive = file
+            if recent.count == Self.recentLimit {
+                recent.removeFirst()
+                recentKeys.removeFirst()
+            }
+            recent.append(file)
+            recentKeys.append(key)
         }
         if file.runLines > FileLine.maxFile {
             // A place holds at most this many lines of a run: the run ends here.
@@ -160,8 +178,8 @@ final class RecordSpool {
             try end(file)
             active[file.key] = nil
         }
-        lastKey = nil
-        lastActive = nil
+        recent.removeAll()
+        recentKeys.removeAll()
     }
 
     /// Notes the end of a file's stretch: its hash, bytes and lines.
@@ -182,8 +200,8 @@ final class RecordSpool {
         try flush()
         for file in active.values.sorted(by: { $0.stretch < $1.stretch }) { try end(file) }
         active = [:]
-        lastKey = nil
-        lastActive = nil
+        recent.removeAll()
+        recentKeys.removeAll()
         isOpen = false
         try log.close()
     }
@@ -191,8 +209,8 @@ final class RecordSpool {
     /// Removes the scratch files (after ``finish()``, once they have been copied).
     func remove() {
         active = [:]
-        lastKey = nil
-        lastActive = nil
+        recent.removeAll()
+        recentKeys.removeAll()
         directory.remove()
     }
 

@@ -60,14 +60,20 @@ public struct RecordLineShapes {
     /// Prepares a line of a known shape, appending its canonical form to `json`; `nil` (and `json` as it was) if it
     /// has none, or a value needs the full path.
     public mutating func prepare(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) -> Prepared? {
-        for index in shapes.indices {
-            let shape = shapes[index]
-            guard let prepared = shape.prepare(line, into: &json, values: &values, validator: validator) else { continue }
-            if index > 0 { shapes.swapAt(index, index - 1) }
-            return Prepared(
-                recordType: shape.recordType, zoneID: shape.zoneID, key: prepared.key, references: prepared.references, layout: shape.layout)
+        // Through the buffer: taking each shape out of the array, and swapping two, retained and released them, for
+        // every line (types that alternate line by line swap on most lines).
+        let validator = self.validator
+        return shapes.withUnsafeMutableBufferPointer { shapes in
+            for index in shapes.indices {
+                guard let prepared = shapes[index].prepare(line, into: &json, values: &values, validator: validator) else { continue }
+                let shape = shapes[index]
+                if index > 0 { shapes.swapAt(index, index - 1) }
+                return Prepared(
+                    recordType: shape.recordType, zoneID: shape.zoneID, key: prepared.key, references: prepared.references,
+                    layout: shape.layout)
+            }
+            return nil
         }
-        return nil
     }
 
     /// Learns the shape of a line the full path prepared (see ``RecordLineShape``), if it has one worth keeping.
