@@ -64,9 +64,11 @@ final class RecordSpool {
     private var nextRun = 0
     private var nextStretch = 0
     private var clock = 0
-    /// The files of the last appends, the latest last: records mostly come grouped, or alternate between a few types,
-    /// so most appends find their file here by comparing keys, without hashing one (and copying it, which retains
-    /// its strings). When types alternate record by record, keeping only the last file made every append a miss.
+    /// The files of the last appends, the latest last.
+    ///
+    /// Records mostly come grouped, or alternate between a few types, so most appends find their file here by
+    /// comparing keys, without hashing one (and copying it, which retains its strings). When types alternate record by
+    /// record, keeping only the last file made every append a miss.
     private var recent: [Active] = []
     /// Their keys, compared in place (walking the files themselves retained and released each one).
     private var recentKeys: [Key] = []
