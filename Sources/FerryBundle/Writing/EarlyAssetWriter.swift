@@ -107,9 +107,8 @@ final class EarlyAssetWriter: @unchecked Sendable {
         }
         slots.wait()
         queue.async { [self] in
-            guard let output else { return }
             defer { slots.signal() }
-            guard failure.withLock({ $0 == nil }) else { return }
+            guard let output, failure.withLock({ $0 == nil }) else { return }
             do {
                 try write(asset, into: output)
             } catch {
