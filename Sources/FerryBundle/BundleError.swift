@@ -95,6 +95,16 @@ public struct BundleError: FerryError {
 
     public var codeName: String { code.description }
 
+    /// An asset (or its file, `name`) that has more or fewer bytes than when it was hashed.
+    static func assetResized(_ name: String, grew: Bool) -> BundleError {
+        BundleError(.assetChanged, "\(name) \(grew ? "grew" : "shrank") while it was being written; run again")
+    }
+
+    /// An asset whose bytes, read to write them, do not hash to its digest.
+    static func assetNotItsDigest(_ digest: SHA256Digest) -> BundleError {
+        BundleError(.assetChanged, "asset file for \(digest) does not have that SHA-256 (it changed or is corrupt)")
+    }
+
     /// A scratch file of the run that does not read back as it was written: `what` is wrong with it.
     static func damagedScratch(_ what: String) -> BundleError {
         BundleError(.readFailed, "\(what); the scratch disk may be failing: run again, with --temp-dir elsewhere")

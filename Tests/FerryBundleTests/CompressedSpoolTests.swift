@@ -97,14 +97,15 @@ import Testing
         let scratch = try Scratch()
         let spool = try RecordSpool(parent: scratch.path, memoryLimit: 256 << 10)
         defer { spool.remove() }
-        let key = RecordSpool.Key(kind: .records, recordType: "Item", zoneID: ZoneID(zoneName: ZoneID.defaultZoneName))
-        let small = RecordSpool.Key(kind: .records, recordType: "Tiny", zoneID: ZoneID(zoneName: ZoneID.defaultZoneName))
+        let zoneID = ZoneID(zoneName: ZoneID.defaultZoneName)
         let text = TestBundles.compressibleText(count: 900 << 10, seed: 9)
         var places: [FileLine] = []
         for index in 0..<3000 {
             let line = Array(text[(index * 300)..<(index * 300 + 300)])
-            places.append(try line.withUnsafeBytes { try spool.append($0, to: key) })
-            if index % 100 == 0 { _ = try Array("{}".utf8).withUnsafeBytes { try spool.append($0, to: small) } }
+            places.append(try line.withUnsafeBytes { try spool.append($0, kind: .records, recordType: "Item", zoneID: zoneID) })
+            if index % 100 == 0 {
+                _ = try Array("{}".utf8).withUnsafeBytes { try spool.append($0, kind: .records, recordType: "Tiny", zoneID: zoneID) }
+            }
         }
         try spool.finish()
         let plan = try spool.plan(ranks: ["Item": 0, "Tiny": 1], dropping: [:], temporaryDirectory: scratch.path) { _, _ in }
@@ -113,7 +114,7 @@ import Testing
             while let run = try file.next() { runs[path, default: []].append(run) }
             #expect(runs[path, default: []].reduce(Int64(0)) { $0 + $1.size } == size)
         }
-        let zone = ZoneID(zoneName: ZoneID.defaultZoneName)
+        let zone = zoneID
         let items: [SpoolRun] = try #require(runs[BundleLayout.recordsPath(type: "Item", zone: zone)])
         // All but the last, which holds what was left when the spool finished.
         let compressed = items.dropLast().allSatisfy { $0.isCompressed }

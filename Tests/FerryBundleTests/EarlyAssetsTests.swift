@@ -14,20 +14,12 @@ import Testing
 /// assets come right after the record files, in the order records first used them, and the others after those, in
 /// digest order.
 @Suite struct EarlyAssetsTests {
-    /// Random (stored raw) and text (compressed) assets of several sizes, below and above the threshold, and one used by
-    /// two records.
-    static let files: [(name: String, bytes: Data)] = {
-        var generator = SeededGenerator(seed: 77)
-        func random(_ count: Int) -> Data { generator.bytes(count) }
-        return [
-            ("video.mov", random((3 << 20) + 5)),
-            ("small.jpg", random(10 << 10)),
-            ("manual.txt", TestBundles.compressibleText(count: (5 << 19) + 7, seed: 3)),
-            ("threshold.jpg", random(64 << 10)),
-            ("exact.jpg", random(128 << 10)),
-            ("tiny.txt", Data("tiny".utf8)),
-        ]
-    }()
+    /// Random (stored raw) and text (compressed) assets of every size class, below and above the threshold, a whole
+    /// number of raw blocks among them: the same files as ``AssetFramesTests``.
+    static var files: [(name: String, bytes: Data)] { AssetFramesTests.files }
+
+    /// The file two records use, the first and the last.
+    static let reused = "video.mov"
 
     /// How records name their assets.
     enum Naming: String, CaseIterable {
@@ -37,8 +29,8 @@ import Testing
         case content
     }
 
-    /// Stores the files under `assets` and returns their provider and records using them (the first file twice, by the
-    /// first and the last record).
+    /// Stores the files under `assets` and returns their provider and records using them (``reused`` twice, by its own
+    /// record and the last).
     static func setUp(in scratch: Scratch, naming: Naming) throws -> (DirectoryAssetProvider, [RecordChange]) {
         let directory = scratch.file("assets")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -53,7 +45,8 @@ import Testing
                 assets.append(try TestBundles.storeAsset(file.bytes, in: directory))
             }
         }
-        let changes = (assets + [assets[0]]).enumerated().map { index, asset in
+        let again = try #require(files.firstIndex { $0.name == reused })
+        let changes = (assets + [assets[again]]).enumerated().map { index, asset in
             RecordChange.record(
                 Record(recordType: "Photo", recordName: "P.\(index)", zoneID: ZoneID(zoneName: "Z"), fields: ["file": .asset(asset)]))
         }
@@ -129,8 +122,8 @@ import Testing
             let hex = SHA256Hasher.digest(Self.files.first { $0.name == name }?.bytes ?? Data()).hex
             return "b/data/assets/sha256/\(hex.prefix(2))/\(hex)"
         }
-        let early = ["video.mov", "manual.txt", "threshold.jpg", "exact.jpg"].map(assetPath)
-        let late = ["small.jpg", "tiny.txt"].map(assetPath).sorted()
+        let early = ["threshold.txt", "piece.jpg", "manual.txt", "video.mov"].map(assetPath)
+        let late = Self.files.map(\.name).filter { !early.contains(assetPath($0)) }.map(assetPath).sorted()
         #expect(assets == early + late)
     }
 
@@ -213,7 +206,7 @@ import Testing
         let scratch = try Scratch()
         let (provider, changes) = try Self.setUp(in: scratch, naming: .content)
         // Same size, one byte changed: found by its path as before, but its bytes no longer hash to its name.
-        let video = Self.files[0].bytes
+        let video = try #require(Self.files.first { $0.name == Self.reused }).bytes
         let hex = SHA256Hasher.digest(video).hex
         var damaged = video
         damaged[damaged.count - 3] ^= 0x55

@@ -25,14 +25,9 @@ final class ZstdFrameEncoder {
 
     /// One complete frame holding `bytes`.
     func frame(of bytes: UnsafeRawBufferPointer) throws -> [UInt8] {
-        let bound = ZSTD_compressBound(bytes.count)
-        var status = 0
-        let frame = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-            status = ZSTD_compress2(context, buffer.baseAddress, bound, bytes.baseAddress, bytes.count)
-            count = ZSTD_isError(status) != 0 ? 0 : status
+        try [UInt8](unsafeUninitializedCapacity: ZSTD_compressBound(bytes.count)) { buffer, count in
+            count = try frame(of: bytes, into: UnsafeMutableRawBufferPointer(buffer))
         }
-        if ZSTD_isError(status) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(ZstdStatus.describe(status))") }
-        return frame
     }
 
     /// Makes one complete frame holding `bytes` in `scratch` (grown as needed, and reused from call to call).
@@ -40,7 +35,13 @@ final class ZstdFrameEncoder {
     func frame(of bytes: UnsafeRawBufferPointer, into scratch: inout [UInt8]) throws -> Int {
         let bound = ZSTD_compressBound(bytes.count)
         if scratch.count < bound { scratch = [UInt8](repeating: 0, count: bound) }
-        let status = scratch.withUnsafeMutableBytes { ZSTD_compress2(context, $0.baseAddress, bound, bytes.baseAddress, bytes.count) }
+        return try scratch.withUnsafeMutableBytes { try frame(of: bytes, into: $0) }
+    }
+
+    /// Compresses `bytes` into one frame in `destination`, which has room for Zstandard's bound on it.
+    /// - Returns: the frame's length.
+    private func frame(of bytes: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) throws -> Int {
+        let status = ZSTD_compress2(context, destination.baseAddress, destination.count, bytes.baseAddress, bytes.count)
         if ZSTD_isError(status) != 0 { throw BundleError(.writeFailed, "Zstandard could not compress: \(ZstdStatus.describe(status))") }
         return status
     }

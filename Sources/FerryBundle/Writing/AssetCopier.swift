@@ -43,37 +43,12 @@ final class AssetCopier {
     /// Copies every asset of `catalog` (sorted by digest) but those of `written` (the archive holds them already).
     /// - Throws: ``BundleError`` when an asset cannot be read again or changed, or the archive cannot be written.
     func copy(_ catalog: ExternalSortedSet<AssetEntry>, except written: ExternalSortedSet<AssetEntry>? = nil) throws {
-        let cursor = Remaining(catalog, except: written)
+        let cursor = catalog.makeCursor(notIn: written)
         guard copier.archive.takesCompressedContent, let provider else {
             while let entry = try cursor.next() { try copyWhole(Asset(sha256: entry.digest, size: entry.size)) }
             return
         }
         try copyInPieces(cursor, from: provider)
-    }
-
-    /// The assets of a sorted list but those of another, in order.
-    private final class Remaining {
-        private let all: ExternalSortedSet<AssetEntry>.Cursor
-        private let skipped: ExternalSortedSet<AssetEntry>.Cursor?
-        private var nextSkipped: AssetEntry?
-        private var started = false
-
-        init(_ all: ExternalSortedSet<AssetEntry>, except skipped: ExternalSortedSet<AssetEntry>?) {
-            self.all = all.makeCursor()
-            self.skipped = skipped?.makeCursor()
-        }
-
-        func next() throws -> AssetEntry? {
-            if !started {
-                started = true
-                nextSkipped = try skipped?.next()
-            }
-            while let entry = try all.next() {
-                while let candidate = nextSkipped, candidate < entry { nextSkipped = try skipped?.next() }
-                if nextSkipped != entry { return entry }
-            }
-            return nil
-        }
     }
 
     /// The asset's entry in the archive.
@@ -82,17 +57,27 @@ final class AssetCopier {
     /// Copies an asset on this thread, hashing it on the way unless its reader vouches for its bytes.
     private func copyWhole(_ asset: Asset) throws {
         guard let provider else { throw BundleError(.missingAsset, "no asset source for \(asset.sha256)") }
-        let reader = try Self.open(asset, from: provider)
+        try Self.reading(asset, from: provider) { reader, hasher in
+            try copier.copy(to: path(of: asset), size: asset.size) { buffer in
+                let count = try reader.read(into: buffer)
+                hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                return count
+            }
+        }
+    }
+
+    /// Opens an asset again and hands `body` its reader, with a hasher for the bytes it reads unless the reader
+    /// vouches for them; then checks that the source did not change and, if hashed, has the asset's digest.
+    /// - Throws: ``BundleError`` (`assetChanged`) when the asset cannot be read again, changed or is not its digest;
+    ///   what `body` throws.
+    static func reading(
+        _ asset: Asset, from provider: any AssetProvider, _ body: (any AssetReading, inout SHA256Hasher?) throws -> Void
+    ) throws {
+        let reader = try open(asset, from: provider)
         var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
-        try copier.copy(to: path(of: asset), size: asset.size) { buffer in
-            let count = try reader.read(into: buffer)
-            hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            return count
-        }
-        try Self.finish(reader)
-        if let hasher, hasher.finalize() != asset.sha256 {
-            throw BundleError(.assetChanged, "asset file for \(asset.sha256) does not have that SHA-256 (it changed or is corrupt)")
-        }
+        try body(reader, &hasher)
+        try finish(reader)
+        if let hasher, hasher.finalize() != asset.sha256 { throw BundleError.assetNotItsDigest(asset.sha256) }
     }
 
     /// One piece of an asset, read and compressed by a worker.
@@ -131,7 +116,7 @@ final class AssetCopier {
     }
 
     /// Copies the larger assets in pieces compressed on workers, and the others whole, all in digest order.
-    private func copyInPieces(_ cursor: Remaining, from provider: any AssetProvider) throws {
+    private func copyInPieces(_ cursor: ExternalSortedSet<AssetEntry>.DifferenceCursor, from provider: any AssetProvider) throws {
         var current: Piece?
         /// An asset taken from the cursor, to start the next item with.
         var held: AssetEntry?
@@ -193,7 +178,7 @@ final class AssetCopier {
     }
 
     /// Opens an asset again, to copy it.
-    static func open(_ asset: Asset, from provider: any AssetProvider) throws -> any AssetReading {
+    private static func open(_ asset: Asset, from provider: any AssetProvider) throws -> any AssetReading {
         do {
             return try provider.open(asset)
         } catch {
@@ -202,7 +187,7 @@ final class AssetCopier {
     }
 
     /// Checks, after an asset's last byte, that its source did not change while it was copied.
-    static func finish(_ reader: any AssetReading) throws {
+    private static func finish(_ reader: any AssetReading) throws {
         do {
             try reader.finish()
         } catch {
@@ -214,18 +199,11 @@ final class AssetCopier {
     private static func compress(_ piece: Piece, encoders: ReusePool<ZstdFrameEncoder>) throws -> [UInt8] {
         var filled = 0
         let bytes = try [UInt8](unsafeUninitializedCapacity: piece.length) { buffer, count in
-            let target = UnsafeMutableRawBufferPointer(buffer)
-            while filled < piece.length {
-                let read = try piece.reader.read(
-                    into: UnsafeMutableRawBufferPointer(rebasing: target[filled...]), at: piece.offset + Int64(filled))
-                if read == 0 { break }
-                filled += read
-            }
+            // A positional read returns fewer bytes only at the end of the file.
+            filled = try piece.reader.read(into: UnsafeMutableRawBufferPointer(buffer), at: piece.offset)
             count = filled
         }
-        guard filled == piece.length else {
-            throw BundleError(.assetChanged, "asset \(piece.asset.sha256) shrank while it was being written; run again")
-        }
+        guard filled == piece.length else { throw BundleError.assetResized("asset \(piece.asset.sha256)", grew: false) }
         let encoder = try encoders.take { try ZstdFrameEncoder() }
         defer { encoders.give(encoder) }
         return try bytes.withUnsafeBytes { try encoder.frame(of: $0) }

@@ -108,8 +108,6 @@ public final class BundleWriter {
     private var output: AtomicOutputFile?
     /// Writes the larger assets while records are added (a .tar.zst bundle with ``Options/createdAt``).
     private let earlyAssets: EarlyAssetWriter?
-    /// Whether they are only noted while records are added, and written after the head.
-    private let writesEarlyAssetsAfterHead: Bool
 
     /// Starts a bundle at `path`; nothing appears there until ``finish(createdAt:progress:found:)`` succeeds.
     /// - Parameters:
@@ -142,10 +140,8 @@ public final class BundleWriter {
                 ? try EarlyAssetWriter(
                     output: output.file, provider: assets, base: base, mtime: mtime, temporaryDirectory: options.temporaryDirectory)
                 : try EarlyAssetWriter(deferringWith: assets, base: base, mtime: mtime, temporaryDirectory: options.temporaryDirectory)
-            writesEarlyAssetsAfterHead = !inPlace
         } else {
             earlyAssets = nil
-            writesEarlyAssetsAfterHead = false
         }
     }
 
@@ -280,7 +276,7 @@ public final class BundleWriter {
         // slowest step of the write.
         var output = try self.output ?? AtomicOutputFile(path: path, files: options.files, as: Self.role, writesInBackground: true, direct: true)
         do {
-            if let early, early.count > 0, try !Self.hasAssets(early, notIn: plan.assets) {
+            if let early, early.count > 0, try early.makeCursor(notIn: plan.assets).next() == nil {
                 try write(plan, to: output, after: early, progress: progress)
             } else {
                 if let early, early.count > 0 {
@@ -298,13 +294,6 @@ public final class BundleWriter {
             throw error
         }
         return summary
-    }
-
-    /// Whether `written` holds an asset `catalog` lacks.
-    private static func hasAssets(_ written: ExternalSortedSet<AssetEntry>, notIn catalog: ExternalSortedSet<AssetEntry>) throws -> Bool {
-        var found = false
-        try written.forEach(notIn: catalog) { _ in found = true }
-        return found
     }
 
     /// Stops writing assets early and removes the output.
@@ -400,10 +389,10 @@ public final class BundleWriter {
             try head.write(ZstdSkippableFrame.padding(after: head.position, to: OutputFile.prependUnit))
             archive = writer
         }
-        if writesEarlyAssetsAfterHead {
+        if let earlyAssets, earlyAssets.writesAfterHead {
             // The output is empty: the head, then the assets, in the order they were taken.
             try writeHead(into: output.file)
-            try earlyAssets?.writeDeferred(into: output.file)
+            try earlyAssets.writeDeferred(into: output.file)
         } else {
             try output.prepend(atMost: Self.headBound(plan), inPlace: options.prependsInPlace, writeHead)
         }

@@ -31,10 +31,15 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// Assets waiting for the queue before the admitting thread waits for it.
     private static let backlog = 1 << 12
 
-    /// Where assets go as they are taken; `nil` when they are only noted, in ``order``.
-    private let output: OutputFile?
-    /// The assets taken, in order, when they are written at the end (their digests and sizes, raw).
-    private let order: (directory: TemporaryDirectory, file: OutputFile)?
+    /// Where the assets taken go.
+    private enum Target {
+        /// Into the output, as they are taken.
+        case output(OutputFile)
+        /// Noted in a scratch list, in order (their digests and sizes, raw), and written after the head.
+        case list(directory: TemporaryDirectory, file: OutputFile)
+    }
+
+    private let target: Target
     private let provider: any AssetProvider
     /// The bundle's directory in the archive.
     private let base: String
@@ -58,7 +63,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// Writes into `output` (from its start), reading assets from `provider`, entries under `base` with modification
     /// time `mtime`.
     convenience init(output: OutputFile, provider: any AssetProvider, base: String, mtime: Int64, temporaryDirectory: String?) throws {
-        try self.init(output: output, order: nil, provider: provider, base: base, mtime: mtime, temporaryDirectory: temporaryDirectory)
+        try self.init(target: .output(output), provider: provider, base: base, mtime: mtime, temporaryDirectory: temporaryDirectory)
     }
 
     /// Only notes the assets taken (in a scratch file under `temporaryDirectory`, 40 bytes each), for
@@ -67,15 +72,12 @@ final class EarlyAssetWriter: @unchecked Sendable {
         let directory = try TemporaryDirectory(prefix: Self.scratchPrefix, parent: temporaryDirectory)
         let file = try OutputFile(path: directory.file("order"), exclusive: true, bufferSize: 1 << 16)
         try self.init(
-            output: nil, order: (directory, file), provider: provider, base: base, mtime: mtime, temporaryDirectory: temporaryDirectory)
+            target: .list(directory: directory, file: file), provider: provider, base: base, mtime: mtime,
+            temporaryDirectory: temporaryDirectory)
     }
 
-    private init(
-        output: OutputFile?, order: (directory: TemporaryDirectory, file: OutputFile)?, provider: any AssetProvider, base: String,
-        mtime: Int64, temporaryDirectory: String?
-    ) throws {
-        self.output = output
-        self.order = order
+    private init(target: Target, provider: any AssetProvider, base: String, mtime: Int64, temporaryDirectory: String?) throws {
+        self.target = target
         self.provider = provider
         self.base = base
         self.temporaryDirectory = temporaryDirectory
@@ -85,6 +87,12 @@ final class EarlyAssetWriter: @unchecked Sendable {
     }
 
     private static let scratchPrefix = "ferry-early-assets"
+
+    /// Whether the assets are only noted as they are taken, for ``writeDeferred(into:)`` after the head.
+    var writesAfterHead: Bool {
+        if case .list = target { return true }
+        return false
+    }
 
     /// Takes an asset a record uses, unless it is small, taken already (or one with its digest prefix), or the limit is
     /// reached; called on the admitting thread, in the order of the records.
@@ -101,14 +109,14 @@ final class EarlyAssetWriter: @unchecked Sendable {
         try taken.append(entry)
         count += 1
         bytes += asset.size
-        guard output != nil else {
-            try withUnsafeBytes(of: entry) { try order?.file.write($0) }
+        if case .list(_, let file) = target {
+            try withUnsafeBytes(of: entry) { try file.write($0) }
             return true
         }
         slots.wait()
         queue.async { [self] in
             defer { slots.signal() }
-            guard let output, failure.withLock({ $0 == nil }) else { return }
+            guard case .output(let output) = target, failure.withLock({ $0 == nil }) else { return }
             do {
                 try write(asset, into: output)
             } catch {
@@ -135,28 +143,17 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// - Throws: ``BundleError`` when an asset changed or cannot be read, ``CoreError`` when the list or the output
     ///   cannot be read or written.
     func writeDeferred(into output: OutputFile) throws {
-        guard let order else { return }
-        try order.file.close()
-        let list = try InputFile(path: order.directory.file("order"))
+        guard case .list(let directory, let file) = target else { return }
+        try file.close()
+        let list = try InputFile(path: file.path)
         var entry = AssetEntry(digest: .zero, size: 0)
-        while try withUnsafeMutableBytes(of: &entry, { try Self.read($0, from: list) }) {
+        while case let filled = try withUnsafeMutableBytes(of: &entry, { try list.read(filling: $0) }), filled > 0 {
+            guard filled == MemoryLayout<AssetEntry>.size else {
+                throw BundleError.damagedScratch("the list of assets to write ends in the middle of an entry")
+            }
             try write(Asset(sha256: entry.digest, size: entry.size), into: output)
         }
-        order.directory.remove()
-    }
-
-    /// Reads one entry of the list; `false` at its end.
-    private static func read(_ entry: UnsafeMutableRawBufferPointer, from list: InputFile) throws -> Bool {
-        var filled = 0
-        while filled < entry.count {
-            let count = try list.read(into: UnsafeMutableRawBufferPointer(rebasing: entry[filled...]))
-            if count == 0 { break }
-            filled += count
-        }
-        guard filled == entry.count || filled == 0 else {
-            throw BundleError.damagedScratch("the list of assets to write ends in the middle of an entry")
-        }
-        return filled == entry.count
+        directory.remove()
     }
 
     /// Stops: the assets not written yet are dropped, and the queue is idle when this returns.
@@ -165,7 +162,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
         failure.withLock { $0 = $0 ?? BundleError(.writeFailed, "the bundle was abandoned") }
         queue.sync {}
         taken.reset()
-        order?.directory.remove()
+        if case .list(let directory, _) = target { directory.remove() }
     }
 
     private func check() throws {
@@ -175,17 +172,13 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// On the queue (or, for assets only noted, the finishing thread): writes an asset's entry, stored raw if a sample
     /// of it does not compress, else compressed.
     private func write(_ asset: Asset, into output: OutputFile) throws {
-        let reader = try AssetCopier.open(asset, from: provider)
         let (header, padding) = try framing.frame("\(base)/\(BundleLayout.assetPath(asset.sha256))", size: asset.size)
-        var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
-        if try !compresses(asset, reader) {
-            try writeRaw(asset, reader, header: header, padding: padding, hasher: &hasher, into: output)
-        } else {
-            try writeCompressed(asset, reader, header: header, padding: padding, hasher: &hasher, into: output)
-        }
-        try AssetCopier.finish(reader)
-        if let hasher, hasher.finalize() != asset.sha256 {
-            throw BundleError(.assetChanged, "asset file for \(asset.sha256) does not have that SHA-256 (it changed or is corrupt)")
+        try AssetCopier.reading(asset, from: provider) { reader, hasher in
+            if try !compresses(asset, reader) {
+                try writeRaw(asset, reader, header: header, padding: padding, hasher: &hasher, into: output)
+            } else {
+                try writeCompressed(asset, reader, header: header, padding: padding, hasher: &hasher, into: output)
+            }
         }
     }
 
@@ -204,7 +197,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
         let read = try piece.withUnsafeMutableBytes { buffer in
             try positional.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[..<length]), at: offset)
         }
-        guard read == length else { throw BundleError(.assetChanged, "asset \(asset.sha256) shrank while it was being written; run again") }
+        guard read == length else { throw Self.resized(asset, grew: false) }
         let compressed = try piece.withUnsafeBytes { try encoder.frame(of: UnsafeRawBufferPointer(rebasing: $0[..<length]), into: &frame) }
         return Double(compressed) < Double(length) * Self.compressibleShare
     }
@@ -225,9 +218,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
             try withUnsafeBytes(of: block) { try output.write($0) }
             try output.fill(count: size) { buffer in
                 let count = try reader.read(into: buffer)
-                guard count > 0 else {
-                    throw BundleError(.assetChanged, "asset \(asset.sha256) shrank while it was being written; run again")
-                }
+                guard count > 0 else { throw Self.resized(asset, grew: false) }
                 hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 return count
             }
@@ -262,7 +253,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
                     used = header.count
                 }
                 let content = UnsafeMutableRawBufferPointer(rebasing: buffer[used..<(used + length)])
-                try Self.fill(content, from: reader, asset: asset)
+                guard try reader.read(filling: content) == length else { throw Self.resized(asset, grew: false) }
                 hasher?.update(UnsafeRawBufferPointer(content))
                 used += length
                 if offset + Int64(length) == asset.size {
@@ -278,22 +269,12 @@ final class EarlyAssetWriter: @unchecked Sendable {
         } while offset < asset.size
     }
 
-    /// Reads exactly `buffer.count` bytes of the asset.
-    private static func fill(_ buffer: UnsafeMutableRawBufferPointer, from reader: any AssetReading, asset: Asset) throws {
-        var filled = 0
-        while filled < buffer.count {
-            let count = try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-            guard count > 0 else {
-                throw BundleError(.assetChanged, "asset \(asset.sha256) shrank while it was being written; run again")
-            }
-            filled += count
-        }
-    }
-
     /// Checks that the asset has no bytes past its size.
     private static func checkEnd(of reader: any AssetReading, asset: Asset) throws {
         var byte: UInt8 = 0
         let more = try withUnsafeMutableBytes(of: &byte) { try reader.read(into: $0) }
-        guard more == 0 else { throw BundleError(.assetChanged, "asset \(asset.sha256) grew while it was being written; run again") }
+        guard more == 0 else { throw resized(asset, grew: true) }
     }
+
+    private static func resized(_ asset: Asset, grew: Bool) -> BundleError { BundleError.assetResized("asset \(asset.sha256)", grew: grew) }
 }

@@ -24,13 +24,13 @@ final class EntryCopier {
             let count = try read(buffer)
             if count == 0 { break }
             guard Int64(count) <= remaining else {
-                throw BundleError(.assetChanged, "\(path) grew while it was being written; run again")
+                throw BundleError.assetResized(path, grew: true)
             }
             try archive.write(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             remaining -= Int64(count)
             advance(by: Int64(count))
         }
-        guard remaining == 0 else { throw BundleError(.assetChanged, "\(path) shrank while it was being written; run again") }
+        guard remaining == 0 else { throw BundleError.assetResized(path, grew: false) }
     }
 
     /// Writes an entry from the spool's runs: a compressed run goes into a .tar.zst as it is, and is decompressed for

@@ -84,15 +84,10 @@ final class RecordSpool {
         self.maxActiveFiles = max(2, maxActiveFiles)
     }
 
-    /// Appends one line (without its newline) to a key's file.
+    /// Appends one line (without its newline) to the file of a kind, record type and zone (the key is made only for a
+    /// file not among the latest).
     /// - Returns: where the line went: its run and its 0-based line number there (``runAndLine(of:)``).
     /// - Throws: ``BundleError`` past 2⁴⁰ runs, ``CoreError`` when a scratch file cannot be written.
-    func append(_ line: UnsafeRawBufferPointer, to key: Key) throws -> FileLine {
-        try append(line, kind: key.kind, recordType: key.recordType, zoneID: key.zoneID)
-    }
-
-    /// Appends one line (without its newline) to the file of a kind, record type and zone, as
-    /// ``append(_:to:)`` does; the key is made only for a file not among the latest.
     func append(_ line: UnsafeRawBufferPointer, kind: BundleManifest.RecordFile.Kind, recordType: String?, zoneID: ZoneID) throws -> FileLine {
         let file: Active
         let index = recentKeys.withUnsafeBufferPointer { keys in

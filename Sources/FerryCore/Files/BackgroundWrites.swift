@@ -128,8 +128,13 @@ final class BackgroundWrites: @unchecked Sendable {
 
     private func stopDirectWrites() {
         direct = false
+        Self.clearDirectFlag(of: descriptor)
+    }
+
+    /// Makes a descriptor's later writes go through the page cache.
+    static func clearDirectFlag(of descriptor: Int32) {
         let flags = fcntl(descriptor, F_GETFL)
-        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~Self.directFlag) }
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~directFlag) }
     }
 
     /// The flag that opens a file for direct writes; 0 where the platform has none.

@@ -5,10 +5,10 @@
 #endif
 
 /// A file opened for reading, with errors that name the file.
-public final class InputFile {
+public final class InputFile: ByteReading {
     /// The path the file was opened with.
     public let path: String
-    private var descriptor: Int32
+    private(set) var descriptor: Int32
 
     /// Opens a file for reading.
     /// - Throws: ``CoreError`` naming the file when it cannot be opened or is a directory.
@@ -50,14 +50,7 @@ public final class InputFile {
     /// recognizing it by its ``MagicNumber``.
     public func readPrefix(_ count: Int) throws -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        try buffer.withUnsafeMutableBytes { bytes in
-            while filled < count {
-                let read = try self.read(into: UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]))
-                if read == 0 { break }
-                filled += read
-            }
-        }
+        let filled = try buffer.withUnsafeMutableBytes { try read(filling: $0) }
         return Array(buffer[0..<filled])
     }
 

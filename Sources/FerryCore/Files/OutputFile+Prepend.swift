@@ -67,14 +67,12 @@ extension OutputFile {
     /// - Throws: ``CoreError`` when reading or writing fails.
     func append(contentsOf path: String, from offset: Int64) throws {
         try flush()
-        let source = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw SystemError.current.coreError("open", path: path) }
-        defer { _ = Glibc.close(source) }
+        let source = try InputFile(path: path)
         var position = lseek(fd, 0, SEEK_END)
         guard position >= 0 else { throw SystemError.current.coreError("seek", path: self.path, writing: true) }
         var from = offset
         while true {
-            let copied = ferry_copy_range(source, from, fd, Int64(position), 1 << 30)
+            let copied = ferry_copy_range(source.descriptor, from, fd, Int64(position), 1 << 30)
             if copied == 0 { break }
             if copied > 0 {
                 from += copied
@@ -85,23 +83,19 @@ extension OutputFile {
             guard [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP, ENOTSUP].contains(errno) else {
                 throw SystemError.current.coreError("copy \(path) into it", path: self.path, writing: true)
             }
-            try appendByReading(source, named: path, from: from, at: Int64(position))
+            try appendByReading(source, from: from, at: Int64(position))
             break
         }
         guard lseek(fd, 0, SEEK_END) >= 0 else { throw SystemError.current.coreError("seek", path: self.path, writing: true) }
     }
 
     /// ``append(contentsOf:from:)`` through a buffer, for files the kernel will not copy between.
-    private func appendByReading(_ source: Int32, named name: String, from offset: Int64, at position: Int64) throws {
+    private func appendByReading(_ source: InputFile, from offset: Int64, at position: Int64) throws {
         try Self.withAlignedBuffer { buffer in
             var from = offset
             var to = position
             while true {
-                let count = pread(source, buffer.baseAddress, buffer.count, off_t(from))
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw SystemError.current.coreError("read back", path: name)
-                }
+                let count = try source.read(into: buffer, at: from)
                 if count == 0 { return }
                 try writeAll(UnsafeRawBufferPointer(rebasing: buffer[..<count]), at: to)
                 from += Int64(count)
@@ -121,8 +115,7 @@ extension OutputFile {
                 if errno == EINTR { continue }
                 if errno == EINVAL && !retriedBuffered {
                     retriedBuffered = true
-                    let flags = fcntl(fd, F_GETFL)
-                    if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~BackgroundWrites.directFlag) }
+                    BackgroundWrites.clearDirectFlag(of: fd)
                     continue
                 }
                 throw SystemError.current.coreError("write", path: path, writing: true)

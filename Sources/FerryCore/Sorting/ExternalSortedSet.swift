@@ -148,11 +148,39 @@ public final class ExternalSortedSet<Element: BitwiseCopyable & Comparable> {
     /// Calls `body` with every value of this set that `other` lacks, in ascending order (walking both side by side).
     /// - Throws: ``CoreError`` when a scratch file cannot be read, or what `body` throws.
     public func forEach(notIn other: ExternalSortedSet, _ body: (Element) throws -> Void) throws {
-        let cursor = other.makeCursor()
-        var next = try cursor.next()
-        try forEach { value in
-            while let candidate = next, candidate < value { next = try cursor.next() }
-            if next != value { try body(value) }
+        let cursor = makeCursor(notIn: other)
+        while let value = try cursor.next() { try body(value) }
+    }
+
+    /// A cursor over the values of this set that `other` lacks (all of them when `other` is `nil`), in ascending order.
+    public func makeCursor(notIn other: ExternalSortedSet?) -> DifferenceCursor {
+        DifferenceCursor(values: makeCursor(), excluded: other?.makeCursor())
+    }
+
+    /// Reads a set's values that another set lacks, walking both side by side.
+    public final class DifferenceCursor {
+        private let values: Cursor
+        private let excluded: Cursor?
+        private var nextExcluded: Element?
+        private var started = false
+
+        fileprivate init(values: Cursor, excluded: Cursor?) {
+            self.values = values
+            self.excluded = excluded
+        }
+
+        /// The next value the other set lacks, or `nil` after the last.
+        /// - Throws: ``CoreError`` when a scratch file cannot be read.
+        public func next() throws -> Element? {
+            if !started {
+                started = true
+                nextExcluded = try excluded?.next()
+            }
+            while let value = try values.next() {
+                while let candidate = nextExcluded, candidate < value { nextExcluded = try excluded?.next() }
+                if nextExcluded != value { return value }
+            }
+            return nil
         }
     }
 

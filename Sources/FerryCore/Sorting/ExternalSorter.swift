@@ -155,13 +155,7 @@ public final class ExternalSorter<Element: BitwiseCopyable & Comparable> {
                 return block[index]
             }
             let stride = MemoryLayout<Element>.stride
-            let buffer = UnsafeMutableRawBufferPointer(block)
-            var filled = 0
-            while filled < buffer.count {
-                let read = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
-                if read == 0 { break }
-                filled += read
-            }
+            let filled = try file.read(filling: UnsafeMutableRawBufferPointer(block))
             guard filled % stride == 0 else {
                 throw CoreError(.readFailed, "\(file.path): a scratch run of sorted values ends in the middle of a value")
             }

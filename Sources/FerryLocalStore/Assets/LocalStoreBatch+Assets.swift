@@ -25,14 +25,7 @@ extension LocalStoreBatch {
         var chunk = 0
         var total: Int64 = 0
         while true {
-            var filled = 0
-            while filled < buffer.count {
-                let count = try buffer.withUnsafeMutableBytes { raw in
-                    try reader.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-                }
-                if count == 0 { break }
-                filled += count
-            }
+            let filled = try buffer.withUnsafeMutableBytes { try reader.read(filling: $0) }
             if filled == 0 { break }
             let bytes = buffer[..<filled]
             hasher.update(bytes)

@@ -1,3 +1,5 @@
+import FerryCore
+
 /// Supplies the bytes of assets by content: a directory of files, a bundle, a backend.
 ///
 /// Writers ask ``canProvide(_:)`` when a record is admitted (so a record whose asset is missing is rejected, not
@@ -11,7 +13,7 @@ public protocol AssetProvider: AnyObject, Sendable {
 }
 
 /// An open asset.
-public protocol AssetReading: AnyObject {
+public protocol AssetReading: AnyObject, ByteReading {
     /// Whether the bytes are already known to hash to the asset's digest (so a writer need not hash them again).
     var isVerified: Bool { get }
     /// Reads the next bytes; 0 at the end.
