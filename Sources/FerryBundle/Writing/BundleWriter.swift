@@ -200,6 +200,34 @@ public final class BundleWriter {
         return .accepted(warnings: problems)
     }
 
+    /// Adds line `index` of a batch prepared through shapes (``LinePreparer/prepare(_:into:)``).
+    ///
+    /// Such a line is a valid record without assets, so once its layout is known nothing can reject it or warn about
+    /// it here: only the scratch files take it. The first line of a layout goes the way of a ``PreparedChange``.
+    /// - Parameter origin: as for ``add(_:origin:)-(RecordChange,_)``.
+    /// - Returns: whether it was accepted, with all problems found.
+    /// - Throws: only I/O errors on the scratch files.
+    @discardableResult
+    public func add(_ lines: borrowing PreparedLines, at index: Int, origin: Int64? = nil) throws -> Admission {
+        let entry = lines.entries[index]
+        guard schema.knows(entry.layout) else { return try add(lines.change(at: index), origin: origin) }
+        precondition(!finished, "BundleWriter.add after finish")
+        let sequence = max(origin ?? 0, lastSequence + 1)
+        lastSequence = sequence
+        let (location, type) = try lines.withLine(entry) { line, recordType, zoneID in
+            (try spool.append(line, kind: .records, recordType: recordType, zoneID: zoneID), types.index(of: recordType))
+        }
+        try ledger.noteIdentity(entry.key, type: type, sequence: sequence, at: location)
+        if entry.referencesStart < entry.referencesEnd {
+            try lines.references.withUnsafeBufferPointer { references in
+                for reference in references[Int(entry.referencesStart)..<Int(entry.referencesEnd)] {
+                    try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
+                }
+            }
+        }
+        return .accepted(warnings: [])
+    }
+
     /// The record of a change whose layout the schema has not seen yet (the first record of each, mostly: only those
     /// need the record itself, decoded from the canonical JSON when the change was prepared from a line); `nil` for a
     /// deletion or a known layout.

@@ -12,7 +12,12 @@ import FerryRecords
 ///
 /// ```swift
 /// var lines = LinePreparer(decoder: decoder, validator: writer.preparer.validator)
-/// let prepared = lines.prepare(line) ?? writer.preparer.prepare(try decoder.decode(line: line))
+/// var batch = PreparedLines()
+/// switch lines.prepare(line, into: &batch) {
+/// case .batched(let index): try writer.add(batch, at: index)
+/// case .prepared(let prepared): try writer.add(prepared)
+/// case .declined: try writer.add(try decoder.decode(line: line))
+/// }
 /// ```
 public struct LinePreparer {
     private var transcoder: CloudKitJSONTranscoder
@@ -35,16 +40,45 @@ public struct LinePreparer {
         shapes = RecordLineShapes(validator: validator)
     }
 
-    /// Prepares a line that is a valid record; `nil` if it is declined.
+    /// What became of a line given to ``prepare(_:into:)``.
+    public enum Preparation {
+        /// Prepared through a known shape into the batch, as its line `index`.
+        case batched(Int)
+        /// Prepared the full way (a line of a new shape, or with assets).
+        case prepared(PreparedChange)
+        /// Declined: the caller's to decode.
+        case declined
+    }
+
+    /// Prepares a line that is a valid record: into `lines` when it has a known shape (most lines), else on its own.
+    public mutating func prepare(_ line: UnsafeRawBufferPointer, into lines: inout PreparedLines) -> Preparation {
+        let (start, referencesStart) = (lines.json.count, lines.references.count)
+        if let shaped = shapes.prepare(line, into: &lines.json, references: &lines.references) {
+            shapedLines += 1
+            let file = lines.file(recordType: shaped.recordType, zoneID: shaped.zoneID)
+            lines.entries.append(
+                PreparedLines.Entry(
+                    start: start, end: lines.json.count, referencesStart: Int32(referencesStart), referencesEnd: Int32(lines.references.count),
+                    file: file, layout: shaped.layout, key: shaped.key))
+            return .batched(lines.entries.count - 1)
+        }
+        return prepareUnshaped(line).map { .prepared($0) } ?? .declined
+    }
+
+    /// Prepares a line that is a valid record on its own; `nil` if it is declined.
     public mutating func prepare(_ line: UnsafeRawBufferPointer) -> PreparedChange? {
+        var lines = PreparedLines()
+        switch prepare(line, into: &lines) {
+        case .batched(let index): return lines.change(at: index)
+        case .prepared(let change): return change
+        case .declined: return nil
+        }
+    }
+
+    /// Prepares a line of no known shape: transcoded, scanned, and its shape learned.
+    private mutating func prepareUnshaped(_ line: UnsafeRawBufferPointer) -> PreparedChange? {
         // Sized for the line, so that the bytes are handed over without growing or copying.
         var json = JSONWriter(capacity: line.count + 64)
-        if let shaped = shapes.prepare(line, into: &json) {
-            shapedLines += 1
-            return PreparedChange(
-                record: shaped.recordType, zoneID: shaped.zoneID, canonicalJSON: json.bytes, key: shaped.key, references: shaped.references,
-                assets: [], layout: shaped.layout)
-        }
         guard let record = transcoder.transcode(line, into: &json) else { return nil }
         let index = scannerIndex(recordType: record.recordType, zoneID: record.zoneID)
         // The references are handed over with the change; the assets come from the transcoder, with their fields.

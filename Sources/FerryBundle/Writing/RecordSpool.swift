@@ -68,8 +68,9 @@ final class RecordSpool {
     ///
     /// Records mostly come grouped, or alternate between a few types, so most appends find their file here by
     /// comparing keys, without hashing one (and copying it, which retains its strings). When types alternate record by
-    /// record, keeping only the last file made every append a miss.
-    private var recent: [Active] = []
+    /// record, keeping only the last file made every append a miss. Unretained (``active`` holds them, and this list is
+    /// emptied whenever a file leaves it): retaining and releasing the file was a tenth of an append.
+    private var recent: [Unmanaged<Active>] = []
     /// Their keys, compared in place (walking the files themselves retained and released each one).
     private var recentKeys: [Key] = []
     private static let recentLimit = 8
@@ -89,22 +90,23 @@ final class RecordSpool {
     /// - Returns: where the line went: its run and its 0-based line number there (``runAndLine(of:)``).
     /// - Throws: ``BundleError`` past 2⁴⁰ runs, ``CoreError`` when a scratch file cannot be written.
     func append(_ line: UnsafeRawBufferPointer, kind: BundleManifest.RecordFile.Kind, recordType: String?, zoneID: ZoneID) throws -> FileLine {
-        let file: Active
         let index = recentKeys.withUnsafeBufferPointer { keys in
             keys.indices.first { keys[$0].kind == kind && keys[$0].recordType == recordType && keys[$0].zoneID == zoneID }
         }
-        if let index {
-            file = recent[index]
-        } else {
-            let key = Key(kind: kind, recordType: recordType, zoneID: zoneID)
-            file = try activate(key)
-            if recent.count == Self.recentLimit {
-                recent.removeFirst()
-                recentKeys.removeFirst()
-            }
-            recent.append(file)
-            recentKeys.append(key)
+        if let index { return try recent[index]._withUnsafeGuaranteedRef { file in try append(line, to: file) } }
+        let key = Key(kind: kind, recordType: recordType, zoneID: zoneID)
+        let file = try activate(key)
+        if recent.count == Self.recentLimit {
+            recent.removeFirst()
+            recentKeys.removeFirst()
         }
+        recent.append(Unmanaged.passUnretained(file))
+        recentKeys.append(key)
+        return try append(line, to: file)
+    }
+
+    /// Appends one line to an active file.
+    private func append(_ line: UnsafeRawBufferPointer, to file: Active) throws -> FileLine {
         if file.runLines > FileLine.maxFile {
             // A place holds at most this many lines of a run: the run ends here.
             try flush()

@@ -94,15 +94,29 @@ public struct RecordFileReader {
     public func forEach<Output: Sendable>(
         workers: Int, transform: @escaping @Sendable (consuming Item) -> Output, consume: (Output) throws -> Void
     ) throws {
-        try forEachLine(workers: workers, context: {}, transform: { line, _ in transform(line.decoded()) }, consume: consume)
+        try forEachBatch(
+            workers: workers, context: {},
+            transform: { lines, _ in
+                var outputs: [Output] = []
+                outputs.reserveCapacity(lines.count)
+                lines.forEach { outputs.append(transform($0.decoded())) }
+                return outputs
+            },
+            consume: { outputs in
+                for output in outputs { try consume(output) }
+            })
     }
 
-    /// Like ``forEach(workers:transform:consume:)``, but hands `transform` each line undecoded, with a context made
-    /// by `context` (on a worker thread) and kept for later batches: one batch at a time has it, on whichever worker
-    /// transforms that batch, so what it learns (line shapes, say) is learned once, not once a batch.
-    public func forEachLine<Output: Sendable, Context>(
-        workers: Int, context: @escaping @Sendable () -> Context, transform: @escaping @Sendable (borrowing Line, inout Context) -> Output,
-        consume: (Output) throws -> Void
+    /// Hands batches of lines, undecoded, to `transform` on `workers` threads, with a context made by `context` (on a
+    /// worker thread) and kept for later batches, and passes what it makes of each batch to `consume` in input order
+    /// on the calling thread.
+    ///
+    /// One batch at a time has a context, on whichever worker transforms that batch, so what it learns (line shapes,
+    /// say) is learned once, not once a batch. A batch is made whole on one thread and handed over whole: what its lines
+    /// share (one buffer for all their canonical forms, say) crosses threads once.
+    public func forEachBatch<Batch: Sendable, Context>(
+        workers: Int, context: @escaping @Sendable () -> Context, transform: @escaping @Sendable (Lines, inout Context) -> Batch,
+        consume: (borrowing Batch) throws -> Void
     ) throws {
         let reader = try LineReader(path: path, maxLineLength: maxLineLength, skippingByteOrderMark: true, decompressing: true)
         if let problem = RecordFileSignature.problem(prefix: try reader.prefix(RecordFileSignature.length), path: path) {
@@ -121,17 +135,42 @@ public struct RecordFileReader {
             produce: { try LineBatch.read(from: reader) },
             transform: { batch in
                 var state = contexts.take(orMake: context)
-                let outputs = batch.map(decoder: decoder, maxLineLength: limit) { line in transform(line, &state) }
+                let output = transform(Lines(batch: batch, decoder: decoder, maxLineLength: limit), &state)
                 contexts.give(state)
-                return outputs
+                return output
             },
-            consume: { (outputs: consuming [Output]) in
-                // Lent in place, not copied: a copy retains and later releases every reference an output holds.
-                try outputs.withUnsafeBufferPointer { outputs in
-                    for index in outputs.indices { try consume(outputs[index]) }
-                }
-                spent.release(outputs)
+            consume: { (output: consuming Batch) in
+                try consume(output)
+                spent.release(output)
             })
+    }
+
+    /// The lines of one batch, lent to a transform.
+    public struct Lines: Sendable {
+        fileprivate let batch: LineBatch
+        fileprivate let decoder: CloudKitJSONDecoder
+        fileprivate let maxLineLength: Int
+
+        /// How many lines there are.
+        public var count: Int { batch.entries.count }
+
+        /// The bytes of the lines, newlines not counted.
+        public var bytes: Int { batch.bytes.count }
+
+        /// Calls `body` with each line, in order.
+        public func forEach(_ body: (borrowing Line) -> Void) {
+            batch.bytes.withUnsafeBytes { buffer in
+                for entry in batch.entries {
+                    switch entry {
+                    case .tooLong(let position, let length):
+                        body(Line(bytes: nil, position: position, length: length, decoder: decoder, maxLineLength: maxLineLength))
+                    case .line(let range, let position):
+                        let bytes = UnsafeRawBufferPointer(rebasing: buffer[range])
+                        body(Line(bytes: bytes, position: position, length: bytes.count, decoder: decoder, maxLineLength: maxLineLength))
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -162,23 +201,5 @@ private struct LineBatch: Sendable {
             }
         }
         return batch.entries.isEmpty ? nil : batch
-    }
-
-    /// Hands each line to `transform`, in order.
-    func map<Output>(decoder: CloudKitJSONDecoder, maxLineLength: Int, _ transform: (borrowing RecordFileReader.Line) -> Output) -> [Output] {
-        bytes.withUnsafeBytes { buffer in
-            entries.map { entry in
-                switch entry {
-                case .tooLong(let position, let length):
-                    return transform(
-                        RecordFileReader.Line(bytes: nil, position: position, length: length, decoder: decoder, maxLineLength: maxLineLength))
-                case .line(let range, let position):
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[range])
-                    return transform(
-                        RecordFileReader.Line(bytes: bytes, position: position, length: bytes.count, decoder: decoder, maxLineLength: maxLineLength)
-                    )
-                }
-            }
-        }
     }
 }

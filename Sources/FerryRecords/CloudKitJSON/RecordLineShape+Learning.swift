@@ -90,9 +90,10 @@ extension RecordLineShape {
         // Kept only if it gives the model back.
         var again = JSONWriter(capacity: model.canonical.count)
         var scratch: [Value] = []
-        guard let prepared = shape.prepare(line, into: &again, values: &scratch, validator: validator), again.bytes == model.canonical,
-            prepared.key == model.key, prepared.references.count == model.references.count,
-            zip(prepared.references, model.references).allSatisfy({ $0.target == $1.target && $0.deleteSelf == $1.deleteSelf })
+        var references: [(target: RecordKey, deleteSelf: Bool)] = []
+        guard let key = shape.prepare(line, into: &again, references: &references, values: &scratch, validator: validator),
+            again.bytes == model.canonical, key == model.key, references.count == model.references.count,
+            zip(references, model.references).allSatisfy({ $0.target == $1.target && $0.deleteSelf == $1.deleteSelf })
         else { return nil }
         return shape
     }

@@ -87,30 +87,26 @@ final class RecordLineShape {
         layout = model.layout
     }
 
-    /// A line of this shape, prepared.
-    struct Prepared {
-        var key: RecordKey
-        var references: [(target: RecordKey, deleteSelf: Bool)]
-    }
-
-    /// Prepares a line of this shape, appending its canonical form to `json`.
+    /// Prepares a line of this shape, appending its canonical form to `json` and its references' targets (in
+    /// canonical field order, each with whether it is DELETE_SELF) to `references`.
     /// - Parameter values: scratch space, reused from line to line.
-    /// - Returns: the record's key and references; `nil` (with `json` as it was) when the line is not of this shape or
-    ///   a value needs the full path.
+    /// - Returns: the record's key; `nil` (with `json` and `references` as they were) when the line is not of this
+    ///   shape or a value needs the full path.
     func prepare(
-        _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, values: inout [Value], validator: RecordValidator
-    ) -> Prepared? {
+        _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, references: inout [(target: RecordKey, deleteSelf: Bool)],
+        values: inout [Value], validator: RecordValidator
+    ) -> RecordKey? {
         guard read(line, into: &values), let size = recordBytes(line, values, validator: validator),
             size <= validator.limits.maxRecordBytes
         else { return nil }
         let name = UnsafeRawBufferPointer(rebasing: line[values[recordNameSlot].range])
-        var references: [(target: RecordKey, deleteSelf: Bool)] = []
-        if !referenceOrder.isEmpty {
-            references.reserveCapacity(referenceOrder.count)
-            for slot in referenceOrder {
-                guard case .referenceName(let deleteSelf) = slots[slot] else { return nil }
-                references.append((seed.key(recordName: UnsafeRawBufferPointer(rebasing: line[values[slot].range])), deleteSelf))
+        let referencesBefore = references.count
+        for slot in referenceOrder {
+            guard case .referenceName(let deleteSelf) = slots[slot] else {
+                references.removeSubrange(referencesBefore...)
+                return nil
             }
+            references.append((seed.key(recordName: UnsafeRawBufferPointer(rebasing: line[values[slot].range])), deleteSelf))
         }
         outputLiterals.withUnsafeBytes { literals in
             for (index, range) in outputRanges.enumerated() {
@@ -124,7 +120,7 @@ final class RecordLineShape {
                 }
             }
         }
-        return Prepared(key: seed.key(recordName: name), references: references)
+        return seed.key(recordName: name)
     }
 
     /// Reads the values of a line of this shape; `false` if the line is not of it or a value needs the full path.

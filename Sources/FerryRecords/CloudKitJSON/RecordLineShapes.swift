@@ -5,7 +5,7 @@ import FerryCore
 ///
 /// ```swift
 /// var shapes = RecordLineShapes(validator: validator)
-/// if let prepared = shapes.prepare(line, into: &json) { /* json holds the canonical form */ }
+/// if let prepared = shapes.prepare(line, into: &json, references: &references) { /* json holds the canonical form */ }
 /// else { /* the full path; then, if it accepted the line: */ shapes.learn(line, from: model, transcoder: &transcoder) }
 /// ```
 public struct RecordLineShapes {
@@ -17,8 +17,6 @@ public struct RecordLineShapes {
         public var zoneID: ZoneID
         /// The record's identity key, from its zone and name.
         public var key: RecordKey
-        /// The references' targets in canonical field order, each with whether it is DELETE_SELF.
-        public var references: [(target: RecordKey, deleteSelf: Bool)]
         /// The record's layout (the shape's).
         public var layout: RecordSchema.Layout
     }
@@ -57,20 +55,22 @@ public struct RecordLineShapes {
         learningsLeft = learnings
     }
 
-    /// Prepares a line of a known shape, appending its canonical form to `json`; `nil` (and `json` as it was) if it
-    /// has none, or a value needs the full path.
-    public mutating func prepare(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) -> Prepared? {
+    /// Prepares a line of a known shape, appending its canonical form to `json` and its references' targets (in
+    /// canonical field order, each with whether it is DELETE_SELF) to `references`; `nil` (and both as they were) if
+    /// it has none, or a value needs the full path.
+    public mutating func prepare(
+        _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, references: inout [(target: RecordKey, deleteSelf: Bool)]
+    ) -> Prepared? {
         // Through the buffer: taking each shape out of the array, and swapping two, retained and released them, for
         // every line (types that alternate line by line swap on most lines).
         let validator = self.validator
         return shapes.withUnsafeMutableBufferPointer { shapes in
             for index in shapes.indices {
-                guard let prepared = shapes[index].prepare(line, into: &json, values: &values, validator: validator) else { continue }
+                guard let key = shapes[index].prepare(line, into: &json, references: &references, values: &values, validator: validator)
+                else { continue }
                 let shape = shapes[index]
                 if index > 0 { shapes.swapAt(index, index - 1) }
-                return Prepared(
-                    recordType: shape.recordType, zoneID: shape.zoneID, key: prepared.key, references: prepared.references,
-                    layout: shape.layout)
+                return Prepared(recordType: shape.recordType, zoneID: shape.zoneID, key: key, layout: shape.layout)
             }
             return nil
         }

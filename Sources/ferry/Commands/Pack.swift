@@ -101,47 +101,66 @@ struct Pack: AsyncParsableCommand {
         let preparer = writer.preparer
         for (fileIndex, input) in inputs.enumerated() {
             let reader = RecordFileReader(path: input, decoder: decoder)
-            /// Admits one item of the file, or each operation of a request in turn.
-            func admit(_ item: PackItem, item index: Int) throws {
-                switch item {
+            /// The place of an item, as the writer numbers changes.
+            func origin(_ position: LineReader.Position, item index: Int) throws -> Int64 {
+                let place = InputPlace(file: fileIndex, line: position.line, item: index)
+                guard let origin = place.packed else {
+                    throw CoreError(
+                        .readFailed,
+                        "\(input): line \(position.line) of input file \(fileIndex + 1) is past what Ferry numbers (\(InputPlace.maxFile + 1) files of \(InputPlace.maxLine) lines); split the input"
+                    )
+                }
+                return origin
+            }
+            /// Counts an admitted change, or rejects it; `change` is the change, made only for a message.
+            func count(_ admission: BundleWriter.Admission, at position: LineReader.Position, change: () -> RecordChange) throws {
+                switch admission {
+                case .accepted(let found):
+                    tally.read += 1
+                    for warning in found {
+                        warnings += 1
+                        let change = change()
+                        console.warning("\(input):\(position.line) \(change.recordType) \(change.recordName): \(warning)")
+                    }
+                case .rejected(let problems):
+                    let change = change()
+                    tally.count(change, rejected: true)
+                    try rejects.reject(file: input, position: position, change: change, problems: problems, text: nil)
+                }
+            }
+            /// Admits one item of the file, or each operation of a request in turn. Items are read in place, not
+            /// copied: a copy retained and released every reference a prepared change holds.
+            func admit(_ item: UnsafePointer<PackItem>, item index: Int, lines: borrowing PreparedLines) throws {
+                switch item.pointee {
+                case .batched(let line, let position):
+                    try count(try writer.add(lines, at: line, origin: try origin(position, item: index)), at: position) {
+                        lines.change(at: line).change
+                    }
                 case .prepared(let prepared, let position):
-                    let place = InputPlace(file: fileIndex, line: position.line, item: index)
-                    guard let origin = place.packed else {
-                        throw CoreError(
-                            .readFailed,
-                            "\(input): line \(position.line) of input file \(fileIndex + 1) is past what Ferry numbers (\(InputPlace.maxFile + 1) files of \(InputPlace.maxLine) lines); split the input"
-                        )
-                    }
-                    switch try writer.add(prepared, origin: origin) {
-                    case .accepted(let found):
-                        tally.read += 1
-                        for warning in found {
-                            warnings += 1
-                            let change = prepared.change
-                            console.warning("\(input):\(position.line) \(change.recordType) \(change.recordName): \(warning)")
-                        }
-                    case .rejected(let problems):
-                        let change = prepared.change
-                        tally.count(change, rejected: true)
-                        try rejects.reject(file: input, position: position, change: change, problems: problems, text: nil)
-                    }
+                    try count(try writer.add(prepared, origin: try origin(position, item: index)), at: position) { prepared.change }
                 case .invalid(let error, let position, let text):
                     tally.unreadable += 1
                     try rejects.reject(file: input, position: position, change: nil, problems: [error.problem], text: text)
                 case .operations(let items):
                     // Numbered by their index in the request, which rises with their lines: several may share one.
-                    for (index, operation) in items.enumerated() { try admit(operation, item: index) }
+                    try items.withUnsafeBufferPointer { items in
+                        guard let first = items.baseAddress else { return }
+                        for index in items.indices { try admit(first + index, item: index, lines: lines) }
+                    }
                 }
                 console.progress("reading \(input): \(tally.read) records")
             }
             // Preparing lines (rewriting them in canonical form, or decoding, validating and encoding them) runs on all
-            // cores; admission runs here, in input order.
-            try reader.forEachLine(
+            // cores, a batch at a time; admission runs here, in input order.
+            try reader.forEachBatch(
                 workers: OrderedParallelMap.defaultWorkers,
                 context: { [decoder] in LinePreparer(decoder: decoder, validator: preparer.validator) },
-                transform: { line, lines in PackItem(line, preparer, &lines) }
-            ) { item in
-                try admit(item, item: 0)
+                transform: { lines, preparing in PackBatch(lines, preparer, &preparing) }
+            ) { batch in
+                try batch.items.withUnsafeBufferPointer { items in
+                    guard let first = items.baseAddress else { return }
+                    for index in items.indices { try admit(first + index, item: 0, lines: batch.lines) }
+                }
             }
         }
         console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
@@ -171,17 +190,23 @@ struct Pack: AsyncParsableCommand {
 
 /// One input line, decoded and prepared on a worker thread.
 enum PackItem: Sendable {
-    case prepared(PreparedChange, LineReader.Position)
-    case invalid(RecordError, LineReader.Position, text: String?)
+    /// A line prepared into its batch's ``PreparedLines``, as its line `index` there.
+    case batched(Int, LineReader.Position)
+    indirect case prepared(PreparedChange, LineReader.Position)
+    indirect case invalid(RecordError, LineReader.Position, text: String?)
     /// The operations of a CloudKit `records/modify` request, in order.
     case operations([PackItem])
 
     /// Prepares a line: straight from its bytes when it is a valid record of a common form, else decoded.
-    init(_ line: borrowing RecordFileReader.Line, _ preparer: ChangePreparer, _ lines: inout LinePreparer) {
-        if let bytes = line.bytes, let prepared = lines.prepare(bytes) {
-            self = .prepared(prepared, line.position)
-        } else {
+    init(_ line: borrowing RecordFileReader.Line, _ preparer: ChangePreparer, _ preparing: inout LinePreparer, into lines: inout PreparedLines) {
+        guard let bytes = line.bytes else {
             self.init(line.decoded(), preparer)
+            return
+        }
+        switch preparing.prepare(bytes, into: &lines) {
+        case .batched(let index): self = .batched(index, line.position)
+        case .prepared(let prepared): self = .prepared(prepared, line.position)
+        case .declined: self.init(line.decoded(), preparer)
         }
     }
 
@@ -191,5 +216,20 @@ enum PackItem: Sendable {
         case .invalid(let error, let position, let text): self = .invalid(error, position, text: text)
         case .operations(let items): self = .operations(items.map { PackItem($0, preparer) })
         }
+    }
+}
+
+/// The lines of one batch, prepared on a worker thread: most in one ``PreparedLines``, the rest each on its own.
+struct PackBatch: Sendable {
+    var lines: PreparedLines
+    var items: [PackItem] = []
+
+    init(_ batch: borrowing RecordFileReader.Lines, _ preparer: ChangePreparer, _ preparing: inout LinePreparer) {
+        // Canonical lines are about as long as the lines they were read from.
+        var lines = PreparedLines(capacity: batch.bytes + batch.bytes / 8 + 1024)
+        var items: [PackItem] = []
+        items.reserveCapacity(batch.count)
+        batch.forEach { line in items.append(PackItem(line, preparer, &preparing, into: &lines)) }
+        (self.lines, self.items) = (lines, items)
     }
 }
