@@ -92,6 +92,29 @@ import Testing
         #expect(lines.shapedLines == variants.count)
     }
 
+    @Test("with more shapes than it keeps, the least recently used goes, and every line is still prepared right")
+    func forgetsTheLeastRecentlyUsedShape() throws {
+        // Twelve record types, each line its own shape; the preparer keeps eight.
+        let template = #"{"recordName":"@N","recordType":"@T","fields":{"n":{"type":"INT64","value":@J},"r":{"type":"REFERENCE","value":{"recordName":"@R","action":"DELETE_SELF"}}}}"#
+        let types = (0..<12).map { "T\($0)" }
+        func line(_ type: String, _ index: Int) -> [UInt8] {
+            Self.line(template, ["@N": "\(type).\(index)", "@T": type, "@J": "\(index)", "@R": "P.\(index)"])
+        }
+        var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator())
+        // The first round learns every type's shape (the last eight are kept); then two rounds of the last eight
+        // alternate through their shapes, and then the first four, forgotten, are decoded and learned again.
+        for type in types { #expect(Self.oracle.preparedDisagreement(line(type, 0), lines: &lines) == nil) }
+        #expect(lines.shapedLines == 0)
+        for round in 1...2 {
+            for type in types.suffix(8) { #expect(Self.oracle.preparedDisagreement(line(type, round), lines: &lines) == nil) }
+        }
+        #expect(lines.shapedLines == 16)
+        for type in types.prefix(4) { #expect(Self.oracle.preparedDisagreement(line(type, 3), lines: &lines) == nil) }
+        #expect(lines.shapedLines == 16)
+        for type in types.prefix(4) { #expect(Self.oracle.preparedDisagreement(line(type, 4), lines: &lines) == nil) }
+        #expect(lines.shapedLines == 20)
+    }
+
     @Test("a shape counts its values toward the size limit")
     func declinesOversizedRecordsOfAKnownShape() {
         var limits = RecordValidator.Limits()

@@ -100,6 +100,8 @@ public final class BundleWriter {
     /// The assets the records admitted so far use, with their sizes (see ``absorb(_:newLayout:)``).
     let assetCatalog: AssetCatalog
     private var types = RecordTypeIndex()
+    /// Layouts the schema knows, the latest first (see ``knowsLayout(_:)``).
+    var recentLayouts: [RecordSchema.Layout] = []
     private var lastSequence: Int64 = 0
     private var finished = false
     /// The bundle's directory in its archive.
@@ -210,7 +212,7 @@ public final class BundleWriter {
     @discardableResult
     public func add(_ lines: borrowing PreparedLines, at index: Int, origin: Int64? = nil) throws -> Admission {
         let entry = lines.entries[index]
-        guard schema.knows(entry.layout) else { return try add(lines.change(at: index), origin: origin) }
+        guard knowsLayout(entry.layout) else { return try add(lines.change(at: index), origin: origin) }
         precondition(!finished, "BundleWriter.add after finish")
         let sequence = max(origin ?? 0, lastSequence + 1)
         lastSequence = sequence
@@ -226,6 +228,16 @@ public final class BundleWriter {
             }
         }
         return .accepted(warnings: [])
+    }
+
+    /// Whether the schema has seen a layout, asked of the latest layouts first: a few alternate, and hashing one
+    /// into the schema's set for every line was a twentieth of admitting it.
+    private func knowsLayout(_ layout: RecordSchema.Layout) -> Bool {
+        if recentLayouts.contains(layout) { return true }
+        guard schema.knows(layout) else { return false }
+        if recentLayouts.count == 8 { recentLayouts.removeLast() }
+        recentLayouts.insert(layout, at: 0)
+        return true
     }
 
     /// The record of a change whose layout the schema has not seen yet (the first record of each, mostly: only those

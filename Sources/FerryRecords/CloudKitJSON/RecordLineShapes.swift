@@ -42,6 +42,11 @@ public struct RecordLineShapes {
     }
 
     private let validator: RecordValidator
+    /// The shapes, most recently used first; ``shapes`` holds them.
+    ///
+    /// Unretained: a shape taken out of an array to prepare a line was retained and released around the call, and on
+    /// the workers those two atomic operations, each waiting for the line's writes before it, were a tenth of the time.
+    private var order: [Unmanaged<RecordLineShape>] = []
     private var shapes: [RecordLineShape] = []
     private var values: [RecordLineShape.Value] = []
     /// Lines still to learn from: learning costs a few lines' work, and a file whose lines share no shape should not
@@ -64,13 +69,16 @@ public struct RecordLineShapes {
         // Through the buffer: taking each shape out of the array, and swapping two, retained and released them, for
         // every line (types that alternate line by line swap on most lines).
         let validator = self.validator
-        return shapes.withUnsafeMutableBufferPointer { shapes in
-            for index in shapes.indices {
-                guard let key = shapes[index].prepare(line, into: &json, references: &references, values: &values, validator: validator)
-                else { continue }
-                let shape = shapes[index]
-                if index > 0 { shapes.swapAt(index, index - 1) }
-                return Prepared(recordType: shape.recordType, zoneID: shape.zoneID, key: key, layout: shape.layout)
+        return order.withUnsafeMutableBufferPointer { order in
+            for index in order.indices {
+                let prepared = order[index]._withUnsafeGuaranteedRef { shape -> Prepared? in
+                    guard let key = shape.prepare(line, into: &json, references: &references, values: &values, validator: validator)
+                    else { return nil }
+                    return Prepared(recordType: shape.recordType, zoneID: shape.zoneID, key: key, layout: shape.layout)
+                }
+                guard let prepared else { continue }
+                if index > 0 { order.swapAt(index, index - 1) }
+                return prepared
             }
             return nil
         }
@@ -81,7 +89,12 @@ public struct RecordLineShapes {
         guard learningsLeft > 0 else { return }
         learningsLeft -= 1
         guard let shape = RecordLineShape.learned(from: line, model: model, validator: validator, transcoder: &transcoder) else { return }
-        if shapes.count == Self.maxShapes { shapes.removeLast() }
-        shapes.insert(shape, at: 0)
+        if let last = order.last, shapes.count == Self.maxShapes {
+            // The least recently used goes: out of the order first, then out of the array that holds it.
+            order.removeLast()
+            shapes.removeAll { $0 === last.takeUnretainedValue() }
+        }
+        shapes.append(shape)
+        order.insert(Unmanaged.passUnretained(shape), at: 0)
     }
 }
