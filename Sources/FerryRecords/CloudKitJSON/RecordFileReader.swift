@@ -184,12 +184,12 @@ private struct LineBatch: Sendable {
     var bytes: [UInt8] = []
     var entries: [Entry] = []
 
-    /// Up to about 256 KiB (1024 lines), or `nil` at the end of the file: small batches keep few decoded records in
-    /// flight while the window stays deep.
+    /// Up to about 128 KiB (512 lines), or `nil` at the end of the file: small batches keep few decoded records in
+    /// flight while the window stays deep (with 256 KiB, pack took as long and 3-5 MB more memory).
     static func read(from reader: LineReader) throws -> LineBatch? {
         var batch = LineBatch()
-        batch.bytes.reserveCapacity(256 << 10)
-        while batch.bytes.count < 256 << 10, batch.entries.count < 1024, let line = try reader.nextRecordText() {
+        batch.bytes.reserveCapacity(128 << 10)
+        while batch.bytes.count < 128 << 10, batch.entries.count < 512, let line = try reader.nextRecordText() {
             switch line {
             case .bytes(let bytes, let position):
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
