@@ -43,28 +43,28 @@ public enum JSONStringBytes {
     /// own canonical form: no `"`, `\` or control byte (which the canonical form escapes), and well-formed UTF-8 (which
     /// the decoder would otherwise replace); `nil` for any other content, or no closing quote.
     ///
-    /// The end is found a word at a time over every byte but `"`, `\` and control bytes, and the content checked as
-    /// UTF-8 afterwards only if it has a byte of 0x80 or above: text with a non-ASCII character every few words
-    /// (names, notes) no longer falls back to a byte at a time.
+    /// One pass: whole words of plain ASCII are stepped over eight bytes at a time, and only a word that holds a byte
+    /// needing attention (a quote, a backslash, a control byte or a non-ASCII byte) is read a byte at a time, each
+    /// multi-byte character checked where it is. (Finding the end first and checking the whole content as UTF-8
+    /// afterwards read text with a non-ASCII character every few words twice.)
     @inlinable
     public static func plainContentEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var offset = start
-        var nonASCII = false
         while offset < bytes.count {
-            let skipped = skipPlainWords(bytes, from: offset, asciiOnly: false)
-            offset = skipped.offset
-            nonASCII = nonASCII || skipped.nonASCII
-            // The word where a byte may need attention (or the last few bytes), a byte at a time.
+            offset = skipPlainWords(bytes, from: offset, asciiOnly: true).offset
+            // The word where a byte may need attention (or the last few bytes), a byte or a character at a time.
             let wordEnd = min(offset + 8, bytes.count)
             while offset < wordEnd {
                 let byte = bytes[offset]
-                if byte == UInt8(ascii: "\"") {
-                    guard nonASCII else { return offset }
-                    return UTF8Validation.firstInvalidOffset(UnsafeRawBufferPointer(rebasing: bytes[start..<offset])) == nil ? offset : nil
+                if byte < 0x80 {
+                    if byte == UInt8(ascii: "\"") { return offset }
+                    guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
+                    offset += 1
+                } else {
+                    // A continuation byte is never a quote: a character cut short by the end is not well formed.
+                    guard let length = UTF8Validation.wellFormedLength(bytes, at: offset) else { return nil }
+                    offset += length
                 }
-                guard byte >= 0x20, byte != UInt8(ascii: "\\") else { return nil }
-                nonASCII = nonASCII || byte >= 0x80
-                offset += 1
             }
         }
         return nil
