@@ -141,8 +141,8 @@ import Testing
                     "n": .int64(Int64(index)),
                 ])
         }
-        let lines = (records + records.map { Record(recordType: $0.recordType, recordName: $0.recordName + "b", zoneID: $0.zoneID, fields: $0.fields) })
-            .map { Array(RecordJSONStyle.reversed.render(.record($0)).utf8) }
+        let again = records.map { Record(recordType: $0.recordType, recordName: $0.recordName + "b", zoneID: $0.zoneID, fields: $0.fields) }
+        let lines = (records + again).map { Array(RecordJSONStyle.reversed.render(.record($0)).utf8) }
         var batch = PreparedLines()
         var batched = 0
         for line in lines {

@@ -95,7 +95,9 @@ import Testing
     @Test("with more shapes than it keeps, the least recently used goes, and every line is still prepared right")
     func forgetsTheLeastRecentlyUsedShape() throws {
         // Twelve record types, each line its own shape; the preparer keeps eight.
-        let template = #"{"recordName":"@N","recordType":"@T","fields":{"n":{"type":"INT64","value":@J},"r":{"type":"REFERENCE","value":{"recordName":"@R","action":"DELETE_SELF"}}}}"#
+        let template =
+            #"{"recordName":"@N","recordType":"@T","fields":{"n":{"type":"INT64","value":@J},"#
+            + #""r":{"type":"REFERENCE","value":{"recordName":"@R","action":"DELETE_SELF"}}}}"#
         let types = (0..<12).map { "T\($0)" }
         func line(_ type: String, _ index: Int) -> [UInt8] {
             Self.line(template, ["@N": "\(type).\(index)", "@T": type, "@J": "\(index)", "@R": "P.\(index)"])
