@@ -92,6 +92,30 @@ import Testing
         #expect(lines.shapedLines == variants.count)
     }
 
+    @Test("a line that differs from the shape in any one byte between its values is not prepared through it")
+    func comparesEveryLiteralByte() throws {
+        for (template, modelValues) in Self.models {
+            let model = Self.line(template, modelValues)
+            let text = Array(template.utf8)
+            // Every byte of the template but its placeholders (`@` and the letter after it), changed to another.
+            var position = 0
+            while position < text.count {
+                if text[position] == UInt8(ascii: "@") {
+                    position += 2
+                    continue
+                }
+                var changed = text
+                changed[position] = text[position] == UInt8(ascii: "x") ? UInt8(ascii: "y") : UInt8(ascii: "x")
+                var lines = LinePreparer(decoder: CloudKitJSONDecoder(), validator: RecordValidator())
+                #expect(model.withUnsafeBytes { lines.prepare($0) } != nil)
+                let line = Self.line(String(decoding: changed, as: UTF8.self), modelValues)
+                #expect(Self.oracle.preparedDisagreement(line, lines: &lines) == nil, "byte \(position) of \(template)")
+                #expect(lines.shapedLines == 0, "byte \(position) changed, and the line went through the shape of \(template)")
+                position += 1
+            }
+        }
+    }
+
     @Test("with more shapes than it keeps, the least recently used goes, and every line is still prepared right")
     func forgetsTheLeastRecentlyUsedShape() throws {
         // Twelve record types, each line its own shape; the preparer keeps eight.
