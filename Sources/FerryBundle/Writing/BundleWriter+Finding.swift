@@ -33,7 +33,6 @@ extension BundleWriter {
     /// - Returns: the record types that still have records or deletions.
     func absorbAgain(_ records: SpoolPlan) throws -> Set<String> {
         schema = RecordSchema(tracksZones: false)
-        recentLayouts = []
         assetCatalog.reset()
         var types: Set<String> = []
         try records.forEachLine { line in

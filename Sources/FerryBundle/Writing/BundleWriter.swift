@@ -96,12 +96,16 @@ public final class BundleWriter {
     private let ledger: RecordLedger
     /// The record types and fields of the records admitted so far (see ``absorb(_:newLayout:)``); the zones are the
     /// spool's.
-    var schema = RecordSchema(tracksZones: false)
+    var schema = RecordSchema(tracksZones: false) {
+        // Derived from the schema, so forgotten with any change to it (a layout is only ever added, but when
+        // duplicates are taken out the schema is built again).
+        didSet { recentLayouts.removeAll() }
+    }
     /// The assets the records admitted so far use, with their sizes (see ``absorb(_:newLayout:)``).
     let assetCatalog: AssetCatalog
     private var types = RecordTypeIndex()
     /// Layouts the schema knows, the latest first (see ``knowsLayout(_:)``).
-    var recentLayouts: [RecordSchema.Layout] = []
+    private var recentLayouts: [RecordSchema.Layout] = []
     private var lastSequence: Int64 = 0
     private var finished = false
     /// The bundle's directory in its archive.
@@ -179,25 +183,19 @@ public final class BundleWriter {
     /// - Throws: only I/O errors on the scratch files.
     @discardableResult
     public func add(_ prepared: PreparedChange, origin: Int64? = nil) throws -> Admission {
-        precondition(!finished, "BundleWriter.add after finish")
-        let sequence = max(origin ?? 0, lastSequence + 1)
-        lastSequence = sequence
+        let sequence = nextSequence(origin)
         var problems = prepared.problems
         let newLayout = recordOfNewLayout(prepared)
         if let newLayout { problems += schema.conflicts(in: newLayout, layout: prepared.layout) }
         if !prepared.isDeletion { problems += try assetProblems(prepared.assets) }
         if problems.contains(where: { $0.severity == .error }) { return .rejected(problems) }
         try absorb(prepared, newLayout: newLayout)
-        // The file is named by the change's own strings: a key made for every line retained and released them.
-        let location = try prepared.canonicalJSON.withUnsafeBytes { line in
-            prepared.isDeletion
-                ? try spool.append(line, kind: .deletions, recordType: nil, zoneID: prepared.zoneID)
-                : try spool.append(line, kind: .records, recordType: prepared.recordType, zoneID: prepared.zoneID)
-        }
-        let type = types.index(of: prepared.recordType)
-        try ledger.noteIdentity(prepared.key, type: type, sequence: sequence, at: location)
-        for reference in prepared.references {
-            try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
+        try prepared.canonicalJSON.withUnsafeBytes { line in
+            try prepared.references.withUnsafeBufferPointer { references in
+                try note(
+                    line, isDeletion: prepared.isDeletion, recordType: prepared.recordType, zoneID: prepared.zoneID, key: prepared.key,
+                    references: references, sequence: sequence)
+            }
         }
         return .accepted(warnings: problems)
     }
@@ -213,21 +211,36 @@ public final class BundleWriter {
     public func add(_ lines: borrowing PreparedLines, at index: Int, origin: Int64? = nil) throws -> Admission {
         let entry = lines.entries[index]
         guard knowsLayout(entry.layout) else { return try add(lines.change(at: index), origin: origin) }
-        precondition(!finished, "BundleWriter.add after finish")
-        let sequence = max(origin ?? 0, lastSequence + 1)
-        lastSequence = sequence
-        let (location, type) = try lines.withLine(entry) { line, recordType, zoneID in
-            (try spool.append(line, kind: .records, recordType: recordType, zoneID: zoneID), types.index(of: recordType))
-        }
-        try ledger.noteIdentity(entry.key, type: type, sequence: sequence, at: location)
-        if entry.referencesStart < entry.referencesEnd {
-            try lines.references.withUnsafeBufferPointer { references in
-                for reference in references[Int(entry.referencesStart)..<Int(entry.referencesEnd)] {
-                    try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
-                }
-            }
+        let sequence = nextSequence(origin)
+        try lines.withLine(entry) { line, recordType, zoneID, references in
+            try note(line, isDeletion: false, recordType: recordType, zoneID: zoneID, key: entry.key, references: references, sequence: sequence)
         }
         return .accepted(warnings: [])
+    }
+
+    /// The sequence number of the next change: its origin, or one past the last.
+    private func nextSequence(_ origin: Int64?) -> Int64 {
+        precondition(!finished, "BundleWriter.add after finish")
+        lastSequence = max(origin ?? 0, lastSequence + 1)
+        return lastSequence
+    }
+
+    /// Takes an admitted change's canonical line into the spool, and its identity and references into the ledger.
+    ///
+    /// The spool's file is named by the change's own strings: a key made for every line retained and released them.
+    private func note(
+        _ line: UnsafeRawBufferPointer, isDeletion: Bool, recordType: String, zoneID: ZoneID, key: RecordKey,
+        references: UnsafeBufferPointer<(target: RecordKey, deleteSelf: Bool)>, sequence: Int64
+    ) throws {
+        let location =
+            isDeletion
+            ? try spool.append(line, kind: .deletions, recordType: nil, zoneID: zoneID)
+            : try spool.append(line, kind: .records, recordType: recordType, zoneID: zoneID)
+        let type = types.index(of: recordType)
+        try ledger.noteIdentity(key, type: type, sequence: sequence, at: location)
+        for reference in references {
+            try ledger.noteReference(to: reference.target, from: type, deleteSelf: reference.deleteSelf, sequence: sequence, at: location)
+        }
     }
 
     /// Whether the schema has seen a layout, asked of the latest layouts first: a few alternate, and hashing one

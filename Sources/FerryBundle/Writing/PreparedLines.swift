@@ -50,14 +50,18 @@ public struct PreparedLines: Sendable {
         return Int32(files.count - 1)
     }
 
-    /// Calls `body` with a line's canonical JSON, record type and zone.
+    /// Calls `body` with a line's canonical JSON, record type, zone and references, lent in place.
     func withLine<Result>(
-        _ entry: Entry, _ body: (UnsafeRawBufferPointer, String, ZoneID) throws -> Result
+        _ entry: Entry, _ body: (UnsafeRawBufferPointer, String, ZoneID, UnsafeBufferPointer<(target: RecordKey, deleteSelf: Bool)>) throws -> Result
     ) rethrows -> Result {
         try json.bytes.withUnsafeBytes { bytes in
             try files.withUnsafeBufferPointer { files in
-                let file = files[Int(entry.file)]
-                return try body(UnsafeRawBufferPointer(rebasing: bytes[entry.start..<entry.end]), file.recordType, file.zoneID)
+                try references.withUnsafeBufferPointer { references in
+                    let file = files[Int(entry.file)]
+                    return try body(
+                        UnsafeRawBufferPointer(rebasing: bytes[entry.start..<entry.end]), file.recordType, file.zoneID,
+                        UnsafeBufferPointer(rebasing: references[Int(entry.referencesStart)..<Int(entry.referencesEnd)]))
+                }
             }
         }
     }

@@ -68,11 +68,10 @@ final class RecordSpool {
     ///
     /// Records mostly come grouped, or alternate between a few types, so most appends find their file here by
     /// comparing keys, without hashing one (and copying it, which retains its strings). When types alternate record by
-    /// record, keeping only the last file made every append a miss. Unretained (``active`` holds them, and this list is
-    /// emptied whenever a file leaves it): retaining and releasing the file was a tenth of an append.
-    private var recent: [Unmanaged<Active>] = []
-    /// Their keys, compared in place (walking the files themselves retained and released each one).
-    private var recentKeys: [Key] = []
+    /// record, keeping only the last file made every append a miss. Keys are compared in place, and files are
+    /// unretained (``active`` holds them, and this list is emptied whenever a file leaves it): copying a key retained
+    /// its strings, and retaining and releasing the file was a tenth of an append.
+    private var recent: [(key: Key, file: Unmanaged<Active>)] = []
     private static let recentLimit = 8
     private var entry = ByteRecordWriter()
     private static let newline = UInt8(ascii: "\n")
@@ -90,18 +89,15 @@ final class RecordSpool {
     /// - Returns: where the line went: its run and its 0-based line number there (``runAndLine(of:)``).
     /// - Throws: ``BundleError`` past 2⁴⁰ runs, ``CoreError`` when a scratch file cannot be written.
     func append(_ line: UnsafeRawBufferPointer, kind: BundleManifest.RecordFile.Kind, recordType: String?, zoneID: ZoneID) throws -> FileLine {
-        let index = recentKeys.withUnsafeBufferPointer { keys in
-            keys.indices.first { keys[$0].kind == kind && keys[$0].recordType == recordType && keys[$0].zoneID == zoneID }
+        let found = recent.withUnsafeBufferPointer { recent in
+            recent.indices.first { recent[$0].key.kind == kind && recent[$0].key.recordType == recordType && recent[$0].key.zoneID == zoneID }
+                .map { recent[$0].file }
         }
-        if let index { return try recent[index]._withUnsafeGuaranteedRef { file in try append(line, to: file) } }
+        if let found { return try found._withUnsafeGuaranteedRef { file in try append(line, to: file) } }
         let key = Key(kind: kind, recordType: recordType, zoneID: zoneID)
         let file = try activate(key)
-        if recent.count == Self.recentLimit {
-            recent.removeFirst()
-            recentKeys.removeFirst()
-        }
-        recent.append(Unmanaged.passUnretained(file))
-        recentKeys.append(key)
+        if recent.count == Self.recentLimit { recent.removeFirst() }
+        recent.append((key, Unmanaged.passUnretained(file)))
         return try append(line, to: file)
     }
 
@@ -178,7 +174,6 @@ final class RecordSpool {
             active[file.key] = nil
         }
         recent.removeAll()
-        recentKeys.removeAll()
     }
 
     /// Notes the end of a file's stretch: its hash, bytes and lines.
@@ -200,7 +195,6 @@ final class RecordSpool {
         for file in active.values.sorted(by: { $0.stretch < $1.stretch }) { try end(file) }
         active = [:]
         recent.removeAll()
-        recentKeys.removeAll()
         isOpen = false
         try log.close()
     }
@@ -209,7 +203,6 @@ final class RecordSpool {
     func remove() {
         active = [:]
         recent.removeAll()
-        recentKeys.removeAll()
         directory.remove()
     }
 

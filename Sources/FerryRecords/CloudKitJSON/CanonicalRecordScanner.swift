@@ -1,11 +1,5 @@
 import FerryCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Recognizes record lines that are already in canonical form and pass every check a line can pass on its own,
 /// without decoding them into ``Record`` values: the fast path of `ferry verify`, whose bundles hold nothing else.
 ///
@@ -283,13 +277,9 @@ private struct Cursor {
     }
 
     private mutating func skip(_ literal: UnsafeRawBufferPointer) -> Bool {
-        guard literal.count <= bytes.count - offset else { return false }
-        // Most literals are a few bytes, compared in place; a file's record tail (its type and zone) is long.
-        if literal.count < 16 {
-            for index in 0..<literal.count where bytes[offset + index] != literal[index] { return false }
-        } else if let base = bytes.baseAddress, let expected = literal.baseAddress {
-            guard memcmp(base + offset, expected, literal.count) == 0 else { return false }
-        }
+        guard literal.count <= bytes.count - offset,
+            UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + literal.count)]).hasSameBytes(as: literal)
+        else { return false }
         offset += literal.count
         return true
     }

@@ -154,8 +154,8 @@ public struct RecordFileReader {
         /// How many lines there are.
         public var count: Int { batch.entries.count }
 
-        /// The bytes of the lines, newlines not counted.
-        public var bytes: Int { batch.bytes.count }
+        /// How many bytes the lines hold, newlines not counted.
+        public var byteCount: Int { batch.bytes.count }
 
         /// Calls `body` with each line, in order.
         public func forEach(_ body: (borrowing Line) -> Void) {

@@ -1,11 +1,5 @@
 import FerryCore
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// The shape of a record line: its bytes with the values that differ from record to record taken out, and its
 /// canonical form with the same values taken out.
 ///
@@ -163,29 +157,9 @@ final class RecordLineShape {
         return size
     }
 
-    /// Whether the line holds `literal` at `offset`: compared eight bytes at a time in place (the literals between
-    /// values are a few dozen bytes, and a call to `memcmp` for each was a tenth of preparing a line).
+    /// Whether the line holds `literal` at `offset` (``FerryCore/Swift/UnsafeRawBufferPointer/hasSameBytes(as:)``).
     private static func matches(_ line: UnsafeRawBufferPointer, at offset: Int, _ literal: UnsafeRawBufferPointer) -> Bool {
-        guard line.count - offset >= literal.count else { return false }
-        guard let base = line.baseAddress, let expected = literal.baseAddress else { return literal.isEmpty }
-        let actual = UnsafeRawPointer(base + offset)
-        var index = 0
-        while literal.count - index >= 8 {
-            guard actual.loadUnaligned(fromByteOffset: index, as: UInt64.self) == expected.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-            else { return false }
-            index += 8
-        }
-        guard index < literal.count else { return true }
-        if literal.count >= 8 {
-            // The last eight bytes, overlapping those compared.
-            let last = literal.count - 8
-            return actual.loadUnaligned(fromByteOffset: last, as: UInt64.self) == expected.loadUnaligned(fromByteOffset: last, as: UInt64.self)
-        }
-        while index < literal.count {
-            guard actual.load(fromByteOffset: index, as: UInt8.self) == expected.load(fromByteOffset: index, as: UInt8.self) else { return false }
-            index += 1
-        }
-        return true
+        line.count - offset >= literal.count && UnsafeRawBufferPointer(rebasing: line[offset..<(offset + literal.count)]).hasSameBytes(as: literal)
     }
 
     /// A string's content up to its closing quote, when it is its own canonical form

@@ -128,8 +128,8 @@ struct Pack: AsyncParsableCommand {
                     try rejects.reject(file: input, position: position, change: change, problems: problems, text: nil)
                 }
             }
-            /// Admits one item of the file, or each operation of a request in turn. Items are read in place, not
-            /// copied: a copy retained and released every reference a prepared change holds.
+            /// Admits one item of the file, or each operation of a request in turn, read in place
+            /// (``Swift/Array/forEachInPlace(_:)``).
             func admit(_ item: UnsafePointer<PackItem>, item index: Int, lines: borrowing PreparedLines) throws {
                 switch item.pointee {
                 case .batched(let line, let position):
@@ -143,10 +143,7 @@ struct Pack: AsyncParsableCommand {
                     try rejects.reject(file: input, position: position, change: nil, problems: [error.problem], text: text)
                 case .operations(let items):
                     // Numbered by their index in the request, which rises with their lines: several may share one.
-                    try items.withUnsafeBufferPointer { items in
-                        guard let first = items.baseAddress else { return }
-                        for index in items.indices { try admit(first + index, item: index, lines: lines) }
-                    }
+                    try items.forEachInPlace { index, operation in try admit(operation, item: index, lines: lines) }
                 }
                 console.progress("reading \(input): \(tally.read) records")
             }
@@ -157,10 +154,7 @@ struct Pack: AsyncParsableCommand {
                 context: { [decoder] in LinePreparer(decoder: decoder, validator: preparer.validator) },
                 transform: { lines, preparing in PackBatch(lines, preparer, &preparing) }
             ) { batch in
-                try batch.items.withUnsafeBufferPointer { items in
-                    guard let first = items.baseAddress else { return }
-                    for index in items.indices { try admit(first + index, item: 0, lines: batch.lines) }
-                }
+                try batch.items.forEachInPlace { _, item in try admit(item, item: 0, lines: batch.lines) }
             }
         }
         console.logger.info("read \(tally.read) records in \(Formatting.seconds(since: started))")
@@ -226,7 +220,7 @@ struct PackBatch: Sendable {
 
     init(_ batch: borrowing RecordFileReader.Lines, _ preparer: ChangePreparer, _ preparing: inout LinePreparer) {
         // Canonical lines are about as long as the lines they were read from.
-        var lines = PreparedLines(capacity: batch.bytes + batch.bytes / 8 + 1024)
+        var lines = PreparedLines(capacity: batch.byteCount + batch.byteCount / 8 + 1024)
         var items: [PackItem] = []
         items.reserveCapacity(batch.count)
         batch.forEach { line in items.append(PackItem(line, preparer, &preparing, into: &lines)) }
