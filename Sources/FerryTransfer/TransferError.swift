@@ -6,6 +6,7 @@ public struct TransferError: FerryError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case unknownSource = "unknown-source"
+            case unknownTarget = "unknown-target"
             case unsupported
             case invalidPolicy = "invalid-policy"
             case missingAsset = "missing-asset"
@@ -17,6 +18,8 @@ public struct TransferError: FerryError {
 
         /// The source is none of the kinds Ferry reads.
         public static let unknownSource = Code(.unknownSource)
+        /// The target's name says neither a bundle nor a local store.
+        public static let unknownTarget = Code(.unknownTarget)
         /// This source and target cannot be paired (yet).
         public static let unsupported = Code(.unsupported)
         /// `--on-conflict` names no policy.
@@ -31,7 +34,7 @@ public struct TransferError: FerryError {
         var kind: FailureKind {
             switch base {
             case .unknownSource: .dataError
-            case .unsupported, .invalidPolicy: .usage
+            case .unsupported, .invalidPolicy, .unknownTarget: .usage
             case .missingAsset: .dataError
             case .sourceChanged: .temporary
             }

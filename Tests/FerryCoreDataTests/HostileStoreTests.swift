@@ -82,6 +82,53 @@ import Testing
         #expect(code(failure(copy, model: .file(text))) == "coredata.model-not-found")
     }
 
+    /// A loop through `Z_SUPER` (a self-reference, two entities, three) or a parent that is no entity is refused at
+    /// once, naming the entities, whichever model is used; walking such a hierarchy used to never end.
+    @Test(arguments: [
+        ("UPDATE Z_PRIMARYKEY SET Z_SUPER = 1 WHERE Z_ENT = 1", "Book (Z_ENT 1) → Book (Z_ENT 1)"),
+        ("UPDATE Z_PRIMARYKEY SET Z_SUPER = 6 WHERE Z_ENT = 6", "loop"),
+        ("UPDATE Z_PRIMARYKEY SET Z_SUPER = 2 WHERE Z_ENT = 1", "GraphicNovel (Z_ENT 2)"),
+        (
+            "UPDATE Z_PRIMARYKEY SET Z_SUPER = 2 WHERE Z_ENT = 1; UPDATE Z_PRIMARYKEY SET Z_SUPER = 3 WHERE Z_ENT = 2; "
+                + "UPDATE Z_PRIMARYKEY SET Z_SUPER = 1 WHERE Z_ENT = 3", "loop"
+        ),
+        ("UPDATE Z_PRIMARYKEY SET Z_SUPER = 999 WHERE Z_ENT = 2", "Z_SUPER 999"),
+        ("UPDATE Z_PRIMARYKEY SET Z_SUPER = 16002 WHERE Z_ENT = 16001; UPDATE Z_PRIMARYKEY SET Z_SUPER = 16001 WHERE Z_ENT = 16002", "loop"),
+    ])
+    func refusesALoopInTheEntityHierarchy(statement: String, expected: String) throws {
+        // Book 1 ← GraphicNovel 2, Feedback 3, Page 4, Writer 5 ← Author 6, and three history entities.
+        guard let fixture = StoreFixtures.path("alemar11-CoreDataPlus/SampleModel2/Fixtures/SampleModel2_V2.sqlite") else { return }
+        let scratch = try Scratch()
+        let copy = try StoreFixtures.copy(fixture, into: scratch)
+        try SQLiteShell.execute(copy, statement + "; PRAGMA wal_checkpoint(TRUNCATE);")
+        for model in [ModelChoice.automatic, .inferred, .modelCache] {
+            let clock = ContinuousClock()
+            let started = clock.now
+            let error = failure(copy, model: model)
+            #expect(code(error) == "coredata.corrupt", "\(model): \(String(describing: error))")
+            #expect(message(error).contains(expected), "\(message(error))")
+            #expect(message(error).contains("Z_ENT"))
+            // Refused before anything walks the hierarchy (it used to run for minutes); generous for a loaded machine.
+            #expect(clock.now - started < .seconds(10))
+        }
+    }
+
+    @Test func refusesRepeatedEntityRows() throws {
+        guard SQLiteShell.isAvailable else { return }
+        let scratch = try Scratch()
+        let path = scratch.file("twice.sqlite")
+        try SQLiteShell.execute(
+            path,
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER); "
+                + "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB); "
+                + "INSERT INTO Z_METADATA VALUES (1, 'A-B', NULL); "
+                + "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Car', 0, 0), (1, 'Bus', 0, 0); "
+                + "CREATE TABLE ZCAR (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER);")
+        let error = failure(path, model: .inferred)
+        #expect(code(error) == "coredata.corrupt")
+        #expect(message(error).contains("two rows for Z_ENT 1"))
+    }
+
     @Test func refusesCorruptPagesWithTheFileNamed() throws {
         guard let fixture = StoreFixtures.path("wibosco-CoreDataMigration-Example/sqlite/CoreDataMigration_Example_3.sqlite") else { return }
         let scratch = try Scratch()

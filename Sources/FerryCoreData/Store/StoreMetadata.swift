@@ -72,7 +72,65 @@ public struct StoreMetadata: Sendable {
                     number: parsed, name: name, superNumber: row.value(at: 2).integerValue.flatMap { Int(exactly: $0) } ?? 0,
                     maxPrimaryKey: row.value(at: 3).integerValue ?? 0))
         }
+        try Self.checkHierarchy(rows, store: store)
         entityRows = rows
+    }
+
+    /// Refuses entity rows whose bookkeeping contradicts itself: a repeated `Z_ENT` or `Z_NAME`, a `Z_SUPER` naming no
+    /// entity, or a parent chain that comes back to where it started (a self-reference or a longer loop).
+    ///
+    /// Everything that walks the hierarchy (sub-entities, root tables, inference) relies on it being a forest; a loop
+    /// would make those walks endless.
+    static func checkHierarchy(_ rows: [EntityRow], store: String) throws {
+        var byNumber: [Int: EntityRow] = [:]
+        var names: [String: Int] = [:]
+        for row in rows {
+            if let earlier = byNumber[row.number] {
+                throw CoreDataError(
+                    .corrupt,
+                    "\(store): Z_PRIMARYKEY has two rows for Z_ENT \(row.number) (\(earlier.name) and \(row.name)); "
+                        + "each entity has one row. The store's bookkeeping is damaged: restore it from a backup")
+            }
+            if let earlier = names[row.name] {
+                throw CoreDataError(
+                    .corrupt,
+                    "\(store): Z_PRIMARYKEY names entity \(row.name) twice (Z_ENT \(earlier) and \(row.number)). "
+                        + "The store's bookkeeping is damaged: restore it from a backup")
+            }
+            byNumber[row.number] = row
+            names[row.name] = row.number
+        }
+        // Each row is walked up at most once: a row whose chain reached a root is marked done, so the whole check
+        // is linear in the number of rows.
+        var done: Set<Int> = []
+        for row in rows where !done.contains(row.number) {
+            var path: [EntityRow] = []
+            var onPath: Set<Int> = []
+            var current = row
+            while current.superNumber != 0, !done.contains(current.number) {
+                path.append(current)
+                onPath.insert(current.number)
+                guard let parent = byNumber[current.superNumber] else {
+                    throw CoreDataError(
+                        .corrupt,
+                        "\(store): Z_PRIMARYKEY gives entity \(current.name) (Z_ENT \(current.number)) the parent Z_SUPER "
+                            + "\(current.superNumber), which is no entity of the store. The store's bookkeeping is damaged: "
+                            + "restore it from a backup")
+                }
+                if onPath.contains(parent.number) {
+                    let loop = path.drop { $0.number != parent.number } + [parent]
+                    let names = loop.map { "\($0.name) (Z_ENT \($0.number))" }.joined(separator: " → ")
+                    throw CoreDataError(
+                        .corrupt,
+                        "\(store): the entity hierarchy in Z_PRIMARYKEY is a loop: \(names); every parent chain "
+                            + "(Z_SUPER) must end at a root entity (Z_SUPER 0). The store's bookkeeping is damaged: restore it "
+                            + "from a backup")
+                }
+                current = parent
+            }
+            done.formUnion(onPath)
+            done.insert(current.number)
+        }
     }
 }
 

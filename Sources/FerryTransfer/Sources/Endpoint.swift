@@ -51,9 +51,31 @@ public enum Endpoint: Sendable, Hashable {
         case localStore(String)
     }
 
-    /// Tells what a target is: a bundle by extension, anything else a local store (created when missing).
-    public static func target(_ path: String) -> Target {
-        ArchiveFormat(fileName: path) != nil ? .bundle(path) : .localStore(path)
+    /// Tells what a target is: a bundle by its extension (`.tar.gz`, `.tgz`, `.tar.zst`, `.tzst`, `.zip`), a local
+    /// store by `.ferry`, by being one already, or by being the default local store (`isDefault`, whatever its name).
+    ///
+    /// Any other name is refused rather than guessed: `x.tar.xz` or `x.zst` was meant as a bundle, and writing an
+    /// SQLite store there would be a silent surprise.
+    public static func target(_ path: String, isDefault: Bool = false) throws -> Target {
+        if ArchiveFormat(fileName: path) != nil { return .bundle(path) }
+        if isDefault || path.lowercased().hasSuffix(".ferry") { return .localStore(path) }
+        if FileManager.default.fileExists(atPath: path), (try? readOnlyTables(path))?.contains("ferry_meta") == true {
+            return .localStore(path)
+        }
+        let accepted =
+            "a bundle is named .tar.gz (or .tgz), .tar.zst (or .tzst) or .zip; a local store is named .ferry or is an existing "
+            + "Ferry local store"
+        let lower = path.lowercased()
+        let archive = [".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar.lz4", ".tar", ".zst", ".gz", ".xz", ".bz2", ".7z", ".rar"]
+        if let suffix = archive.first(where: { lower.hasSuffix($0) }) {
+            throw TransferError(
+                .unknownTarget, "\(path): Ferry does not write \(suffix) archives; \(accepted). Name the target .tar.zst or .tar.gz")
+        }
+        if FileManager.default.fileExists(atPath: path) {
+            throw TransferError(
+                .unknownTarget, "\(path) exists and is not a Ferry local store; \(accepted). Choose another name: Ferry never writes over it")
+        }
+        throw TransferError(.unknownTarget, "\(path): cannot tell what to write; \(accepted)")
     }
 
     /// The default local store: `$FERRY_LOCAL_STORE`, else `$XDG_DATA_HOME/ferry/local.ferry`, else

@@ -16,7 +16,8 @@ struct Copy: AsyncParsableCommand {
             Sources: a Core Data store (mapped by --preset or --mapping), a plist or NSKeyedArchiver cache of objects \
             (classes or dictionaries → records; names from recordID, recordName or tempID; cloudStatus 2 → deletions), \
             a bundle, a local store. Targets: a bundle \
-            (.tar.gz, .tar.zst, .zip) or a local store (any other path; created when missing). Without TARGET the \
+            (.tar.gz or .tgz, .tar.zst or .tzst, .zip) or a local store (a .ferry path, created when missing, or an \
+            existing local store); any other name is refused. Without TARGET the \
             default local store: $FERRY_LOCAL_STORE, else $XDG_DATA_HOME/ferry/local.ferry, else \
             ~/.local/share/ferry/local.ferry.
 
@@ -36,7 +37,7 @@ struct Copy: AsyncParsableCommand {
     @Argument(help: "The source: a Core Data SQLite store, a plist or keyed-archive cache, a bundle or a local store.")
     var source: String
 
-    @Argument(help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (default: the default local store).")
+    @Argument(help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (.ferry, or an existing one; default: the default local store).")
     var target: String?
 
     @OptionGroup var mappingOptions: MappingOptions
@@ -74,7 +75,8 @@ struct Copy: AsyncParsableCommand {
 
     func validate() throws {
         if let target, ArchiveFormat(fileName: target) == nil, format != nil {
-            throw ValidationError("--format applies to bundle targets; \(target) is a local store")
+            throw ValidationError(
+                "--format applies to bundle targets named .tar.gz, .tar.zst or .zip; \(target) is not one (the extension must agree with the format)")
         }
         if let createdAt, CreationTime.parse(createdAt) == nil {
             throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970, from 1970 to the end of 9999")
@@ -95,9 +97,10 @@ struct Copy: AsyncParsableCommand {
     private func copy(_ console: Console) throws -> Int32 {
         let started = Date()
         let targetPath = target ?? Endpoint.defaultLocalStore()
-        let files = try claimFiles(target: targetPath)
+        let kind = try Endpoint.target(targetPath, isDefault: target == nil)
+        let files = try claimFiles(target: kind)
         let changes = try openSource(console)
-        switch Endpoint.target(targetPath) {
+        switch kind {
         case .bundle:
             if changes.kind == "bundle" {
                 throw TransferError(
@@ -121,16 +124,16 @@ struct Copy: AsyncParsableCommand {
 
     /// The files the copy reads, with its outputs claimed: refused before anything is read or written when an output
     /// would replace an input (`--reject-file` naming the source, say) or the target is the source.
-    private func claimFiles(target: String) throws -> RunFiles {
+    private func claimFiles(target kind: Endpoint.Target) throws -> RunFiles {
         let files = RunFiles()
         // A SQLite store's rows may be in its write-ahead log.
         for suffix in ["", "-wal", "-shm", "-journal"] { files.add(source + suffix, as: "the source \(source + suffix)") }
         if let mapping = mappingOptions.mapping { files.add(mapping, as: "the mapping \(mapping)") }
         if let model = modelOptions.model { files.add(model, as: "the model \(model)") }
-        switch Endpoint.target(target) {
+        switch kind {
         case .bundle:
             break  // claimed by the bundle writer
-        case .localStore:
+        case .localStore(let target):
             // Changed in place, never renamed over: the reject file may not replace it.
             if let identity = FileIdentity(path: target), identity == FileIdentity(path: source) {
                 throw TransferError(.unsupported, "\(source) is both the source and the target")
