@@ -37,7 +37,8 @@ struct Copy: AsyncParsableCommand {
     @Argument(help: "The source: a Core Data SQLite store, a plist or keyed-archive cache, a bundle or a local store.")
     var source: String
 
-    @Argument(help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (.ferry, or an existing one; default: the default local store).")
+    @Argument(
+        help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (.ferry, or an existing one; default: the default local store).")
     var target: String?
 
     @OptionGroup var mappingOptions: MappingOptions
