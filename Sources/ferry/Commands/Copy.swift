@@ -38,7 +38,10 @@ struct Copy: AsyncParsableCommand {
     var source: String
 
     @Argument(
-        help: "The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (.ferry, or an existing one; default: the default local store).")
+        help: """
+            The target: a bundle to write (.tar.gz, .tar.zst, .zip) or a local store (.ferry, or an existing one; \
+            default: the default local store).
+            """)
     var target: String?
 
     @OptionGroup var mappingOptions: MappingOptions
