@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",
-            dependencies: ["FerryCore", "FerryRecords", "FerryTesting"],
+            dependencies: ["FerryCore", "FerryRecords", "FerryPlist", "FerryTesting"],
             exclude: ["Snapshots"]
         ),
     ]

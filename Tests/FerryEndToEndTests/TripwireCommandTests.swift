@@ -1,4 +1,5 @@
 import FerryCore
+import FerryPlist
 import FerryTesting
 import Foundation
 import Testing
@@ -50,5 +51,56 @@ import Testing
         let refused = try ferry(["copy", Self.cars, "notes.db"], in: scratch.path)
         #expect(refused.status == 64 && refused.errors.contains("not a Ferry local store"), "\(refused.errors)")
         #expect(try scratch.read("notes.db") == Data("my notes\n".utf8))
+    }
+}
+
+/// `ferry convert` of plists that share objects: streamed in constant memory, refused past `--max-output`.
+@Suite struct ConvertFanOutCommandTests {
+    /// A binary plist whose levels each hold the next twice, down to `leaf`: 2^levels copies of it in the JSON.
+    private func fanOut(_ leaf: String, levels: Int) -> [UInt8] {
+        var table = PlistTable()
+        var below = table.add(.string(leaf))
+        for _ in 0..<levels { below = table.add(.array([below, below])) }
+        table.topObject = below
+        return BinaryPlistWriter.write(table)
+    }
+
+    @Test func refusesPastTheLimitAndStreamsBelowIt() throws {
+        let scratch = try Scratch()
+        try scratch.write("fan.plist", Data(fanOut("leaf", levels: 16)))
+        let refused = try ferry(["convert", "fan.plist", "--max-output", "64K"], in: scratch.path)
+        #expect(refused.status == 65, "\(refused.errors)")
+        #expect(refused.errors.contains("is used 65536 times") && refused.errors.contains("--max-output"), "\(refused.errors)")
+        #expect(refused.output.isEmpty, "nothing is printed before the size is known")
+        let bad = try ferry(["convert", "fan.plist", "--max-output", "lots"], in: scratch.path)
+        #expect(bad.status == 64 && bad.errors.contains("--max-output"), "\(bad.errors)")
+        // Under the limit: the same text as the tree gives, in each layout.
+        let document = try PlistDocument(bytes: fanOut("leaf", levels: 16))
+        let single = try ferry(["convert", "fan.plist"], in: scratch.path)
+        #expect(single.status == 0, "\(single.errors)")
+        #expect(single.output == JSONWriter.prettyText(try document.value().jsonValue))
+        let json = try ferry(["convert", "fan.plist", "--json"], in: scratch.path)
+        let message = try #require(try JSONParser.parse(json.output.trimmingCharacters(in: .newlines)).objectValue)
+        #expect(message["message_type"] == "result" && message["format"] == "binary")
+        #expect(message["value"].map { JSONWriter.canonical($0) } == JSONWriter.canonical(try document.value().jsonValue))
+        let lines = try ferry(["convert", "fan.plist", "fan.plist"], in: scratch.path)
+        #expect(lines.output.split(separator: "\n").count == 2)
+    }
+
+    @Test func streamsAHugeOutputInConstantMemory() throws {
+        let scratch = try Scratch()
+        // A 1 MB string used 256 times: 256 MB of JSON from a 1 MB file.
+        try scratch.write("big.plist", Data(fanOut(String(repeating: "ab", count: 1 << 19), levels: 8)))
+        let measure = """
+            import resource, subprocess, sys
+            done = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+            print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            """
+        let run = try ProcessResult.run(
+            "/usr/bin/env", ["python3", "-c", measure, TestEnvironment.ferryBinary, "convert", "big.plist"], in: scratch.path)
+        let fields = run.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(fields.count == 2 && fields[0] == 0, "\(run.output) \(run.errors)")
+        // Peak RSS in KiB: the text is 256 MB; the tree and the text were each held whole before.
+        #expect(fields.count == 2 && fields[1] < 120_000, "peak RSS \(fields.last ?? -1) KiB")
     }
 }
