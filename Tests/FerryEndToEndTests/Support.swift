@@ -1,3 +1,4 @@
+import FerryCore
 import FerryTesting
 import Foundation
 import Testing
@@ -30,4 +31,25 @@ func expectSnapshot(_ actual: String, named name: String, sourceLocation: Source
 /// Replaces run-dependent values (durations) so output can be compared with a golden file.
 func normalized(_ text: String) -> String {
     text.replacingOccurrences(of: #""seconds":[0-9.e-]+"#, with: #""seconds":0"#, options: .regularExpression)
+}
+
+/// Runs `ferry` under Python's resource accounting (the test process's own children would mix other runs in).
+/// - Returns: the exit status, the peak RSS in KiB, and how many lines of standard output contain `marker`, counted as
+///   they stream (the output is never held).
+func ferryMeasured(_ arguments: [String], in directory: String, counting marker: String = "\u{0}") throws -> (
+    status: Int, peakKiB: Int, matching: Int
+) {
+    let script = """
+        import resource, subprocess, sys
+        marker = sys.argv[1].encode()
+        run = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        count = sum(1 for line in run.stdout if marker in line)
+        status = run.wait()
+        print(status, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, count)
+        """
+    let run = try ProcessResult.run(
+        "/usr/bin/env", ["python3", "-c", script, marker, TestEnvironment.ferryBinary] + arguments, in: directory)
+    let fields = run.output.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    guard fields.count == 3 else { throw CoreError(.readFailed, "could not measure ferry \(arguments): \(run.output) \(run.errors)") }
+    return (fields[0], fields[1], fields[2])
 }

@@ -69,6 +69,7 @@ public final class BundleReader {
         // (tag files, directories, entries nothing lists) by name.
         var seenFiles = BitSet(capacity: metadata.payloadFiles.count)
         var seen = Set<String>()
+        var unlistedNames = 0
         // Assets apart, by digest, and not in memory: a bundle may hold millions. Ferry writes them in digest order,
         // and while they come in that order none can be there twice; otherwise repeats are found after the scan.
         let seenAssets = ExternalSorter<SHA256Digest>(
@@ -91,8 +92,13 @@ public final class BundleReader {
             } else if let entry = try metadata.payloadFiles.entry(at: relative) {
                 guard seenFiles.insert(entry.rank) else { throw Self.duplicate(relative, in: path) }
                 listed = entry
-            } else if !seen.insert(relative).inserted {
-                throw Self.duplicate(relative, in: path)
+            } else if metadata.tagDigests[relative] != nil || metadata.tagFilesRead[relative] != nil {
+                guard seen.insert(relative).inserted else { throw Self.duplicate(relative, in: path) }
+            } else if header.type == .file, unlistedNames < Self.unlistedNamesKept {
+                // Entries nothing lists are each reported as such; the first few are also checked for repeats. A
+                // repeated directory is harmless, and keeping every name of millions of entries is not.
+                guard seen.insert(relative).inserted else { throw Self.duplicate(relative, in: path) }
+                unlistedNames += 1
             }
             switch header.type {
             case .directory: continue
@@ -197,6 +203,9 @@ public final class BundleReader {
                 ))
         }
     }
+
+    /// How many names of entries that no manifest lists are kept to find repeats among them.
+    static let unlistedNamesKept = 4096
 
     private static func duplicate(_ relative: String, in archive: String) -> BundleError {
         BundleError(.duplicateEntry, "\(archive): \(relative) appears twice; the bundle is ambiguous and was refused")

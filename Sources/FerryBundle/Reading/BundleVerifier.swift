@@ -40,11 +40,15 @@ extension BundleReader {
     ///   - temporaryDirectory: where record identities and DELETE_SELF references go when there are too many to count
     ///     in memory (default `$TMPDIR`).
     ///   - progress: called with payload bytes read so far.
+    ///   - onIssue: called with every problem, in the order found, as it is found (the report keeps only the first
+    ///     ``VerificationReport/maxIssues``); memory does not grow with their number.
     /// - Returns: the report; structural damage (an unsafe or unreadable archive) throws instead.
     public func verify(
-        checksumsOnly: Bool = false, temporaryDirectory: String? = nil, progress: ((Int64) -> Void)? = nil
+        checksumsOnly: Bool = false, temporaryDirectory: String? = nil, progress: ((Int64) -> Void)? = nil,
+        onIssue: ((BundleError) -> Void)? = nil
     ) throws -> VerificationReport {
         let verifier = BundleVerifier(reader: self, checksumsOnly: checksumsOnly, temporaryDirectory: temporaryDirectory)
+        verifier.onIssue = onIssue
         try scan(verifier, complete: true, progress: progress)
         try verifier.finish()
         return verifier.report
@@ -73,6 +77,8 @@ final class BundleVerifier: BundleVisitor {
     private var batch: LineBatch?
     private var pipeline: OrderedPipeline<LineBatch, CheckedBatch>?
     private let checksumsOnly: Bool
+    /// Where each problem goes as it is found, besides the report.
+    var onIssue: ((BundleError) -> Void)?
 
     init(reader: BundleReader, checksumsOnly: Bool, temporaryDirectory: String?) {
         self.reader = reader
@@ -115,7 +121,7 @@ final class BundleVerifier: BundleVisitor {
                 }
             }
         } catch let error as BundleError {
-            note(located(error, file: file), after: true)
+            try note(located(error, file: file), after: true)
             current = nil
         }
     }
@@ -127,24 +133,31 @@ final class BundleVerifier: BundleVisitor {
         do {
             try splitter.finish(file: file.path)
         } catch let error as BundleError {
-            note(located(error, file: file), after: true)
+            try note(located(error, file: file), after: true)
         }
         if splitter.lineCount != file.count {
-            note(
+            try note(
                 BundleError(.invalidRecord, "\(reader.path): \(file.path) has \(splitter.lineCount) lines, data/manifest.json says \(file.count)"),
                 after: true)
         }
     }
 
-    func issue(_ error: BundleError) throws { note(error, after: false) }
+    func issue(_ error: BundleError) throws { try note(error, after: false) }
 
     /// Reports an issue in the scan's order: at once when no lines wait for the workers; else with the lines of the
     /// file being read, before them (what the scan says of the file, such as a checksum mismatch) or after them; else
     /// after every line so far.
-    private func note(_ error: BundleError, after: Bool) {
+    private func note(_ error: BundleError, after: Bool) throws {
         guard pipeline != nil else { return add(error) }
         if batch == nil { batch = LineBatch() }
         batch?.note(error, after: after, ofFile: current != nil)
+        // Issues without lines (millions of unlisted entries, say) are handed over like lines, so that they never
+        // pile up in a batch.
+        if let full = batch, full.isFull {
+            try pipeline?.submit(full)
+            batch = LineBatch()
+            if current != nil { batch?.continueFile(of: full) }
+        }
     }
 
     func finish() throws {
@@ -217,7 +230,10 @@ final class BundleVerifier: BundleVisitor {
         }
     }
 
-    private func add(_ error: BundleError) { report.add(error) }
+    private func add(_ error: BundleError) {
+        report.add(error)
+        onIssue?(error)
+    }
 
     private func located(_ error: BundleError, file: BundleManifest.RecordFile) -> BundleError {
         BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause)
@@ -310,16 +326,19 @@ private struct LineBatch: Sendable {
         bytes.reserveCapacity(1 << 20)
     }
 
-    var isFull: Bool { bytes.count >= 1 << 20 || lines.count >= 4096 }
+    /// The issues noted in the batch.
+    var issueCount = 0
+
+    var isFull: Bool { bytes.count >= 1 << 20 || lines.count >= 4096 || issueCount >= 1024 }
 
     /// Starts the lines of a file.
     mutating func start(_ file: BundleManifest.RecordFile, scanIndex: Int, rank: Int) {
         segments.append(Segment(file: file, scanIndex: scanIndex, rank: rank, lines: lines.count..<lines.count))
     }
 
-    /// Goes on with the file whose lines ended a full batch.
+    /// Goes on with the file whose lines (or issues) ended a full batch.
     mutating func continueFile(of full: LineBatch) {
-        guard let last = full.segments.last, let file = last.file else { return }
+        guard let last = full.segments.last(where: { $0.file != nil }), let file = last.file else { return }
         start(file, scanIndex: last.scanIndex, rank: last.rank)
     }
 
@@ -333,6 +352,7 @@ private struct LineBatch: Sendable {
     /// Adds an issue before or after the lines of the last segment, when it is about that file; else after every
     /// line so far.
     mutating func note(_ error: BundleError, after: Bool, ofFile: Bool) {
+        issueCount += 1
         if segments.isEmpty || (!ofFile && segments[segments.count - 1].file != nil) {
             segments.append(Segment(file: nil, scanIndex: -1, rank: -1, lines: lines.count..<lines.count))
         }

@@ -24,16 +24,20 @@ struct Verify: AsyncParsableCommand {
         try CommandRunner.run(global, label: "verify") { console in
             let reader = try BundleReader(path: bundle, temporaryDirectory: tempDir)
             let total = reader.payloadBytes
-            let report = try reader.verify(checksumsOnly: checksumsOnly, temporaryDirectory: tempDir) { done in
-                console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-            }
+            // Problems are printed as they are found: all of them with --json, the first 100 otherwise.
+            var printed = 0
+            let report = try reader.verify(
+                checksumsOnly: checksumsOnly, temporaryDirectory: tempDir,
+                progress: { done in console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))") },
+                onIssue: { issue in
+                    console.message("error", ["error": .string(issue.codeName), "message": .string(issue.message)])
+                    guard !console.json, printed < VerificationReport.maxIssues else { return }
+                    printed += 1
+                    console.errorStream("ferry: \(issue.message)")
+                })
             console.clearProgress()
-            for issue in report.issues {
-                console.message("error", ["error": .string(issue.codeName), "message": .string(issue.message)])
-                if !console.json { console.errorStream("ferry: \(issue.message)") }
-            }
-            if report.issueCount > report.issues.count, !console.json {
-                console.errorStream("ferry: … and \(report.issueCount - report.issues.count) more problems")
+            if report.issueCount > printed, !console.json {
+                console.errorStream("ferry: … and \(report.issueCount - printed) more problems (--json lists them all)")
             }
             for warning in report.warnings { console.warning(warning) }
             console.message(
