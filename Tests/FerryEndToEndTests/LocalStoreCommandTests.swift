@@ -219,10 +219,15 @@ import Testing
         var generator = SystemRandomNumberGenerator()
         var kills = 0
         var resumed = false
+        // Scratch files go to a directory of the test's own, to see what the killed runs leave there.
+        let temporary = scratch.file("tmp")
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        var leftBehind: Set<String> = []
         for _ in 0..<12 {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: TestEnvironment.ferryBinary)
             process.arguments = ["copy", "fleet.tar.gz", "killed.ferry", "--batch-size", "50"]
+            process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary]) { $1 }
             process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
             let errors = Pipe()
             process.standardError = errors
@@ -236,10 +241,17 @@ import Testing
             process.waitUntilExit()
             let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             if text.contains("resuming an interrupted copy") { resumed = true }
+            leftBehind.formUnion(try FileManager.default.contentsOfDirectory(atPath: temporary))
             if process.terminationReason == .exit, process.terminationStatus == 0 { break }
         }
-        let finish = try ferry(["copy", "fleet.tar.gz", "killed.ferry", "--json"], in: scratch.path)
+        let beforeFinish = try FileManager.default.contentsOfDirectory(atPath: temporary)
+        let finish = try ferry(["copy", "fleet.tar.gz", "killed.ferry", "--json", "-v"], in: scratch.path, environment: ["TMPDIR": temporary])
         #expect(finish.status == 0, "\(finish.errors)")
+        // The killed runs' scratch directories are gone with the run that came after them, and so is its own.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary).isEmpty, "left: \(leftBehind)")
+        if beforeFinish.contains(where: { !$0.hasPrefix("ferry-run.") }) {
+            #expect(finish.errors.contains("left by ferry runs that ended without cleaning up"), "\(finish.errors)")
+        }
         #expect(try summary(finish.output)["read"]?.int64Value == Int64(fleet.count))
         // Whether a kill landed after a checkpoint depends on timing; LocalStoreImporterTests checks resuming exactly.
         _ = resumed

@@ -60,7 +60,9 @@ import Testing
         let scratch = try Scratch()
         var assets: StoreAssets? = try StoreAssets(temporaryDirectory: scratch.path)
         _ = try assets?.addBytes([1, 2, 3])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).count == 1)
+        // The scratch folder, and the run's lock beside it while the folder is there.
+        let names = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+        #expect(names.filter { !$0.hasPrefix("ferry-run.") }.count == 1 && names.count == 2, "\(names)")
         assets = nil
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).isEmpty)
     }

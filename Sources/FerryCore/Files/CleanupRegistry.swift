@@ -43,5 +43,7 @@ public enum CleanupRegistry {
                 unlink(entry.path)
             }
         }
+        // With the scratch directories gone, their run's lock files go too.
+        ScratchRuns.releaseAll()
     }
 }

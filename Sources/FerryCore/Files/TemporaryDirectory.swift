@@ -12,29 +12,46 @@ public final class TemporaryDirectory {
     public let path: String
     private let token: Int
     private var keep = false
+    /// The parent whose run lock this directory holds a claim on, until it is removed or kept.
+    private var claimedParent: String?
 
-    /// Creates a directory under `parent` (default: `$TMPDIR` or `/tmp`).
+    /// Creates a directory under `parent` (default: `$TMPDIR` or `/tmp`), named with this run's ID so that a later
+    /// run removes it if this one is killed before it can (see ``ScratchRuns``).
     public init(prefix: String = "ferry", parent: String? = nil) throws {
         let base = parent ?? ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
-        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
+        let owned = prefix.hasPrefix("ferry-") && ScratchRuns.claim(base)
+        var template = Array((owned ? "\(base)/\(prefix).\(ScratchRuns.id).XXXXXX" : "\(base)/\(prefix).XXXXXX").utf8CString)
         let created = template.withUnsafeMutableBufferPointer { buffer -> String? in
             guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
             return String(cString: base)
         }
-        guard let created else { throw SystemError.current.coreError("mkdtemp", path: base, writing: true) }
+        guard let created else {
+            let error = SystemError.current
+            if owned { ScratchRuns.release(base) }
+            throw error.coreError("mkdtemp", path: base, writing: true)
+        }
         path = created
+        claimedParent = owned ? base : nil
         token = CleanupRegistry.register(created, isDirectory: true)
     }
 
     deinit {
         if !keep { try? FileManager.default.removeItem(atPath: path) }
         CleanupRegistry.unregister(token)
+        releaseClaim()
     }
 
     /// Keeps the directory: it was renamed or is wanted; it will not be deleted.
     public func forget() {
         keep = true
         CleanupRegistry.unregister(token)
+        releaseClaim()
+    }
+
+    private func releaseClaim() {
+        guard let parent = claimedParent else { return }
+        claimedParent = nil
+        ScratchRuns.release(parent)
     }
 
     /// Removes the directory and its files now, rather than when the object goes away.
@@ -60,6 +77,9 @@ public final class TemporaryDirectory {
         }
         return try body()
     }
+
+    /// The scratch directories of ended runs removed so far by this process: how many, and their bytes.
+    public static var staleRemoved: (directories: Int, bytes: Int64) { ScratchRuns.removed.withLock { $0 } }
 
     /// A path inside the directory.
     public func file(_ name: String) -> String { "\(path)/\(name)" }

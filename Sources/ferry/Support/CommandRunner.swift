@@ -48,6 +48,12 @@ enum CommandRunner {
         // Scratch directories whose last owner is still being released on a worker thread would outlive the process
         // (their removal is in a deinit): whatever is still registered goes now.
         CleanupRegistry.removeAll()
+        let stale = TemporaryDirectory.staleRemoved
+        if stale.directories > 0 {
+            console.logger.info(
+                "removed \(stale.directories) scratch directories (\(Formatting.bytes(stale.bytes))) left by ferry runs that ended without cleaning up"
+            )
+        }
         console.clearProgress()
         console.flush()
         if code != 0 { throw ExitCode(code) }
