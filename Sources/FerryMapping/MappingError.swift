@@ -10,6 +10,7 @@ public struct MappingError: FerryError {
             case unknownEntity = "unknown-entity"
             case unknownProperty = "unknown-property"
             case zoneCycle = "zone-cycle"
+            case unknownField = "unknown-field"
         }
 
         private let base: Base
@@ -23,6 +24,8 @@ public struct MappingError: FerryError {
         public static let unknownEntity = Code(.unknownEntity)
         /// The plan names an attribute or relationship the entity does not have.
         public static let unknownProperty = Code(.unknownProperty)
+        /// An option names a field or property (`--status-field`) that no object of the source has.
+        public static let unknownField = Code(.unknownField)
         /// Entities take their zone from each other in a circle.
         public static let zoneCycle = Code(.zoneCycle)
 
@@ -30,7 +33,7 @@ public struct MappingError: FerryError {
 
         var kind: FailureKind {
             switch base {
-            case .unknownPreset: .usage
+            case .unknownPreset, .unknownField: .usage
             default: .config
             }
         }

@@ -127,3 +127,47 @@ import Testing
         #expect(checksums.status == 65 && checksums.peakKiB < 80_000, "peak RSS \(checksums.peakKiB) KiB")
     }
 }
+
+/// `--since` and `--pending-only` say when the field they read is not there, instead of keeping everything silently.
+@Suite struct IncrementalFilterCommandTests {
+    static let cars = TripwireCommandTests.cars
+    static let cache = "\(TestEnvironment.packageRoot)/Samples/local-data-service/LocalEntities.archive"
+
+    private func summary(_ output: String) throws -> JSONObject? {
+        try output.split(separator: "\n").map { try JSONParser.parse(String($0)).objectValue }.last { $0?["message_type"] == "summary" } ?? nil
+    }
+
+    @Test func aDateAloneIsItsMidnightUTC() throws {
+        let scratch = try Scratch()
+        let day = try ferry(["copy", Self.cars, "day.tar.gz", "--since", "2016-11-22", "--json", "-q"], in: scratch.path)
+        let time = try ferry(["copy", Self.cars, "time.tar.gz", "--since", "2016-11-22T00:00:00Z", "--json", "-q"], in: scratch.path)
+        #expect(day.status == 0 && time.status == 0, "\(day.errors)")
+        #expect(try summary(day.output)?["records"] == (try summary(time.output)?["records"]))
+        #expect(try ferry(["copy", Self.cars, "x.tar.gz", "--since", "2016-13-45"], in: scratch.path).status == 64)
+    }
+
+    @Test func aFilterFieldNoRecordHasIsAWarningNamingTheFields() throws {
+        let scratch = try Scratch()
+        let since = try ferry(["copy", Self.cars, "a.tar.gz", "--since", "2016-11-22", "--since-field", "nope", "--json"], in: scratch.path)
+        #expect(since.status == 0, "\(since.errors)")
+        #expect(since.errors.contains("--since: no record has the field nope (--since-field), so every record was kept"), "\(since.errors)")
+        #expect(since.errors.contains("lastUpdate"), "the fields the records have are named: \(since.errors)")
+        #expect(try summary(since.output)?["warnings"]?.int64Value ?? 0 >= 1)
+        let wrongType = try ferry(["copy", Self.cars, "b.tar.gz", "--since", "2016-11-22", "--since-field", "name"], in: scratch.path)
+        #expect(wrongType.errors.contains("the field name (--since-field) holds STRING, not TIMESTAMP"), "\(wrongType.errors)")
+        let pending = try ferry(["copy", Self.cars, "c.ferry", "--pending-only"], in: scratch.path)
+        #expect(pending.status == 0, "\(pending.errors)")
+        #expect(pending.errors.contains("--pending-only: no record has the field cloudStatus (--status-field)"), "\(pending.errors)")
+    }
+
+    @Test func aCachesStatusPropertyIsTheOneNamed() throws {
+        let scratch = try Scratch()
+        let wanted = try ferry(["copy", Self.cache, "a.tar.gz", "--record-type", "Entity", "--pending-only", "--json", "-q"], in: scratch.path)
+        #expect(wanted.status == 0, "\(wanted.errors)")
+        let other = try ferry(
+            ["copy", Self.cache, "b.tar.gz", "--record-type", "Entity", "--pending-only", "--status-field", "nope"], in: scratch.path)
+        #expect(other.status == 64, "\(other.errors)")
+        #expect(other.errors.contains("nope") && other.errors.contains("cloudStatus"), "the properties it has are named: \(other.errors)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("b.tar.gz")))
+    }
+}

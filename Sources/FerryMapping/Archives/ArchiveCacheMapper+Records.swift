@@ -8,7 +8,7 @@ extension ArchiveCacheMapper {
     func map(_ item: Item, position: Int) throws -> Mapped? {
         let recordType = options.recordType ?? item.className ?? "Item"
         let property = { (name: String) in item.properties.first { $0.name == name }?.value }
-        let status = property("cloudStatus").flatMap(Self.integer)
+        let status = property(options.statusProperty).flatMap(Self.integer)
         if options.pendingOnly, status == 1 { return nil }
         var problems: [String] = []
         var name: String?
@@ -34,7 +34,8 @@ extension ArchiveCacheMapper {
             return Mapped(change: .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zone)), origin: origin, problems: [])
         }
         var fields: [String: FieldValue] = [:]
-        for (key, value) in item.properties where key != identityProperty && !Self.identityProperties.contains(key) {
+        for (key, value) in item.properties
+        where key != identityProperty && key != options.statusProperty && !Self.identityProperties.contains(key) {
             do {
                 if let converted = try field(value, zone: zone, problems: &problems, name: key) {
                     let fieldName = RecordValidator.reservedFieldNames.contains(key) ? key + "Value" : key

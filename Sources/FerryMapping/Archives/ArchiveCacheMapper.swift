@@ -22,8 +22,10 @@ public final class ArchiveCacheMapper {
         public var separator = "."
         /// The zone of records whose identity names none (default: the default zone).
         public var zone: String?
-        /// Only changes still to be synced (`cloudStatus` 0, 2, 3).
+        /// Only changes still to be synced (status 0, 2, 3).
         public var pendingOnly = false
+        /// The property holding the sync status (0 add, 1 up to date, 2 delete, 3 update); not written as a field.
+        public var statusProperty = "cloudStatus"
         /// The property to take record names from, before the usual ones.
         public var nameProperty: String?
         /// Binary values larger than this become assets.
@@ -64,12 +66,26 @@ public final class ArchiveCacheMapper {
         public var problems: [String]
     }
 
-    /// The identity properties, which are not written as fields.
-    static let identityProperties: Set<String> = ["recordID", "recordName", "tempID", "cloudStatus"]
+    /// The identity properties, which are not written as fields (besides the status property).
+    static let identityProperties: Set<String> = ["recordID", "recordName", "tempID"]
 
     /// Maps every object, in the collection's order.
+    /// - Throws: ``MappingError/Code/unknownField`` when only pending changes are wanted and no object has the status
+    ///   property (every object would be kept, silently), naming the properties the objects have.
     public func run(_ body: (Mapped) throws -> Void) throws {
         let items = try collection()
+        if options.pendingOnly, !items.contains(where: { item in item.properties.contains { $0.name == options.statusProperty } }) {
+            var names: [String] = []
+            var seen: Set<String> = []
+            for item in items {
+                for property in item.properties where seen.insert(property.name).inserted { names.append(property.name) }
+                if names.count >= 40 { break }
+            }
+            throw MappingError(
+                .unknownField,
+                "\(path): --pending-only reads the status property \(options.statusProperty), which no object of the cache has; "
+                    + "give the one it has with --status-field (the objects have: \(names.sorted().joined(separator: ", ")))")
+        }
         for (position, item) in items.enumerated() {
             if let mapped = try map(item, position: position) { try body(mapped) }
         }

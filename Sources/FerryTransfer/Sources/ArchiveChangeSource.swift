@@ -23,7 +23,7 @@ public final class ArchiveChangeSource: ChangeSource {
     public var assets: (any AssetProvider)? { storeAssets }
 
     public var fingerprint: String {
-        "archive|\(mapper.digest)|\(options.recordType ?? "")|\(options.separator)|\(options.zone ?? "")|\(options.pendingOnly)|\(options.nameProperty ?? "")"
+        "archive|\(mapper.digest)|\(options.recordType ?? "")|\(options.separator)|\(options.zone ?? "")|\(options.pendingOnly)|\(options.nameProperty ?? "")|\(options.statusProperty)"
     }
 
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {

@@ -60,6 +60,9 @@ public protocol ChangeSource: AnyObject {
     func canSupply(_ asset: Asset) throws -> Bool
     /// Calls `body` with every change, in order.
     func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws
+    /// What reading found that is about no one change (a filter's field that no record has, objects that could not
+    /// be read), as warnings; complete once every change has been handed out.
+    var findings: [String] { get }
     /// Calls `body` with every change, in order, a batch at a time (a consumer that keeps the changes takes whole
     /// arrays instead of copying each change).
     func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws
@@ -74,4 +77,6 @@ extension ChangeSource {
     public func canSupply(_ asset: Asset) throws -> Bool { try assets?.canProvide(asset) ?? false }
 
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
+
+    public var findings: [String] { [] }
 }

@@ -26,6 +26,12 @@ public final class FilteredChangeSource: ChangeSource {
 
     let base: any ChangeSource
     let filter: Filter
+    /// What the records held of the fields the filter reads, for ``findings``.
+    private var recordsRead = 0
+    private var sinceFieldTypes: [String: Int] = [:]
+    private var statusFieldTypes: [String: Int] = [:]
+    /// The first field names seen, to name them when the filter's fields are missing.
+    private var fieldNames: Set<String> = []
 
     /// Filters `base`.
     public init(_ base: any ChangeSource, filter: Filter) {
@@ -42,9 +48,44 @@ public final class FilteredChangeSource: ChangeSource {
     public func canSupply(_ asset: Asset) throws -> Bool { try base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
 
+    /// Warnings when a filter could not do what it was asked: no record has the field it reads (so it kept every
+    /// record), or the field holds another type; with the fields the records do have.
+    public var findings: [String] {
+        var found = base.findings
+        guard recordsRead > 0 else { return found }
+        let names = fieldNames.sorted().prefix(40).joined(separator: ", ")
+        func check(_ field: String, option: String, flag: String, type: ScalarType, types: [String: Int], effect: String) {
+            let matching = types[type.rawValue] ?? 0
+            if matching == 0, types.isEmpty {
+                found.append(
+                    "\(flag): no record has the field \(field) (\(option)), so \(effect); the records' fields: \(names.isEmpty ? "none" : names)")
+            } else if matching == 0 {
+                let held = types.keys.sorted().joined(separator: ", ")
+                found.append("\(flag): the field \(field) (\(option)) holds \(held), not \(type.rawValue), so \(effect)")
+            } else if matching < recordsRead {
+                found.append("\(flag): \(recordsRead - matching) of \(recordsRead) records have no \(type.rawValue) field \(field); they were kept")
+            }
+        }
+        if filter.since != nil {
+            check(
+                filter.sinceField, option: "--since-field", flag: "--since", type: ScalarType.timestamp, types: sinceFieldTypes,
+                effect: "every record was kept")
+        }
+        if filter.pendingOnly {
+            check(
+                filter.statusField, option: "--status-field", flag: "--pending-only", type: ScalarType.int64, types: statusFieldTypes,
+                effect: "every record was kept as pending")
+        }
+        return found
+    }
+
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try base.forEachChange { item in
             guard case .record(var record) = item.change else { return try body(item) }
+            recordsRead += 1
+            if fieldNames.count < 256 { for name in record.fields.names where fieldNames.count < 256 { fieldNames.insert(name) } }
+            if filter.since != nil, let value = record.fields[filter.sinceField] { sinceFieldTypes[value.type.description, default: 0] += 1 }
+            if filter.pendingOnly, let value = record.fields[filter.statusField] { statusFieldTypes[value.type.description, default: 0] += 1 }
             if filter.pendingOnly, case .int64(let status)? = record.fields[filter.statusField] {
                 record.fields[filter.statusField] = nil
                 switch status {

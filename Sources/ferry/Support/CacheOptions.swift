@@ -17,12 +17,13 @@ struct CacheOptions: ParsableArguments {
     var pendingOnly = false
 
     /// The mapper's options; `separator` follows the preset (`|~|` for scorebook).
-    func options(preset: String?) -> ArchiveCacheMapper.Options {
+    func options(preset: String?, statusField: String) -> ArchiveCacheMapper.Options {
         var options = ArchiveCacheMapper.Options()
         options.recordType = recordType
         options.zone = zone
         options.nameProperty = nameProperty
         options.pendingOnly = pendingOnly
+        options.statusProperty = statusField
         if preset == "scorebook" { options.separator = "|~|" }
         return options
     }

@@ -43,6 +43,7 @@ struct CopyToBundle {
             }
             console.progress("reading \(sourcePath): \(tally.read) records")
         }
+        for finding in source.findings { warnings.add(finding) }
         let creation = try CreationTime.resolve(flag: createdAt, inputs: [sourcePath])
         let summary = try writer.finish(
             createdAt: creation, progress: console.bundleProgress(target),

@@ -50,6 +50,7 @@ struct CopyToLocalStore {
             }
             console.progress("copying \(sourcePath) → \(target): \(seen) changes")
         }
+        for finding in source.findings { warnings.add(finding) }
         for (record, outcome) in tally.patched {
             if case .rejected(let code, let reason) = outcome {
                 try rejects.reject(source: sourcePath, origin: "deferred", change: .record(record), code: code, reason: reason)

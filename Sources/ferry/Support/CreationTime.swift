@@ -7,7 +7,8 @@ enum CreationTime {
     /// years (and so `manifest.json`'s `createdAt`) can write.
     static let latest: Int64 = 253_402_300_799
 
-    /// Parses an ISO 8601 time or a number of seconds since 1970, from 1970 to the end of 9999.
+    /// Parses an ISO 8601 time, an ISO 8601 date (its midnight, UTC) or a number of seconds since 1970, from 1970 to
+    /// the end of 9999.
     static func parse(_ text: String) -> Date? {
         let date: Date?
         if let seconds = Int64(text) {
@@ -18,6 +19,12 @@ enum CreationTime {
             var parsed = formatter.date(from: text)
             if parsed == nil {
                 formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                parsed = formatter.date(from: text)
+            }
+            if parsed == nil, text.wholeMatch(of: /\d{4}-\d{2}-\d{2}/) != nil {
+                // A date alone: its midnight, UTC.
+                formatter.formatOptions = [.withFullDate]
+                formatter.timeZone = TimeZone(identifier: "UTC")
                 parsed = formatter.date(from: text)
             }
             date = parsed

@@ -3,7 +3,9 @@ import FerryTransfer
 
 /// `--since` and the status field: what an incremental export keeps.
 struct IncrementalOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Only records whose --since-field is at or after this time (ISO 8601 or seconds since 1970).", valueName: "time"))
+    @Option(
+        help: ArgumentHelp(
+            "Only records whose --since-field is at or after this time (ISO 8601 time or date, or seconds since 1970).", valueName: "time"))
     var since: String?
 
     @Option(help: ArgumentHelp("The TIMESTAMP field --since compares.", valueName: "field"))

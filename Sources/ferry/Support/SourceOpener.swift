@@ -14,7 +14,8 @@ struct SourceOpener {
     /// The source, narrowed by `--since` and `--pending-only`.
     func open(_ path: String, console: Console) throws -> any ChangeSource {
         let source = try openUnfiltered(path, console: console)
-        let filter = incrementalOptions.filter(pendingOnly: cacheOptions.pendingOnly)
+        // A cache's status is read by its mapper (the property is not a field of its records).
+        let filter = incrementalOptions.filter(pendingOnly: cacheOptions.pendingOnly && !(source is ArchiveChangeSource))
         // Reading (and mapping) runs on its own thread, beside the writing.
         return PipelinedChangeSource(filter.isActive ? FilteredChangeSource(source, filter: filter) : source)
     }
@@ -26,7 +27,9 @@ struct SourceOpener {
         case .localStore(let path):
             return LocalStoreChangeSource(store: try LocalStore(path: path, readOnly: true))
         case .archiveCache(let path):
-            return try ArchiveChangeSource(path: path, options: cacheOptions.options(preset: mappingOptions.preset), temporaryDirectory: tempDir)
+            return try ArchiveChangeSource(
+                path: path, options: cacheOptions.options(preset: mappingOptions.preset, statusField: incrementalOptions.statusField),
+                temporaryDirectory: tempDir)
         case .coreData(let path):
             let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
             for note in store.model.notes { console.warning(note) }
