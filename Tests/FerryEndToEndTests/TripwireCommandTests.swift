@@ -171,3 +171,44 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("b.tar.gz")))
     }
 }
+
+/// Objects of a store that no entity reads are warnings naming their table and key, counted in the summary.
+@Suite struct UncarriedObjectCommandTests {
+    private func damaged(_ statement: String) throws -> Scratch {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
+        try SQLiteShell.execute(scratch.file("store/CarsTrucksBuses.sqlite"), statement + "; PRAGMA wal_checkpoint(TRUNCATE);")
+        return scratch
+    }
+
+    private func lines(_ output: String) throws -> [JSONObject] {
+        try output.split(separator: "\n").compactMap { try JSONParser.parse(String($0)).objectValue }
+    }
+
+    @Test(arguments: [
+        ("UPDATE ZCAR SET Z_ENT = 99 WHERE Z_PK = 1", 1, "ZCAR Z_PK 1: Z_ENT 99 is no entity of Z_PRIMARYKEY"),
+        ("DROP TABLE ZNOTE", 1, "ZNOTE: entity Note (Z_ENT 4) has no table in the store"),
+        ("DELETE FROM Z_PRIMARYKEY", 14, "Z_PRIMARYKEY is empty"),
+    ])
+    func dumpAndCopyNameWhatTheyLeaveOut(statement: String, missing: Int, message: String) throws {
+        guard SQLiteShell.isAvailable else { return }
+        let scratch = try damaged(statement)
+        let store = "store/CarsTrucksBuses.sqlite"
+        let dump = try ferry(["dump", store, "--json"], in: scratch.path)
+        #expect(dump.status == 0, "\(dump.errors)")
+        let output = try lines(dump.output)
+        let warnings = output.filter { $0["message_type"] == "warning" }.compactMap { $0["message"]?.stringValue }
+        #expect(warnings.contains { $0.contains(message) }, "\(warnings)")
+        let summary = output.last { $0["message_type"] == "summary" }
+        #expect(summary?["not_carried"]?.int64Value == Int64(message.contains("no table") ? 1 : missing), "\(dump.output.suffix(400))")
+        let text = try ferry(["dump", store], in: scratch.path)
+        #expect(text.errors.contains("not carried"), "\(text.errors)")
+        for target in ["out.tar.gz", "out.ferry"] {
+            let copy = try ferry(["copy", store, target, "--json"], in: scratch.path)
+            #expect(copy.status == 0, "\(copy.errors)")
+            let copied = try lines(copy.output)
+            #expect(copied.contains { $0["message_type"] == "warning" && $0["message"]?.stringValue?.contains(message) == true }, "\(target)")
+            #expect((copied.last { $0["message_type"] == "summary" }?["warnings"]?.int64Value ?? 0) >= 1, "\(target)")
+        }
+    }
+}

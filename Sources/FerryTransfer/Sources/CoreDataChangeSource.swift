@@ -34,9 +34,29 @@ public final class CoreDataChangeSource: ChangeSource {
         return "core-data|\(store.metadata.uuid)|\(size)|\(modified)|\(wal)|\(plan.yaml())"
     }
 
+    /// The store's objects that no entity of the mapping reads, found once every change has been handed out: one
+    /// warning per object for the first ``maxListed``, then a count per table.
+    public private(set) var findings: [String] = []
+
+    /// How many objects not carried are named one by one.
+    public static let maxListed = 10_000
+
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try mapper.run { mapped in
             try body(SourceChange(mapped.change, origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
         }
+        var found: [String] = []
+        var more: [String: Int] = [:]
+        try store.forEachUncarriedObject { object in
+            if found.count < Self.maxListed {
+                found.append("not carried: \(object.description)")
+            } else {
+                more[object.table, default: 0] += 1
+            }
+        }
+        for (table, count) in more.sorted(by: { $0.key < $1.key }) {
+            found.append("not carried: \(count) more objects of \(table) (run ferry dump --json to list them)")
+        }
+        findings = found
     }
 }

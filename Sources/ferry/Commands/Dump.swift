@@ -34,18 +34,28 @@ struct Dump: AsyncParsableCommand {
                 progress: { count in console.progress("dumping \(store): \(count) objects") })
             let (counts, total, problems) = (summary.counts, summary.total, summary.problems)
             console.flush()
+            // What the dump left out (of the whole store): each object a warning, counted in the summary.
+            var warnings = WarningLog(console: console)
+            var notCarried = 0
+            if entity == nil {
+                try opened.forEachUncarriedObject { object in
+                    notCarried += 1
+                    warnings.add("not carried: \(object.description)")
+                }
+            }
             let seconds = Date().timeIntervalSince(started)
             console.message(
                 "summary",
                 [
                     "store": .string(store), "model_source": .string(opened.model.source.kind), "objects": .integer(Int64(total)),
-                    "problems": .integer(Int64(problems)), "seconds": .number(seconds),
+                    "problems": .integer(Int64(problems)), "not_carried": .integer(Int64(notCarried)), "seconds": .number(seconds),
                     "entities": .object(JSONObject(counts.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: .integer(Int64($0.value))) })),
                 ])
             let perEntity = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             console.note(
                 "dumped \(total) objects (\(perEntity.isEmpty ? "none" : perEntity)) from \(store) in \(Formatting.seconds(since: started))"
-                    + (problems > 0 ? "; \(problems) problems (see \"problems\" in the objects)" : ""))
+                    + (problems > 0 ? "; \(problems) problems (see \"problems\" in the objects)" : "")
+                    + (notCarried > 0 ? "; \(notCarried) objects of the store not carried (see the warnings)" : ""))
             return ExitCodes.success
         }
     }
