@@ -15,7 +15,7 @@ import Testing
     private func rows(memoryRows: Int, in scratch: Scratch) throws -> (rows: [Counted], total: TransferTally.Row) {
         var tally = TransferTally(temporaryDirectory: scratch.path, memoryRows: memoryRows)
         var generator = SeededGenerator(seed: 9)
-        let outcomes: [TransferOutcome] = [.created, .updated, .unchanged, .kept(reason: "x"), .rejected(code: "c", reason: "r"), .resumed]
+        let outcomes: [TransferOutcome] = [.created, .updated, .unchanged, .absent, .kept(reason: "x"), .rejected(code: "c", reason: "r"), .resumed]
         // 50 zones of two types and deletions, in runs that come back to earlier zones.
         for step in 0..<3_000 {
             let zone = ZoneID(zoneName: "Z\(Int(generator.next() % 50))")

@@ -37,7 +37,7 @@ final class ChangeApplier {
         }
         switch change {
         case .deletion(let deletion):
-            guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .unchanged }
+            guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .absent }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
             return try apply(record, encoded: prepared?.encoded)

@@ -7,8 +7,10 @@ public enum TransferOutcome: Sendable, Hashable {
     case created
     /// The target's record was replaced by the source's.
     case updated
-    /// The target already held exactly this record (or, for a deletion, did not hold it).
+    /// The target already held exactly this record.
     case unchanged
+    /// A deletion of a record the target does not hold (never had, or already deleted): nothing to do.
+    case absent
     /// The record was deleted from the target.
     case deleted
     /// The target holds another version and the conflict policy kept it.
@@ -24,6 +26,7 @@ public enum TransferOutcome: Sendable, Hashable {
         case .created: "created"
         case .updated: "updated"
         case .unchanged: "unchanged"
+        case .absent: "absent"
         case .deleted: "deleted"
         case .kept: "kept"
         case .rejected: "rejected"
@@ -45,19 +48,23 @@ public struct TransferTally: Sendable {
         public var created = 0
         public var updated = 0
         public var unchanged = 0
+        public var absent = 0
         public var deleted = 0
         public var kept = 0
         public var rejected = 0
         public var resumed = 0
 
+        /// How many counts ``counts`` holds.
+        fileprivate static let countFields = 9
+
         /// The counts in a fixed order, for scratch records.
-        fileprivate var counts: [Int] { [read, created, updated, unchanged, deleted, kept, rejected, resumed] }
+        fileprivate var counts: [Int] { [read, created, updated, unchanged, deleted, kept, rejected, resumed, absent] }
 
         fileprivate init() {}
 
         fileprivate init(counts: [Int]) {
-            (read, created, updated, unchanged, deleted, kept, rejected, resumed) =
-                (counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7])
+            (read, created, updated, unchanged, deleted, kept, rejected, resumed, absent) =
+                (counts[0], counts[1], counts[2], counts[3], counts[4], counts[5], counts[6], counts[7], counts[8])
         }
 
         /// Adds another row's counts.
@@ -70,6 +77,7 @@ public struct TransferTally: Sendable {
             case .created: created += 1
             case .updated: updated += 1
             case .unchanged: unchanged += 1
+            case .absent: absent += 1
             case .deleted: deleted += 1
             case .kept: kept += 1
             case .rejected: rejected += 1
@@ -211,7 +219,7 @@ public struct TransferTally: Sendable {
         let type = try reader.key()
         let zone = try reader.key()
         let first = Int(try reader.uint64())
-        return (type, zone, Row(counts: try (0..<8).map { _ in Int(try reader.uint64()) }), first)
+        return (type, zone, Row(counts: try (0..<Row.countFields).map { _ in Int(try reader.uint64()) }), first)
     }
 
     /// The rows moved out of memory.

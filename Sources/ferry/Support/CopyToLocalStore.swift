@@ -80,7 +80,8 @@ struct CopyToLocalStore {
         func counts(_ row: TransferTally.Row) -> JSONObject {
             [
                 "read": .integer(Int64(row.read)), "created": .integer(Int64(row.created)), "updated": .integer(Int64(row.updated)),
-                "unchanged": .integer(Int64(row.unchanged)), "deleted": .integer(Int64(row.deleted)), "kept": .integer(Int64(row.kept)),
+                "unchanged": .integer(Int64(row.unchanged)), "deleted": .integer(Int64(row.deleted)), "absent": .integer(Int64(row.absent)),
+                "kept": .integer(Int64(row.kept)),
                 "rejected": .integer(Int64(row.rejected)), "resumed": .integer(Int64(row.resumed)),
             ]
         }
@@ -107,18 +108,20 @@ struct CopyToLocalStore {
         let verb = options.dryRun ? "would copy" : "copied"
         console.line(
             "\(verb) \(Formatting.count(total.read, "change")) from \(sourcePath) into \(target): \(total.created) created, "
-                + "\(total.updated) updated, \(total.unchanged) unchanged, \(total.deleted) deleted, \(total.kept) kept, \(total.rejected) rejected; "
+                + "\(total.updated) updated, \(total.unchanged) unchanged, \(total.deleted) deleted"
+                + (total.absent > 0 ? " (\(total.absent) more already absent)" : "")
+                + ", \(total.kept) kept, \(total.rejected) rejected; "
                 + "\(Formatting.count(tally.assets, "new asset")) (\(Formatting.bytes(tally.assetBytes)))")
         console.line("")
-        var header = ["RECORD TYPE", "ZONE", "READ", "CREATED", "UPDATED", "UNCHANGED", "DELETED", "KEPT", "REJECTED"]
+        var header = ["RECORD TYPE", "ZONE", "READ", "CREATED", "UPDATED", "UNCHANGED", "DELETED", "ABSENT", "KEPT", "REJECTED"]
         if resumed > 0 { header.append("RESUMED") }
         try Formatting.table(
             header: header, rightAligned: Set(2..<header.count),
             rows: { add in
                 try tally.forEachRow { type, zone, row in
                     var line = [
-                        type, zone, "\(row.read)", "\(row.created)", "\(row.updated)", "\(row.unchanged)", "\(row.deleted)", "\(row.kept)",
-                        "\(row.rejected)",
+                        type, zone, "\(row.read)", "\(row.created)", "\(row.updated)", "\(row.unchanged)", "\(row.deleted)", "\(row.absent)",
+                        "\(row.kept)", "\(row.rejected)",
                     ]
                     if resumed > 0 { line.append("\(row.resumed)") }
                     try add(line)
