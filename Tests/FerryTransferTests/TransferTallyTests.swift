@@ -39,6 +39,12 @@ import Testing
         #expect(tight.total == roomy.total)
         #expect(roomy.rows.count == 150)
         #expect(roomy.rows.reduce(0) { $0 + $1.row.read } == roomy.total.read)
-        #expect(roomy.rows.first?.type == "(deletions)", "first-seen order: step 0 is a deletion")
+        #expect(roomy.rows.first?.type == "(deletions)", "types in first-seen order: step 0 is a deletion")
+        // Each type's rows together, its zones by name: the same table whatever order the zones came in.
+        #expect(roomy.rows.map(\.type) == ["(deletions)", "Note", "Car"].flatMap { Array(repeating: $0, count: 50) }, "\(roomy.rows.map(\.type))")
+        for type in ["(deletions)", "Car", "Note"] {
+            let zones = roomy.rows.filter { $0.type == type }.map(\.zone)
+            #expect(zones == zones.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        }
     }
 }

@@ -106,6 +106,8 @@ public struct TransferTally: Sendable {
     private var lastRow: Int?
     /// Rows started so far: the next row's place in first-seen order.
     private var started = 0
+    /// Each record type's place in first-seen order (sources give parents first, so this is dependency order).
+    private var typeRanks: [String: Int] = [:]
     private var spill: Spill?
 
     /// An empty tally keeping at most `memoryRows` rows in memory, the others in a scratch directory under
@@ -134,6 +136,7 @@ public struct TransferTally: Sendable {
                 if rows.count == memoryRows { try moveRowsToScratch() }
                 position = rows.count
                 index[key] = position
+                if typeRanks[type] == nil { typeRanks[type] = typeRanks.count }
                 rows.append((type, zone, Row(), started))
                 started += 1
             }
@@ -143,11 +146,16 @@ public struct TransferTally: Sendable {
         total.note(outcome)
     }
 
-    /// Calls `body` with each record type and zone and its counts, in the order they were first counted.
+    /// Calls `body` with each record type and zone and its counts: types in the order they were first counted (a
+    /// source's dependency order), each type's zones by name, so the same copy always prints the same table.
     /// - Throws: ``FerryCore/CoreError`` when the scratch file cannot be read or sorted, or what `body` throws.
     public func forEachRow(_ body: (_ type: String, _ zone: String, _ row: Row) throws -> Void) throws {
         guard let spill else {
-            for entry in rows { try body(entry.type, entry.zone, entry.row) }
+            let ordered = rows.sorted { lhs, rhs in
+                let (left, right) = (typeRanks[lhs.type] ?? 0, typeRanks[rhs.type] ?? 0)
+                return left != right ? left < right : lhs.zone.utf8.lexicographicallyPrecedes(rhs.zone.utf8)
+            }
+            for entry in ordered { try body(entry.type, entry.zone, entry.row) }
             return
         }
         // A type and zone may have rows in the scratch file and in memory: merge both streams by key (the rows in
@@ -159,7 +167,8 @@ public struct TransferTally: Sendable {
         func finishCurrent() throws {
             guard let done = current else { return }
             var record = ByteRecordWriter()
-            record.uint64(UInt64(done.first))
+            record.uint64(UInt64(typeRanks[done.type] ?? 0))
+            record.key(done.zone)
             record.raw(Self.record(done))
             try inOrder.append(record.bytes)
         }
@@ -186,6 +195,7 @@ public struct TransferTally: Sendable {
         try inOrder.forEachSorted { bytes in
             var reader = ByteRecordReader(bytes)
             _ = try reader.uint64()
+            _ = try reader.key()
             let entry = try Self.entry(&reader)
             try body(entry.type, entry.zone, entry.row)
         }
