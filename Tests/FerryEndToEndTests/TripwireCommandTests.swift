@@ -1,5 +1,6 @@
 import FerryCore
 import FerryPlist
+import FerryRecords
 import FerryTesting
 import Foundation
 import Testing
@@ -210,5 +211,36 @@ import Testing
             #expect(copied.contains { $0["message_type"] == "warning" && $0["message"]?.stringValue?.contains(message) == true }, "\(target)")
             #expect((copied.last { $0["message_type"] == "summary" }?["warnings"]?.int64Value ?? 0) >= 1, "\(target)")
         }
+    }
+}
+
+/// Ctrl-C on a copy into a local store says what the store kept and that the same command resumes.
+@Suite struct InterruptedLocalCopyCommandTests {
+    @Test func saysHowFarItGotAndThatTheSameCommandResumes() throws {
+        let scratch = try Scratch()
+        let fleet = TestRecords.fleet(vehicles: 1500, notesPerVehicle: 2)
+        try TestBundles.write(fleet.map(RecordChange.record), to: scratch.file("fleet.tar.gz"))
+        var interrupted = 0
+        for attempt in 0..<8 where interrupted == 0 {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestEnvironment.ferryBinary)
+            process.arguments = ["copy", "fleet.tar.gz", "fleet-\(attempt).ferry", "--batch-size", "50"]
+            process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
+            let errors = Pipe()
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(100_000 + attempt * 40_000))
+            process.interrupt()
+            process.waitUntilExit()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            guard process.terminationStatus == 130 else { continue }
+            interrupted += 1
+            #expect(text.contains("of the source's changes are committed to fleet-\(attempt).ferry, which is kept"), "\(text)")
+            #expect(text.contains("run the same command again to resume") && !text.contains("partial output removed"), "\(text)")
+            let resumed = try ferry(["copy", "fleet.tar.gz", "fleet-\(attempt).ferry", "-q"], in: scratch.path)
+            #expect(resumed.status == 0, "\(resumed.errors)")
+        }
+        #expect(interrupted > 0, "no interruption landed during a copy; the test proves nothing")
     }
 }

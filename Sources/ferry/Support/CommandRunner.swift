@@ -3,6 +3,7 @@ import FerryCore
 import FerryLocalStore
 import Foundation
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -24,13 +25,17 @@ enum CommandRunner {
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {
                 CleanupRegistry.removeAll()
-                FileHandle.standardError.write(Data("\nferry: interrupted; partial output removed\n".utf8))
+                let note = interruptionNote.withLock { $0?() } ?? "partial output removed"
+                FileHandle.standardError.write(Data("\nferry: interrupted; \(note)\n".utf8))
                 _exit(code)
             }
             source.resume()
             signalSources.append(source)
         }
     }()
+
+    /// What an interruption leaves, when it is not "partial output removed" (a local store keeps what it committed).
+    static let interruptionNote = Mutex<(@Sendable () -> String)?>(nil)
 
     /// Runs `body` with a console; exits with the code its result or error calls for.
     static func run(_ options: GlobalOptions, label: String, _ body: (Console) throws -> Int32) throws {

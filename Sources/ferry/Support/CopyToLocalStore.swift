@@ -3,6 +3,14 @@ import FerryLocalStore
 import FerryRecords
 import FerryTransfer
 import Foundation
+import Synchronization
+
+/// How many changes a copy has committed, read by the interruption handler on another thread.
+private final class CommittedCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .relaxed) }
+    func set(_ value: Int) { count.store(value, ordering: .relaxed) }
+}
 
 /// `ferry copy` into a local store: the importer, its per-record outcomes and the summary.
 struct CopyToLocalStore {
@@ -34,8 +42,21 @@ struct CopyToLocalStore {
         let rejects = try RejectLog(path: options.dryRun ? nil : rejectFile, console: console, files: files)
         var warnings = WarningLog(console: console)
         var seen = 0
+        // On Ctrl-C the store keeps every committed batch: say how far it got and that the same command resumes.
+        let committed = CommittedCount()
+        let (target, dryRun) = (self.target, options.dryRun)
+        CommandRunner.interruptionNote.withLock {
+            $0 = {
+                dryRun
+                    ? "nothing was written (a dry run)"
+                    : "\(committed.value) of the source's changes are committed to \(target), which is kept; run the same command "
+                        + "again to resume after them"
+            }
+        }
+        defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
         let tally = try importer.run { item, outcome in
             seen += 1
+            committed.set(seen)
             let change = item.change
             for problem in item.problems { warnings.add("\(item.shown): \(problem)") }
             if case .rejected(let code, let reason) = outcome {
