@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `ferry` command: moves app data between Apple-style stores, archive bundles and sync backends.
 @main
@@ -21,4 +22,25 @@ struct Ferry: AsyncParsableCommand {
             Copy.self, Diff.self, Plan.self, Pack.self, List.self, Verify.self, Cat.self, Unpack.self, Convert.self, Inspect.self, Dump.self,
         ]
     )
+
+    /// `ferry` alone: the help, on standard error, and the usage exit code (a script that forgot its verb fails).
+    func run() async throws {
+        FileHandle.standardError.write(Data((Self.helpMessage() + "\n").utf8))
+        throw ExitCode(ExitCodes.usage)
+    }
+
+    /// Parses and runs, refusing `ferry help VERB` for a verb that does not exist (exit 64), which the parser would
+    /// answer with the general help and success.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-") {
+            let verbs = configuration.subcommands.map { $0.configuration.commandName ?? String(describing: $0).lowercased() }
+            if !verbs.contains(arguments[1]) {
+                FileHandle.standardError.write(
+                    Data("ferry: error: no command \(arguments[1]); the commands are \(verbs.joined(separator: ", "))\n".utf8))
+                Foundation.exit(ExitCodes.usage)
+            }
+        }
+        await main(nil)
+    }
 }

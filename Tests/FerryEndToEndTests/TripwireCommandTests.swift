@@ -244,3 +244,34 @@ import Testing
         #expect(interrupted > 0, "no interruption landed during a copy; the test proves nothing")
     }
 }
+
+/// Usage and output errors: the documented exit codes, and messages that say what is wrong with what the user gave.
+@Suite struct UsageErrorCommandTests {
+    @Test func aBareFerryOrHelpForNoCommandIsAUsageError() throws {
+        let scratch = try Scratch()
+        let bare = try ferry([], in: scratch.path)
+        #expect(bare.status == 64 && bare.errors.contains("USAGE: ferry <subcommand>"), "\(bare.errors)")
+        let nope = try ferry(["help", "nope"], in: scratch.path)
+        #expect(nope.status == 64 && nope.errors.contains("no command nope") && nope.errors.contains("copy"), "\(nope.errors)")
+        #expect(try ferry(["help", "copy"], in: scratch.path).status == 0)
+        #expect(try ferry(["--version"], in: scratch.path).status == 0)
+    }
+
+    @Test func outputsThatCannotBeCreatedAre73NamingTheOutput() throws {
+        let scratch = try Scratch()
+        let arguments = ["pack", Sample.records, "--assets", Sample.assets, "-o"]
+        for (output, reason) in [("/proc/x.tar.gz", "files cannot be created in /proc"), ("missing/x.tar.gz", "missing is not a directory")] {
+            let result = try ferry(arguments + [output], in: scratch.path)
+            #expect(result.status == 73, "\(output): \(result.errors)")
+            #expect(result.errors.contains(reason) && !result.errors.contains(".partial:"), "\(result.errors)")
+        }
+        let file = try ferry(["pack", Sample.records, "--assets", Sample.records, "-o", "x.tar.gz"], in: scratch.path)
+        #expect(file.status == 66 && file.errors.contains("--assets names a file"), "\(file.errors)")
+    }
+
+    @Test func anUnknownPresetFromTheEnvironmentNamesTheVariable() throws {
+        let scratch = try Scratch()
+        let result = try ferry(["copy", TripwireCommandTests.cars, "x.tar.gz"], in: scratch.path, environment: ["FERRY_PRESET": "bogus"])
+        #expect(result.status == 64 && result.errors.contains("FERRY_PRESET=bogus"), "\(result.errors)")
+    }
+}

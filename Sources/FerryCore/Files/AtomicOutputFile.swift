@@ -41,7 +41,7 @@ public final class AtomicOutputFile {
         // Claiming checks the destination too.
         if let files { try files.claim(output: path, as: role) } else { try Self.checkDestination(path, as: role) }
         directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        (file, temporaryPath) = try Self.create(beside: path, in: directory, writesInBackground: writesInBackground, direct: direct)
+        (file, temporaryPath) = try Self.create(beside: path, in: directory, role: role, writesInBackground: writesInBackground, direct: direct)
         token = CleanupRegistry.register(temporaryPath, isDirectory: false)
     }
 
@@ -50,8 +50,10 @@ public final class AtomicOutputFile {
     }
 
     /// Creates a temporary file with a fresh name beside `path`.
+    /// - Throws: ``CoreError/Code/writeFailed`` (exit 73) naming `path`, not the temporary name, when the file cannot
+    ///   be made there: a missing directory, no permission, a read-only filesystem.
     private static func create(
-        beside path: String, in directory: String, writesInBackground: Bool, direct: Bool
+        beside path: String, in directory: String, role: String, writesInBackground: Bool, direct: Bool
     ) throws -> (OutputFile, String) {
         let name = URL(fileURLWithPath: path).lastPathComponent
         var attempt = 0
@@ -60,8 +62,20 @@ public final class AtomicOutputFile {
             do {
                 let file = try OutputFile(path: candidate, exclusive: true, writesInBackground: writesInBackground, direct: direct)
                 return (file, candidate)
-            } catch let error as CoreError where error.code == .writeFailed && attempt < 8 {
+            } catch let error as CoreError where (error.cause as? SystemError)?.errno == EEXIST && attempt < 8 {
                 attempt += 1
+            } catch let error as CoreError {
+                let why: String
+                switch (error.cause as? SystemError)?.errno {
+                case ENOENT, ENOTDIR:
+                    var status = stat()
+                    why = stat(directory, &status) == 0 ? "files cannot be created in \(directory)" : "the directory \(directory) does not exist"
+                case EACCES, EPERM: why = "permission denied in \(directory)"
+                case EROFS: why = "\(directory) is on a read-only filesystem"
+                default: why = (error.cause as? SystemError)?.description ?? error.message
+                }
+                throw CoreError(
+                    .writeFailed, "\(path): cannot create \(role) there: \(why); write it somewhere else", cause: error.cause ?? error)
             }
         }
     }
@@ -100,7 +114,7 @@ public final class AtomicOutputFile {
             if length < hole { try file.removeRange(at: length, length: hole - length) }
             return
         }
-        let (replacement, replacementPath) = try Self.create(beside: path, in: directory, writesInBackground: true, direct: true)
+        let (replacement, replacementPath) = try Self.create(beside: path, in: directory, role: role, writesInBackground: true, direct: true)
         let replacementToken = CleanupRegistry.register(replacementPath, isDirectory: false)
         do {
             try write(replacement)

@@ -42,6 +42,11 @@ public final class DirectoryAssetProvider: AssetProvider, InputFileSet {
     package init(root: String, temporaryDirectory: String?, tableLimit: Int) throws {
         self.root = root
         guard let resolved = Self.realPath(root), Self.isDirectory(resolved) else {
+            var info = stat()
+            if stat(root, &info) == 0 {
+                throw CoreError(
+                    .fileNotFound, "\(root): --assets names a file; give the directory that holds the asset files (paths are relative to it)")
+            }
             throw CoreError(.fileNotFound, "\(root): the assets directory does not exist")
         }
         realRoot = resolved

@@ -22,7 +22,15 @@ struct MappingOptions: ParsableArguments {
             let text = String(decoding: try InputFileBytes.read(mapping), as: UTF8.self)
             return try MappingPlan.decode(yaml: text, file: mapping)
         }
-        let name = preset ?? ProcessInfo.processInfo.environment["FERRY_PRESET"] ?? "type-prefixed"
+        if let preset { return try MappingPlan.preset(preset, for: store.schema) }
+        guard let name = ProcessInfo.processInfo.environment["FERRY_PRESET"], !name.isEmpty else {
+            return try MappingPlan.preset("type-prefixed", for: store.schema)
+        }
+        guard MappingPlan.presetNames.contains(name) else {
+            throw MappingError(
+                .unknownPreset,
+                "FERRY_PRESET=\(name) (from the environment) names no preset; presets: \(MappingPlan.presetNames.joined(separator: ", "))")
+        }
         return try MappingPlan.preset(name, for: store.schema)
     }
 }
