@@ -275,3 +275,66 @@ import Testing
         #expect(result.status == 64 && result.errors.contains("FERRY_PRESET=bogus"), "\(result.errors)")
     }
 }
+
+/// A copy into a local store that fails leaves a new store absent and an existing one as it was; `verify` counts the
+/// assets no record uses, and `vacuum` removes them.
+@Suite struct FailedLocalCopyCommandTests {
+    /// A bundle of records with four 1 MB assets of noise, cut short inside its assets (which follow the records).
+    private func truncatedBundle(in scratch: Scratch) throws {
+        var generator = SeededGenerator(seed: 32)
+        let zone = ZoneID(zoneName: "PhotoZone")
+        let changes = try (0..<4).map { index -> RecordChange in
+            let asset = try TestBundles.storeAsset(generator.bytes(1 << 20), in: scratch.file("assets"))
+            return .record(Record(recordType: "Photo", recordName: "Photo.\(index)", zoneID: zone, fields: ["image": .asset(asset)]))
+        }
+        try TestBundles.write(changes, to: scratch.file("good.tar.gz"), assetDirectory: scratch.file("assets"))
+        let bytes = try scratch.read("good.tar.gz")
+        try scratch.write("cut.tar.gz", bytes.prefix(bytes.count * 9 / 10))
+    }
+
+    private func summary(_ output: String) throws -> JSONObject? {
+        try output.split(separator: "\n").map { try JSONParser.parse(String($0)).objectValue }.last { $0?["message_type"] == "summary" } ?? nil
+    }
+
+    @Test func aNewStoreIsRemovedAndAnExistingOneKeepsNoStrayAssets() throws {
+        let scratch = try Scratch()
+        try truncatedBundle(in: scratch)
+        let fresh = try ferry(["copy", "cut.tar.gz", "new.ferry"], in: scratch.path)
+        #expect(fresh.status == 65, "\(fresh.errors)")
+        #expect(try scratch.listing().filter { $0.hasPrefix("new.ferry") }.isEmpty, "\(try scratch.listing())")
+        // An existing store, without the sample's assets.
+        let fleet = TestRecords.fleet(vehicles: 20, notesPerVehicle: 1)
+        try TestBundles.write(fleet.map(RecordChange.record), to: scratch.file("fleet.tar.gz"))
+        #expect(try ferry(["copy", "fleet.tar.gz", "old.ferry", "-q"], in: scratch.path).status == 0)
+        let failed = try ferry(["copy", "cut.tar.gz", "old.ferry"], in: scratch.path)
+        #expect(failed.status == 65, "\(failed.errors)")
+        let verify = try ferry(["verify", "old.ferry", "--json"], in: scratch.path)
+        #expect(verify.status == 0, "\(verify.errors)")
+        #expect(try summary(verify.output)?["unreferenced_assets"] == 0, "\(verify.output)")
+        let same = try ferry(["diff", "fleet.tar.gz", "old.ferry"], in: scratch.path)
+        #expect(same.status == 0, "the store holds what it held: \(same.output)")
+    }
+
+    @Test func verifyCountsUnreferencedAssetsAndVacuumRemovesThem() throws {
+        guard SQLiteShell.isAvailable else { return }
+        let scratch = try Scratch()
+        #expect(try ferry(["copy", TripwireCommandTests.cars, "app.ferry", "-q"], in: scratch.path).status == 0)
+        let digest = String(repeating: "ab", count: 32)
+        try SQLiteShell.execute(
+            scratch.file("app.ferry"),
+            "INSERT INTO assets VALUES (x'\(digest)', 3, 1); INSERT INTO asset_chunks VALUES (x'\(digest)', 0, x'010203'); "
+                + "INSERT INTO asset_chunks VALUES (x'\(String(repeating: "cd", count: 32))', 0, x'0405');")
+        let verify = try ferry(["verify", "app.ferry", "--json"], in: scratch.path)
+        #expect(verify.status == 0, "\(verify.errors)")
+        #expect(try summary(verify.output)?["unreferenced_assets"] == 2 && summary(verify.output)?["unreferenced_asset_bytes"] == 5)
+        #expect(verify.errors.contains("ferry vacuum app.ferry removes them"), "\(verify.errors)")
+        let vacuum = try ferry(["vacuum", "app.ferry", "--compact", "--json"], in: scratch.path)
+        #expect(vacuum.status == 0, "\(vacuum.errors)")
+        #expect(try summary(vacuum.output)?["assets_removed"] == 2)
+        let again = try ferry(["verify", "app.ferry", "--json"], in: scratch.path)
+        #expect(try summary(again.output)?["unreferenced_assets"] == 0)
+        // The assets records use are all still there.
+        let diff = try ferry(["diff", TripwireCommandTests.cars, "app.ferry"], in: scratch.path)
+        #expect(diff.status == 0, "\(diff.output)")
+    }
+}

@@ -1,6 +1,8 @@
 import ArgumentParser
 import FerryBundle
 import FerryCore
+import FerryLocalStore
+import FerryTransfer
 
 /// `ferry verify`: a full integrity check of a bundle.
 struct Verify: AsyncParsableCommand {
@@ -10,7 +12,7 @@ struct Verify: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The bundle (an archive, or an extracted bag directory).")
+    @Argument(help: "The bundle (an archive, or an extracted bag directory), or a local store.")
     var bundle: String
 
     @Flag(help: "Check entries, sizes and checksums only (what a BagIt validator checks); do not decode the records.")
@@ -22,6 +24,7 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         try CommandRunner.run(global, label: "verify") { console in
+            if case .localStore(let path) = try? Endpoint.source(bundle) { return try verifyLocalStore(path, console: console) }
             let reader = try BundleReader(path: bundle, temporaryDirectory: tempDir)
             let total = reader.payloadBytes
             // Problems are printed as they are found: all of them with --json, the first 100 otherwise.
@@ -58,5 +61,35 @@ struct Verify: AsyncParsableCommand {
             console.line("\(bundle): DAMAGED: \(Formatting.count(report.issueCount, "problem")) (\(counts))")
             return ExitCodes.code(for: .dataError)
         }
+    }
+
+    /// A local store: SQLite's check of the file, and the assets no record uses (which `ferry vacuum` removes).
+    private func verifyLocalStore(_ path: String, console: Console) throws -> Int32 {
+        let store = try LocalStore(path: path, readOnly: true)
+        let problems = try store.integrityProblems()
+        for problem in problems {
+            console.message("error", ["error": "localstore.damaged", "message": .string("\(path): \(problem)")])
+            if !console.json { console.errorStream("ferry: \(path): \(problem)") }
+        }
+        let unused = try store.unreferencedAssets(temporaryDirectory: tempDir)
+        if unused.count > 0 {
+            console.warning(
+                "\(path): \(Formatting.count(unused.count, "asset")) (\(Formatting.bytes(unused.bytes))) that no record uses; "
+                    + "ferry vacuum \(path) removes them")
+        }
+        console.message(
+            "summary",
+            [
+                "store": .string(path), "valid": .bool(problems.isEmpty), "problems": .integer(Int64(problems.count)),
+                "unreferenced_assets": .integer(Int64(unused.count)), "unreferenced_asset_bytes": .integer(unused.bytes),
+            ])
+        guard problems.isEmpty else {
+            console.line("\(path): DAMAGED: \(Formatting.count(problems.count, "problem"))")
+            return ExitCodes.code(for: .dataError)
+        }
+        if !console.quiet {
+            console.line("\(path): OK" + (unused.count > 0 ? " (\(Formatting.count(unused.count, "unreferenced asset")))" : ""))
+        }
+        return ExitCodes.success
     }
 }

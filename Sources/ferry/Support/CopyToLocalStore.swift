@@ -22,7 +22,35 @@ struct CopyToLocalStore {
     /// The copy's inputs and outputs, which the reject file may not replace.
     var files: RunFiles
 
+    /// Runs the copy, and cleans up after one that fails.
+    ///
+    /// A store it created is removed (nothing was written: no target), and assets it stored in an existing store
+    /// ahead of records that never came are removed again.
     func run(console: Console, started: Date) throws -> Int32 {
+        let isNew = !options.dryRun && !FileManager.default.fileExists(atPath: target)
+        let assetsBefore = options.dryRun || isNew ? nil : try? LocalStore(path: target, readOnly: true).assetChunkCount()
+        do {
+            return try copy(console: console, started: started)
+        } catch {
+            if isNew {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: target + suffix) }
+                console.logger.info("removed \(target), which this failed copy had created")
+            } else if let assetsBefore, let store = try? LocalStore(path: target),
+                let now = try? store.assetChunkCount(), now != assetsBefore,
+                let removed = try? store.removeUnreferencedAssets(temporaryDirectory: options.temporaryDirectory)
+            {
+                if removed.count > 0 {
+                    console.note(
+                        "removed \(Formatting.count(removed.count, "asset")) (\(Formatting.bytes(removed.bytes))) this failed copy had stored "
+                            + "in \(target) ahead of records it did not write")
+                }
+                try? store.close()
+            }
+            throw error
+        }
+    }
+
+    private func copy(console: Console, started: Date) throws -> Int32 {
         // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.
         var scratch: TemporaryDirectory?
         var storePath = target
