@@ -420,3 +420,53 @@ import Testing
         try scratch.write("bag/tagmanifest-sha256.txt", lines.joined(separator: "\n") + "\n")
     }
 }
+
+/// `extract` (unpack) and `forEachChange` (copy) check records as `verify` does: a bundle that `verify` rejects for
+/// its records is never extracted, and a record filed under another type or zone is never carried.
+extension HostileBundleTests {
+    /// A valid bag with its `Car.ndjson` edited, manifests made to match (sizes kept: only record checks can tell).
+    private func edited(_ edit: (inout String) -> Void) throws -> Scratch {
+        let scratch = try validBag()
+        let path = "bag/data/records/CarZone/Car.ndjson"
+        var text = String(decoding: try scratch.read(path), as: UTF8.self)
+        let size = text.utf8.count
+        edit(&text)
+        #expect(text.utf8.count == size)
+        try scratch.write(path, text)
+        try rewriteManifests(scratch)
+        try tar(of: scratch).write(to: scratch.file("edited.tar.gz"))
+        return scratch
+    }
+
+    @Test(arguments: ["not json", "bus", "unterminated"])
+    func extractionRefusesWhatVerifyRefuses(edit: String) throws {
+        let scratch = try edited { text in
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            switch edit {
+            case "not json": lines[1] = String(repeating: "x", count: lines[1].utf8.count)
+            case "bus": lines[2] = lines[2].replacingOccurrences(of: #""recordType":"Car""#, with: #""recordType":"Bus""#)
+            default: lines = [lines.joined(separator: " ")]  // one line, with no end
+            }
+            text = lines.joined(separator: "\n")
+        }
+        let reader = try BundleReader(path: scratch.file("edited.tar.gz"))
+        #expect(try !reader.verify().isValid)
+        #expect(throws: BundleError.self) { try reader.extract(to: scratch.file("out")) }
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out")))
+        #expect(!scratch.listing().contains { $0.hasPrefix(".out.partial") }, "\(scratch.listing())")
+    }
+
+    @Test func copyingRefusesARecordFiledUnderAnotherType() throws {
+        let scratch = try edited { text in
+            var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            lines[2] = lines[2].replacingOccurrences(of: #""recordType":"Car""#, with: #""recordType":"Bus""#)
+            text = lines.joined(separator: "\n")
+        }
+        let reader = try BundleReader(path: scratch.file("edited.tar.gz"))
+        #expect {
+            try reader.forEachChange { _ in }
+        } throws: { error in
+            (error as? BundleError)?.message.contains("Car.ndjson line 3: a Bus record in zone CarZone, in the file of Car records") == true
+        }
+    }
+}

@@ -28,6 +28,14 @@ extension BundleReader {
     /// - Returns: the number of lines passed on.
     @discardableResult
     public func forEachChangeLine(_ selection: Selection = Selection(), _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        try forEachChangeLine(selection) { line, _, _ in try body(line) }
+    }
+
+    /// Streams the selected lines with the file each is in and its line number there.
+    @discardableResult
+    func forEachChangeLine(
+        _ selection: Selection, _ body: (UnsafeRawBufferPointer, BundleManifest.RecordFile, Int) throws -> Void
+    ) throws -> Int {
         try withoutActuallyEscaping(body) { escapable in
             let streamer = LineStreamer(reader: self, selection: selection, body: escapable)
             try scan(streamer, complete: false)
@@ -36,14 +44,30 @@ extension BundleReader {
     }
 
     /// Decodes the selected records and deletions, in the bundle's order.
+    ///
+    /// Each must be in the file of its kind, type and zone, as `verify` checks: a record filed elsewhere (the bundle
+    /// was edited by hand) stops the read rather than being carried into the wrong place.
     public func forEachChange(_ selection: Selection = Selection(), _ body: (RecordChange) throws -> Void) throws {
         let decoder = CloudKitJSONDecoder()
-        try forEachChangeLine(selection) { line in
+        try forEachChangeLine(selection) { line, file, number in
+            let change: RecordChange
             do {
-                try body(try decoder.decode(line: line))
+                change = try decoder.decode(line: line)
             } catch let error as RecordError {
-                throw BundleError(.invalidRecord, "\(path): \(error.message)", cause: error)
+                throw BundleError(.invalidRecord, "\(path): \(file.path) line \(number): \(error.message)", cause: error)
             }
+            let placed =
+                change.zoneID == file.zoneID
+                && (file.kind == .deletions ? change.isDeletion : !change.isDeletion && change.recordType == file.recordType)
+            guard placed else {
+                let what = change.isDeletion ? "a deletion of a \(change.recordType) record" : "a \(change.recordType) record"
+                let holds = file.kind == .deletions ? "deletions" : "\(file.recordType ?? "?") records"
+                throw BundleError(
+                    .invalidRecord,
+                    "\(path): \(file.path) line \(number): \(what) in zone \(change.zoneID), in the file of \(holds) in zone "
+                        + "\(file.zoneID); the bundle was altered (ferry verify lists every problem)")
+            }
+            try body(change)
         }
     }
 }
@@ -52,13 +76,16 @@ extension BundleReader {
 private final class LineStreamer: BundleVisitor {
     let reader: BundleReader
     let selection: BundleReader.Selection
-    let body: (UnsafeRawBufferPointer) throws -> Void
+    let body: (UnsafeRawBufferPointer, BundleManifest.RecordFile, Int) throws -> Void
     var emitted = 0
     private var splitter = LineSplitter()
     private var current: BundleManifest.RecordFile?
     private let decoder = CloudKitJSONDecoder()
 
-    init(reader: BundleReader, selection: BundleReader.Selection, body: @escaping (UnsafeRawBufferPointer) throws -> Void) {
+    init(
+        reader: BundleReader, selection: BundleReader.Selection,
+        body: @escaping (UnsafeRawBufferPointer, BundleManifest.RecordFile, Int) throws -> Void
+    ) {
         self.reader = reader
         self.selection = selection
         self.body = body
@@ -93,7 +120,7 @@ private final class LineStreamer: BundleVisitor {
                     selection.recordTypes?.contains(deletion.recordType) ?? true
                 else { return }
             }
-            try body(line)
+            try body(line, file, number)
             emitted += 1
         }
     }
