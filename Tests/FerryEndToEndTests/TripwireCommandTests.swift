@@ -338,3 +338,70 @@ import Testing
         #expect(diff.status == 0, "\(diff.output)")
     }
 }
+
+/// An edited mapping plan is checked against its schema: mistakes are named with file, line and column.
+@Suite struct MappingPlanCheckCommandTests {
+    static let cars = TripwireCommandTests.cars
+
+    /// The plan `ferry plan` writes for the sample store, with `edit` applied to its text.
+    private func plan(_ scratch: Scratch, _ edit: (String) -> String) throws {
+        let written = try ferry(["plan", Self.cars], in: scratch.path)
+        #expect(written.status == 0, "\(written.errors)")
+        try scratch.write("m.yaml", edit(written.output))
+    }
+
+    @Test(arguments: [
+        (
+            "    exclude: [\"recordID\", \"recordName\"]\n\n  # Car", "    nmae: {attribute: \"recordName\"}\n\n  # Car",
+            "unknown key nmae in entities.Bus; did you mean name?"
+        ),
+        (
+            "    exclude: [\"recordID\", \"recordName\"]\n\n  # Car", "    properties: {}\n\n  # Car",
+            "unknown key properties in entities.Bus; did you mean fields?"
+        ),
+        (
+            "    zone: \"BusZone\"\n", "    zone: \"BusZone\"\n    fields: {photo: {action: DELETE_EVERYTHING}}\n",
+            "action must be one of NONE, DELETE_SELF, VALIDATE, not DELETE_EVERYTHING"
+        ),
+        (
+            "    zone: \"BusZone\"\n", "    zone: \"BusZone\"\n    fields: {photo: {convert: nope}}\n",
+            "convert must be one of string, double, bytes, rgba, not nope"
+        ),
+        ("    zone: \"BusZone\"\n", "    zone: \"BusZone\"\n    skip: maybe\n", "skip must be true or false, not maybe"),
+        ("    zone: \"BusZone\"\n", "    zone: \"BusZone\"\n    zoneFrom: notes\n", "zoneFrom must be a list, such as [notes]"),
+        ("separator: \".\"\n", "seperator: \".\"\n", "unknown key seperator in the plan; did you mean separator?"),
+    ])
+    func mistakesAreNamedWithTheirPlace(original: String, replacement: String, message: String) throws {
+        let scratch = try Scratch()
+        try plan(scratch) { text in
+            #expect(text.contains(original), "the plan's text changed: \(original)")
+            return text.replacingOccurrences(of: original, with: replacement)
+        }
+        let copy = try ferry(["copy", Self.cars, "out.tar.gz", "--mapping", "m.yaml"], in: scratch.path)
+        #expect(copy.status == 78, "\(copy.errors)")
+        #expect(copy.errors.contains(message), "\(copy.errors)")
+        #expect(copy.errors.range(of: #"m\.yaml:\d+:\d+: "#, options: .regularExpression) != nil, "file:line:column: \(copy.errors)")
+        #expect(!copy.errors.contains("DecodingError") && !copy.errors.contains("codingPath"), "\(copy.errors)")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.gz")))
+    }
+
+    @Test func keysWithDefaultsMayBeLeftOutAndTheWrittenPlanIsValid() throws {
+        let scratch = try Scratch()
+        try plan(scratch) { $0.replacingOccurrences(of: "separator: \".\"\n", with: "") }
+        let copy = try ferry(["copy", Self.cars, "a.tar.gz", "--mapping", "m.yaml", "-q", "--created-at", "2026-01-01T00:00:00Z"], in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        let preset = try ferry(["copy", Self.cars, "b.tar.gz", "-q", "--created-at", "2026-01-01T00:00:00Z"], in: scratch.path)
+        #expect(preset.status == 0)
+        #expect(try scratch.read("a.tar.gz") != Data() && ferry(["diff", "a.tar.gz", "b.tar.gz"], in: scratch.path).status == 0)
+        // Every store's written plan, and every preset's, passes its own check.
+        guard let fixtures = SharedFixtures.directory else { return }
+        for store in SharedFixtures.coreDataStores {
+            for preset in ["type-prefixed", "scorebook", "plain", "nspersistentcloudkitcontainer"] {
+                let written = try ferry(["plan", "\(fixtures)/\(store)", "--preset", preset], in: scratch.path)
+                try scratch.write("p.yaml", written.output)
+                let dry = try ferry(["copy", "\(fixtures)/\(store)", "p.tar.gz", "--mapping", "p.yaml", "-n", "-q"], in: scratch.path)
+                #expect(dry.status == 0, "\(store) \(preset): \(dry.errors)")
+            }
+        }
+    }
+}

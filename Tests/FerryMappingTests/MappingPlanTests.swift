@@ -63,8 +63,14 @@ import Testing
         #expect(syntax.map { "\($0)" } == syntax?.message)
         let wrongType = error("separator: \".\"\nentities:\n  Book:\n    skip: perhaps\n")
         #expect(wrongType?.code == .invalidPlan && wrongType?.message.contains("entities.Book.skip") == true, "\(String(describing: wrongType))")
-        let missing = error("entities: {}\n")
-        #expect(missing?.code == .invalidPlan && missing?.message.contains("separator") == true)
+        // Keys with defaults may be left out (separator: ".", entities: none).
+        #expect(error("entities: {}\n") == nil && error("zone: null\n") == nil)
+        let unknown = error("separator: \".\"\nentities:\n  Book:\n    nmae: {}\n")
+        #expect(
+            unknown?.message.hasPrefix("plan.yaml:4:5: unknown key nmae in entities.Book; did you mean name?") == true,
+            "\(String(describing: unknown))")
+        let twice = error("separator: \".\"\nentities:\n  Book:\n    skip: true\n    skip: false\n")
+        #expect(twice?.message.contains("skip given twice in one mapping") == true, "\(String(describing: twice))")
         let entity = error("separator: \".\"\nentities:\n  Boat: {}\n")
         #expect(entity?.code == .unknownEntity && entity?.message.contains("Shelf") == true)
         let property = error("separator: \".\"\nentities:\n  Book:\n    exclude: [subtitle]\n")

@@ -4,8 +4,10 @@ import Yams
 extension MappingPlan {
     /// Reads a plan from YAML.
     /// - Parameter file: what to name in errors.
-    /// - Throws: ``MappingError`` (`invalid-plan`) with Yams's description of where and what.
+    /// - Throws: ``MappingError`` (`invalid-plan`) naming the file, line and column, and what is accepted there.
     public static func decode(yaml: String, file: String) throws(MappingError) -> MappingPlan {
+        // Unknown keys and values of the wrong kind, with their line and column (Codable ignores the first).
+        try MappingPlanSchema.check(yaml, file: file)
         do {
             return try YAMLDecoder().decode(MappingPlan.self, from: yaml)
         } catch let error as DecodingError {
@@ -45,10 +47,9 @@ extension MappingPlan {
         lines.append("separator: \(Self.quoted(separator))")
         lines.append("# The zone of records whose entity names none (default: _defaultZone).")
         lines.append("zone: \(zone.map(Self.quoted) ?? "null")")
-        if let style {
-            lines.append("# The record layout: cloudkit, or nspersistentcloudkitcontainer (CD_ types and fields, CDMR records).")
-            lines.append("style: \(Self.quoted(style))")
-        }
+        lines.append("# The record layout: cloudkit, or nspersistentcloudkitcontainer (CD_ types and fields, CDMR records).")
+        lines.append(style.map { "style: \(Self.quoted($0))" } ?? "# style: \"cloudkit\"")
+        lines += Self.entityKeysComment
         lines.append("entities:")
         for name in entities.keys.sorted() {
             guard let entity = entities[name] else { continue }
@@ -102,6 +103,31 @@ extension MappingPlan {
         if lines.isEmpty { lines.append("{}") }
         return lines
     }
+
+    /// Every key an entity's plan may have, as comments before the entities (the file is where people edit it).
+    static let entityKeysComment: [String] = {
+        let keys: [(String, String)] = [
+            ("skip: true", "leave its objects out"),
+            ("recordType: \"Type\"", "the record type (default: the entity name)"),
+            ("zone: \"Zone\"", "its records' zone (default: the plan's zone)"),
+            ("zoneFrom: [\"parent\"]", "to-one relationships whose record's zone it shares, tried in order"),
+            ("name:", "the record name, from the first of these with a value, else deterministic:"),
+            ("  archivedRecordID: \"attr\"", "an attribute holding an archived CKRecordID"),
+            ("  systemFields: \"attr\"", "an attribute holding a CKRecord's system fields (keeps the change tag)"),
+            ("  attribute: \"attr\"", "a string attribute"),
+            ("  addPrefix: true", "put <recordType><separator> before a name from attribute that lacks it"),
+            ("exclude: [\"attr\"]", "attributes and relationships not written"),
+            ("tombstone:", "each row deletes the record it names: recordID, recordName, recordType (attributes)"),
+            ("fields:", "per attribute or relationship, for example:"),
+            ("  \"photo\": {rename: \"image\", asset: true}", "another field name; binary data as an ASSET"),
+            ("  \"owner\": {action: \"DELETE_SELF\"}", "a reference's action: NONE, DELETE_SELF or VALIDATE"),
+            ("  \"price\": {convert: \"string\"}", "a conversion: string, double, bytes or rgba"),
+            ("  \"tags\": {list: true}", "this side holds a many-to-many (or one-to-one) relationship"),
+        ]
+        let width = keys.map(\.0.count).max() ?? 0
+        return ["# Per entity (any key may be left out; an entity left out is mapped with the defaults):"]
+            + keys.map { key, text in "#   " + key + String(repeating: " ", count: width - key.count + 2) + text }
+    }()
 
     /// A YAML double-quoted scalar (JSON string syntax is valid YAML).
     static func quoted(_ text: String) -> String {

@@ -25,6 +25,16 @@ public struct MappingPlan: Codable, Sendable, Equatable {
         self.style = style
     }
 
+    /// Reads a plan; the keys a plan may leave out take their defaults (`separator` `.`, no entities).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        preset = try container.decodeIfPresent(String.self, forKey: .preset)
+        separator = try container.decodeIfPresent(String.self, forKey: .separator) ?? "."
+        zone = try container.decodeIfPresent(String.self, forKey: .zone)
+        entities = try container.decodeIfPresent([String: EntityPlan].self, forKey: .entities) ?? [:]
+        style = try container.decodeIfPresent(String.self, forKey: .style)
+    }
+
     /// Whether records take NSPersistentCloudKitContainer's layout.
     public var isCoreDataMirror: Bool { style == Self.coreDataMirrorStyle }
 
