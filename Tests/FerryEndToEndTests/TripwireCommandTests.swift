@@ -385,6 +385,17 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.gz")))
     }
 
+    @Test func aPlanZoneThatKeptRecordIDsOverrideIsNamedOncePerEntity() throws {
+        let scratch = try Scratch()
+        try plan(scratch) { $0.replacingOccurrences(of: "    zone: \"BusZone\"\n", with: "    zone: \"Fleet\"\n") }
+        let copy = try ferry(["copy", Self.cars, "out.tar.gz", "--mapping", "m.yaml", "--json"], in: scratch.path)
+        #expect(copy.status == 0, "\(copy.errors)")
+        let notices = copy.errors.components(
+            separatedBy: "entity Bus: 2 records keep the zone of their kept record ID (BusZone), not the plan's zone Fleet")
+        #expect(notices.count == 2, "said once: \(copy.errors)")
+        #expect(copy.errors.contains("leave name.archivedRecordID out of the plan"), "\(copy.errors)")
+    }
+
     @Test func keysWithDefaultsMayBeLeftOutAndTheWrittenPlanIsValid() throws {
         let scratch = try Scratch()
         try plan(scratch) { $0.replacingOccurrences(of: "separator: \".\"\n", with: "") }

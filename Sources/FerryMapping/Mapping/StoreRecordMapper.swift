@@ -53,6 +53,8 @@ public final class StoreRecordMapper {
     private var crossed: [Bool] = []
     /// Each relationship's slot in `crossed`, by `Entity.relationship`.
     private var crossingSlots: [String: Int] = [:]
+    /// Per entity: objects whose kept record ID names another zone than the plan's, how many, and those zones.
+    private var keptZones: [String: (count: Int, zones: Set<String>, planned: String, source: String)] = [:]
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
     private var mirroredNames: [UInt64: String] = [:]
     /// The fields of the record being made, with their ranks (see ``record(_:entity:program:)``).
@@ -78,6 +80,7 @@ public final class StoreRecordMapper {
         positions = [:]
         identityProblems = [:]
         mirroredNames = [:]
+        keptZones = [:]
         crossed = []
         crossingSlots = [:]
         if resolved.plan.isCoreDataMirror {
@@ -172,6 +175,18 @@ public final class StoreRecordMapper {
         var problems: [String] = []
     }
 
+    /// What the mapping did that the plan did not say, once per entity, after a run: records that kept the zone of
+    /// their archived record ID instead of the plan's.
+    public var notices: [String] {
+        keptZones.keys.sorted().compactMap { name in
+            guard let entry = keptZones[name] else { return nil }
+            let zones = entry.zones.sorted().joined(separator: ", ")
+            return "entity \(name): \(entry.count) records keep the zone of their kept record ID (\(zones)), not the plan's zone "
+                + "\(entry.planned): a record's zone is part of its identity in CloudKit. To move them to \(entry.planned), leave "
+                + "\(entry.source) out of the plan (they then get new names)"
+        }
+    }
+
     /// The record name and zone of an object (first pass).
     func identify(_ object: ManagedObject, entity: ResolvedPlan.Entity) -> Identity {
         var problems: [String] = []
@@ -204,6 +219,14 @@ public final class StoreRecordMapper {
             ?? RecordNaming.deterministicName(
                 recordType: entity.recordType, separator: resolved.plan.separator, storeUUID: store.metadata.uuid, entity: object.entity,
                 primaryKey: object.primaryKey)
+        if let kept = zone, let planned = entity.zone, kept != planned {
+            // The kept record ID wins (a record's zone is part of its identity); said once per entity (`notices`).
+            var entry = keptZones[entity.schema.description.name] ?? (0, [], planned.description, "")
+            entry.count += 1
+            if entry.zones.count < 5 { entry.zones.insert(kept.description) }
+            entry.source = system != nil ? "name.systemFields" : "name.archivedRecordID"
+            keptZones[entity.schema.description.name] = entry
+        }
         if zone == nil { zone = entity.zone }
         if zone == nil, !entity.zoneFrom.isEmpty {
             var parentZones: [(String, ZoneID)] = []

@@ -34,8 +34,9 @@ public final class CoreDataChangeSource: ChangeSource {
         return "core-data|\(store.metadata.uuid)|\(size)|\(modified)|\(wal)|\(plan.yaml())"
     }
 
-    /// The store's objects that no entity of the mapping reads, found once every change has been handed out: one
-    /// warning per object for the first ``maxListed``, then a count per table.
+    /// Found once every change has been handed out: what the mapping decided that the plan did not say (once per
+    /// entity), then the store's objects that no entity of the mapping reads (one warning per object for the first
+    /// ``maxListed``, then a count per table).
     public private(set) var findings: [String] = []
 
     /// How many objects not carried are named one by one.
@@ -45,10 +46,11 @@ public final class CoreDataChangeSource: ChangeSource {
         try mapper.run { mapped in
             try body(SourceChange(mapped.change, origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
         }
-        var found: [String] = []
+        let notices = mapper.notices
+        var found = notices
         var more: [String: Int] = [:]
         try store.forEachUncarriedObject { object in
-            if found.count < Self.maxListed {
+            if found.count < Self.maxListed + notices.count {
                 found.append("not carried: \(object.description)")
             } else {
                 more[object.table, default: 0] += 1
