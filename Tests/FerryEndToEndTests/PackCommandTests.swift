@@ -82,7 +82,7 @@ import Testing
             "in.ndjson",
             """
             {"recordName":"Car.1","recordType":"Car","fields":{"name":{"value":"ok","type":"STRING"}}}
-            {"recordName":"_bad","recordType":"Car","fields":{}}
+            {"recordName":"bäd","recordType":"Car","fields":{}}
             {"recordName":"Car.1","recordType":"Car","fields":{}}
             {"recordName":"Car.2","recordType":"Car","fields":{"name":{"value":7,"type":"INT64"}}}
             not json at all
@@ -184,7 +184,7 @@ import Testing
             """
             [
               {"recordName": "Car.1", "recordType": "Car", "fields": {}},
-              {"recordName": "_bad",
+              {"recordName": "bäd",
                "recordType": "Car", "fields": {}}
             ]
             """)

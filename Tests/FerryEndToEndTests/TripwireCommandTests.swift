@@ -416,3 +416,31 @@ import Testing
         }
     }
 }
+
+/// What only CloudKit refuses from a client (a record name starting with `_`, which CloudKit gives user records) is
+/// kept by bundles and local stores, with a warning: a backup never loses what the source holds.
+@Suite struct ClientOnlyRulesCommandTests {
+    @Test func aNameCloudKitMadeSurvivesStoreToBundleToLocalStore() throws {
+        guard SQLiteShell.isAvailable else { return }
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
+        let store = "store/CarsTrucksBuses.sqlite"
+        // Car 1 named as CloudKit names a user record; two notes reference it.
+        let name = "_" + String(repeating: "0123456789abcdef", count: 2)
+        try SQLiteShell.execute(
+            scratch.file(store), "UPDATE ZCAR SET ZRECORDID = NULL, ZRECORDNAME = '\(name)' WHERE Z_PK = 1; PRAGMA wal_checkpoint(TRUNCATE);")
+        let bundle = try ferry(["copy", store, "b.tar.gz", "--json"], in: scratch.path)
+        #expect(bundle.status == 0, "\(bundle.errors)")
+        #expect(bundle.errors.contains("CloudKit refuses it from a client"), "\(bundle.errors)")
+        #expect(try ferry(["verify", "b.tar.gz"], in: scratch.path).status == 0)
+        let local = try ferry(["copy", "b.tar.gz", "l.ferry", "--json"], in: scratch.path)
+        #expect(local.status == 0, "\(local.errors)")
+        #expect(local.errors.contains("CloudKit refuses it from a client"), "\(local.errors)")
+        for other in ["b.tar.gz", "l.ferry"] {
+            let diff = try ferry(["diff", store, other], in: scratch.path)
+            #expect(diff.status == 0, "\(other): \(diff.output)")
+        }
+        let cat = try ferry(["cat", "b.tar.gz", "--type", "Note"], in: scratch.path)
+        #expect(cat.output.components(separatedBy: name).count - 1 == 2, "both notes keep their reference: \(cat.output)")
+    }
+}

@@ -24,6 +24,21 @@ import Testing
         #expect(rules(record).contains(.recordName) == invalid)
     }
 
+    @Test func whatOnlyCloudKitRefusesFromClientsIsAWarningUnlessEnforced() {
+        let zone = ZoneID(zoneName: "Z")
+        let record = Record(
+            recordType: "T", recordName: "_0123456789abcdef0123456789abcdef", zoneID: zone,
+            fields: ["owner": .reference(Reference(recordName: "_fedcba", zoneID: zone)), "blob": .bytes(Data(repeating: 1, count: 1_000_001))])
+        let lenient = validator.problems(in: record)
+        #expect(lenient.count == 3 && lenient.allSatisfy { $0.severity == .warning }, "\(lenient)")
+        var limits = RecordValidator.Limits()
+        limits.enforcesCloudKitClientRules = true
+        let strict = RecordValidator(limits: limits).problems(in: record)
+        #expect(strict.count == 3 && strict.allSatisfy { $0.severity == .error }, "\(strict)")
+        // What Ferry's own formats cannot hold stays an error either way.
+        #expect(validator.problems(in: Record(recordType: "T", recordName: "_é")).contains { $0.severity == .error })
+    }
+
     @Test(arguments: [("Car", false), ("CD_Post", false), ("my.type", true), ("1Car", true), ("_T", true), ("", true), ("Ünï", true)])
     func checksRecordTypes(type: String, invalid: Bool) {
         #expect(rules(Record(recordType: type, recordName: "a")).contains(.recordType) == invalid)

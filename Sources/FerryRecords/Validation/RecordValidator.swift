@@ -15,6 +15,10 @@ public struct RecordValidator: Sendable {
         public var maxNameLength = 255
         /// The most DELETE_SELF references CloudKit allows to one target record.
         public var maxDeleteSelfReferencesPerTarget = 750
+        /// Whether what only CloudKit refuses from a client (a record name starting with `_`, which CloudKit itself
+        /// gives user records; more than ``maxRecordBytes``) is an error, as for a CloudKit target, or a warning, as
+        /// for bundles and local stores, which hold such records as they are.
+        public var enforcesCloudKitClientRules = false
 
         /// CloudKit's limits.
         public init() {}
@@ -68,9 +72,9 @@ public struct RecordValidator: Sendable {
         if size > limits.maxRecordBytes {
             problems.append(
                 RecordProblem(
-                    .error, .recordSize, at: "",
-                    "the record holds \(size) bytes of field data, more than CloudKit's \(limits.maxRecordBytes); move large BYTES values to ASSET fields"
-                ))
+                    clientRuleSeverity, .recordSize, at: "",
+                    "the record holds \(size) bytes of field data, more than CloudKit's \(limits.maxRecordBytes); move large BYTES values to "
+                        + "ASSET fields" + (limits.enforcesCloudKitClientRules ? "" : " before it goes to CloudKit")))
         }
         return problems
     }
@@ -92,10 +96,31 @@ public struct RecordValidator: Sendable {
 
     // MARK: - Names
 
-    private func checkIdentity(type: String, name: String, zone: ZoneID, into problems: inout [RecordProblem]) {
-        if let reason = recordNameProblem(name) {
-            problems.append(RecordProblem(.error, .recordName, at: "recordName", reason))
+    /// How a rule only CloudKit enforces on clients counts here.
+    private var clientRuleSeverity: RecordProblem.Severity { limits.enforcesCloudKitClientRules ? .error : .warning }
+
+    /// The problem of a record name: a name only CloudKit refuses from clients (`_…`) at ``clientRuleSeverity``.
+    private func recordNameIssue(_ name: String, at path: String, prefix: String = "") -> RecordProblem? {
+        guard let reason = recordNameProblem(name) else { return nil }
+        let clientOnly = name.utf8.first == UInt8(ascii: "_") && isFormatValidName(name)
+        if clientOnly {
+            let rule: RecordRule = path == "recordName" ? .recordName : .reference
+            return RecordProblem(
+                clientRuleSeverity, rule, at: path,
+                prefix + reason + (limits.enforcesCloudKitClientRules ? "" : "; kept here, but CloudKit refuses it from a client"))
         }
+        return RecordProblem(.error, path == "recordName" ? .recordName : .reference, at: path, prefix + reason)
+    }
+
+    /// Whether a name passes every rule but the one about a leading `_`.
+    private func isFormatValidName(_ name: String) -> Bool {
+        var rest = name
+        rest.removeFirst()
+        return recordNameProblem("x" + rest) == nil
+    }
+
+    private func checkIdentity(type: String, name: String, zone: ZoneID, into problems: inout [RecordProblem]) {
+        if let problem = recordNameIssue(name, at: "recordName") { problems.append(problem) }
         if let reason = identifierProblem(type, what: "record type") {
             problems.append(RecordProblem(.error, .recordType, at: "recordType", reason))
         }
@@ -179,9 +204,7 @@ public struct RecordValidator: Sendable {
                         .error, .reference, at: path(),
                         "references cannot cross zones: this record is in \(zone), the target in \(reference.zoneID)"))
             }
-            if let reason = recordNameProblem(reference.recordName) {
-                problems.append(RecordProblem(.error, .reference, at: path(), "target: \(reason)"))
-            }
+            if let problem = recordNameIssue(reference.recordName, at: path(), prefix: "target: ") { problems.append(problem) }
         case .asset(let asset) where asset.size < 0:
             problems.append(RecordProblem(.error, .fieldValue, at: path(), "asset sizes cannot be negative"))
         case .location(let location):

@@ -25,13 +25,22 @@ final class ChangeApplier {
 
     /// Applies a change, using the work done ahead on the reading thread when there is some.
     ///
-    /// `inout` only so that the change is read where it lies in the caller's batch, not copied; it is left as it is.
+    /// `inout` so that the change is read where it lies in the caller's batch, not copied; only a change the reading
+    /// thread did not prepare gains its warnings (what CloudKit alone would refuse) in its problems.
     func apply(_ source: inout SourceChange) throws -> TransferOutcome {
-        try apply(source.change, prepared: source.prepared)
+        if source.prepared == nil {
+            let problems = options.validator.problems(in: source.change)
+            if problems.contains(where: { $0.severity == .warning }) {
+                source.problems += problems.filter { $0.severity == .warning }.map(\.description)
+            }
+            return try apply(source.change, errors: problems.filter { $0.severity == .error }, encoded: nil)
+        }
+        return try apply(source.change, errors: source.prepared?.errors ?? [], encoded: source.prepared?.encoded)
     }
 
-    private func apply(_ change: RecordChange, prepared: PreparedWrite?) throws -> TransferOutcome {
-        let problems = prepared?.errors ?? options.validator.problems(in: change).filter { $0.severity == .error }
+    private func apply(_ change: RecordChange, errors problems: [RecordProblem], encoded: (body: [UInt8], digest: SHA256Digest)?) throws
+        -> TransferOutcome
+    {
         if !problems.isEmpty {
             return .rejected(code: "INVALID", reason: problems.map(\.description).joined(separator: "; "))
         }
@@ -40,7 +49,7 @@ final class ChangeApplier {
             guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .absent }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
-            return try apply(record, encoded: prepared?.encoded)
+            return try apply(record, encoded: encoded)
         }
     }
 

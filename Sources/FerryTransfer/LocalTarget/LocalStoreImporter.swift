@@ -79,7 +79,11 @@ public final class LocalStoreImporter {
         if let pipelined {
             // Validation and encoding need no store state: the reading thread does them.
             let validator = options.validator
-            pipelined.prepare = { change in change.prepared = PreparedWrite(change.change, validator: validator) }
+            pipelined.prepare = { change in
+                let prepared = PreparedWrite(change.change, validator: validator)
+                if !prepared.warnings.isEmpty { change.problems += prepared.warnings.map(\.description) }
+                change.prepared = prepared
+            }
         }
         if options.dryRun { return try dryRun(report) }
         var tally = TransferTally(temporaryDirectory: options.temporaryDirectory)

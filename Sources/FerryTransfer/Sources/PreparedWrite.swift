@@ -6,12 +6,17 @@ import FerryRecords
 public struct PreparedWrite: Sendable {
     /// The change's validation errors.
     public var errors: [RecordProblem]
+    /// What the target holds as it is but CloudKit would refuse from a client (a name starting with `_`, a record over
+    /// 1 MB), for the copy's warnings.
+    public var warnings: [RecordProblem]
     /// A record's body as the local store keeps it, with its content digest.
     public var encoded: (body: [UInt8], digest: SHA256Digest)?
 
     /// Validates and encodes a change for a local store.
     public init(_ change: RecordChange, validator: RecordValidator) {
-        errors = validator.problems(in: change).filter { $0.severity == .error }
+        let problems = validator.problems(in: change)
+        errors = problems.filter { $0.severity == .error }
+        warnings = problems.filter { $0.severity == .warning }
         if case .record(let record) = change, errors.isEmpty { encoded = LocalStoreBatch.encode(record) }
     }
 }
