@@ -157,6 +157,9 @@ import Testing
         try scratch.write("bag/data/records/CarZone/Car.ndjson", bytes)
         try tar(of: scratch).write(to: scratch.file("big.tar.gz"))
         #expect(failure(scratch.file("big.tar.gz")) == .entryTooLarge)
+        // The message says where the size was declared.
+        let issue = try BundleReader(path: scratch.file("big.tar.gz")).verify().issues.first { $0.code == .entryTooLarge }
+        #expect(issue?.message.contains("bytes data/manifest.json declares for it") == true, "\(String(describing: issue))")
     }
 
     @Test func refusesUnknownFormatVersions() throws {

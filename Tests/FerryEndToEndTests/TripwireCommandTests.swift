@@ -444,3 +444,43 @@ import Testing
         #expect(cat.output.components(separatedBy: name).count - 1 == 2, "both notes keep their reference: \(cat.output)")
     }
 }
+
+/// `inspect` describes a plist Ferry refuses, and says why with the exit code `convert` gives it.
+@Suite struct InspectHostilePlistCommandTests {
+    @Test func cyclesDepthAndOutOfRangeUIDsAreProblems() throws {
+        let scratch = try Scratch()
+        var cyclic = PlistTable()
+        let outer = cyclic.add(.null)
+        let inner = cyclic.add(.null)
+        cyclic.set(outer, .array([inner]))
+        cyclic.set(inner, .array([outer]))
+        cyclic.topObject = outer
+        try scratch.write("cycle.plist", Data(BinaryPlistWriter.write(cyclic)))
+        var deep = PlistTable()
+        deep.topObject = deep.add(.null)
+        var current = deep.topObject
+        for _ in 0..<600 {
+            let child = deep.add(.null)
+            deep.set(current, .array([child]))
+            current = child
+        }
+        deep.set(current, .string("bottom"))
+        try scratch.write("deep.plist", Data(BinaryPlistWriter.write(deep)))
+        var archive = KeyedArchiveBuilder()
+        let root = archive.object("NSArray", fields: ["NS.objects": .array([.uid(99)])])
+        try scratch.write("uid.archive", Data(archive.binary(root: root)))
+        for (file, reason) in [
+            ("cycle.plist", "containers form a cycle"), ("deep.plist", "more than the 512 Ferry reads"),
+            ("uid.archive", "UID 99"),
+        ] {
+            let inspect = try ferry(["inspect", file], in: scratch.path)
+            #expect(inspect.status == 65, "\(file): \(inspect.errors)")
+            #expect(inspect.errors.contains(reason), "\(file): \(inspect.errors)")
+            #expect(inspect.output.contains("objects"), "still described: \(inspect.output)")
+            #expect(try ferry(["convert", file], in: scratch.path).status == 65, "convert agrees: \(file)")
+        }
+        try scratch.write("empty.sqlite", Data())
+        let empty = try ferry(["inspect", "empty.sqlite"], in: scratch.path)
+        #expect(empty.status == 65 && empty.errors.contains("the file is empty"), "\(empty.errors)")
+    }
+}

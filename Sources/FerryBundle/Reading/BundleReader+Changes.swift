@@ -114,6 +114,15 @@ private final class LineStreamer: BundleVisitor {
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
         guard let file = current else { return }
         let filterDeletions = file.kind == .deletions && selection.recordTypes != nil
+        do {
+            try feed(bytes, file: file, filterDeletions: filterDeletions)
+        } catch let error as BundleError where !error.message.hasPrefix(reader.path) {
+            // The splitter's own errors (a line too long) name no file.
+            throw BundleError(error.code, "\(reader.path): \(file.path): \(error.message)", cause: error.cause)
+        }
+    }
+
+    private func feed(_ bytes: UnsafeRawBufferPointer, file: BundleManifest.RecordFile, filterDeletions: Bool) throws {
         try splitter.feed(bytes) { line, number in
             if filterDeletions {
                 guard case .deletion(let deletion) = try decodeLine(line, number: number, file: file),

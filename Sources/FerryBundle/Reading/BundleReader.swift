@@ -135,7 +135,7 @@ public final class BundleReader {
             if case .tag = entry.kind {} else { payloadFiles += 1 }
             if let declared = header.declaredSize, declared > limit {
                 try visitor.issue(
-                    BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes, more than the \(limit) declared for it"))
+                    BundleError(.entryTooLarge, "\(path): \(relative) is \(declared) bytes, more than \(Self.allowance(limit, for: entry))"))
                 try source.skip()
                 continue
             }
@@ -161,7 +161,7 @@ public final class BundleReader {
                 if wanted { try visitor.consume(chunk) }
             }
             if tooLarge {
-                try visitor.issue(BundleError(.entryTooLarge, "\(path): \(relative) is larger than the \(limit) bytes declared for it"))
+                try visitor.issue(BundleError(.entryTooLarge, "\(path): \(relative) is larger than \(Self.allowance(limit, for: entry))"))
                 try source.skip()
                 if wanted { try visitor.end(entry, intact: false) }
                 continue
@@ -201,6 +201,15 @@ public final class BundleReader {
                     .payloadOxumMismatch,
                     "\(path): the payload holds \(payloadBytes) bytes in \(payloadFiles) files, Payload-Oxum declares \(metadata.bagInfo.payloadBytes).\(metadata.bagInfo.payloadFiles)"
                 ))
+        }
+    }
+
+    /// What an entry's size limit is, for messages: where it was declared, or why it is the most Ferry reads.
+    private static func allowance(_ limit: Int64, for entry: BundleEntry) -> String {
+        switch entry.kind {
+        case .records: "the \(limit) bytes data/manifest.json declares for it"
+        case .asset: "the \(limit) bytes of payload Payload-Oxum (bag-info.txt) leaves for it"
+        case .tag, .metadata: "the \(limit) bytes Ferry reads of a file of this kind"
         }
     }
 

@@ -16,6 +16,9 @@ public struct PlistInspection: Sendable {
     public var archivedObjectCount = 0
     /// For archives: each class and how many objects have it, most used first.
     public var classes: [(name: String, count: Int)]
+    /// Why `convert` and `copy` would refuse the document (a cycle, nesting past the limit, a UID that points past the
+    /// archive's objects), although it can be described; empty when it reads.
+    public var problems: [String] = []
 
     /// Inspects a parsed document.
     public init(_ document: PlistDocument) throws(PlistError) {
@@ -24,11 +27,18 @@ public struct PlistInspection: Sendable {
         objectCount = graph.objectCount
         rootKind = try graph.kind(of: graph.topObject)
         depth = try Self.depth(of: graph)
+        let limit = PlistLimits().maxDepth
+        if depth == nil {
+            problems.append("containers form a cycle (a container holds itself); Ferry refuses cyclic plists")
+        } else if let depth, depth > limit {
+            problems.append("containers nest \(depth) levels, more than the \(limit) Ferry reads")
+        }
         topKeys = []
         classes = []
         isKeyedArchive = false
         if let (keys, counts, archived) = try Self.archiveSummary(graph) {
             isKeyedArchive = true
+            problems += try Self.uidsOutOfRange(graph, objects: archived)
             archivedObjectCount = archived
             topKeys = keys
             classes = counts.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.map { ($0.key, $0.value) }
@@ -52,6 +62,23 @@ public struct PlistInspection: Sendable {
             counts[archivedClass.name, default: 0] += 1
         }
         return (try archive.topKeys, counts, archive.objectCount)
+    }
+
+    /// The UIDs of an archive that point past its `$objects` (at most three named, then a count).
+    private static func uidsOutOfRange<Graph: PlistGraph>(_ graph: Graph, objects: Int) throws(PlistError) -> [String] {
+        var found: [String] = []
+        var more = 0
+        for object in 0..<graph.objectCount where try graph.kind(of: object) == .uid {
+            let uid = try graph.uid(object)
+            guard uid >= objects else { continue }
+            if found.count < 3 {
+                found.append("UID \(uid) (object \(object)) points past the archive's \(objects) objects")
+            } else {
+                more += 1
+            }
+        }
+        if more > 0 { found.append("\(more) more UIDs point past the archive's objects") }
+        return found
     }
 
     /// The longest container path, iteratively with memoisation; `nil` for a cycle.

@@ -27,6 +27,9 @@ struct Inspect: AsyncParsableCommand {
                 return try StoreReport.print(try StoreInspection(CoreDataStore(path: file, model: modelOptions.choice)), console: console)
             }
             let bytes = try InputFile.contents(of: file, limit: 1 << 30)
+            if bytes.isEmpty {
+                throw PlistError(.notAPlist, "\(file): the file is empty (0 bytes): neither an SQLite store nor a property list")
+            }
             let document: PlistDocument
             let inspection: PlistInspection
             do {
@@ -50,6 +53,7 @@ struct Inspect: AsyncParsableCommand {
                     "archived_objects": .integer(Int64(inspection.archivedObjectCount)),
                     "top_keys": .array(inspection.topKeys.map { .string($0) }),
                     "classes": .array(inspection.classes.map { ["name": .string($0.name), "count": .integer(Int64($0.count))] }),
+                    "problems": .array(inspection.problems.map { .string($0) }),
                 ])
             console.line("file      \(file)")
             console.line("format    \(formatName), \(Formatting.bytes(Int64(bytes.count)))")
@@ -65,7 +69,12 @@ struct Inspect: AsyncParsableCommand {
                     "root      \(inspection.rootKind.rawValue)\(inspection.topKeys.isEmpty ? "" : " with keys \(inspection.topKeys.joined(separator: ", "))")"
                 )
             }
-            return ExitCodes.success
+            // Described, but refused by what reads it: the same verdict as convert and copy (exit 65).
+            for problem in inspection.problems {
+                console.message("error", ["error": "plist.refused", "message": .string("\(file): \(problem)")])
+                if !console.json { console.errorStream("ferry: error: \(file): \(problem)") }
+            }
+            return inspection.problems.isEmpty ? ExitCodes.success : ExitCodes.code(for: .dataError)
         }
     }
 }
