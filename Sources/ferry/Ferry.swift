@@ -42,6 +42,22 @@ struct Ferry: AsyncParsableCommand {
                 Foundation.exit(ExitCodes.usage)
             }
         }
-        await main(nil)
+        do {
+            var command = try await asyncParseAsRoot(nil)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // Help and --version go to standard output; a command's own failure was reported by CommandRunner.
+            let code = exitCode(for: error)
+            if code == .success || error is ExitCode { exit(withError: error) }
+            // The parser's errors with the prefix every other error has.
+            var text = fullMessage(for: error)
+            if text.hasPrefix("Error: ") { text = "ferry: error: " + text.dropFirst("Error: ".count) }
+            FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+            Foundation.exit(code.rawValue)
+        }
     }
 }

@@ -269,6 +269,30 @@ import Testing
         #expect(file.status == 66 && file.errors.contains("--assets names a file"), "\(file.errors)")
     }
 
+    @Test func verboseCopiesSayWhatTheyDo() throws {
+        let scratch = try Scratch()
+        let copy = try ferry(
+            ["copy", TripwireCommandTests.cars, "v.ferry", "--batch-size", "5"], in: scratch.path, environment: ["FERRY_LOG_LEVEL": "debug"])
+        #expect(copy.status == 0, "\(copy.errors)")
+        for said in [
+            "info", "source: ", "read as a Core Data store", "model: ", "xcdatamodeld", "target: v.ferry, a local store", "debug",
+            "checkpoint: 10 of",
+        ] {
+            #expect(copy.errors.contains(said), "\(said): \(copy.errors)")
+        }
+        #expect(!copy.errors.contains("warning"), "a fitting model is no warning: \(copy.errors)")
+        let quiet = try ferry(["copy", TripwireCommandTests.cars, "w.ferry"], in: scratch.path)
+        #expect(!quiet.errors.contains("source: "), "\(quiet.errors)")
+    }
+
+    @Test func parserErrorsHaveThePrefixOfEveryOtherError() throws {
+        let scratch = try Scratch()
+        let missing = try ferry(["copy"], in: scratch.path)
+        #expect(missing.status == 64 && missing.errors.hasPrefix("ferry: error: "), "\(missing.errors)")
+        let bad = try ferry(["copy", "a", "b", "--batch-size", "0"], in: scratch.path)
+        #expect(bad.status == 64 && bad.errors.hasPrefix("ferry: error: --batch-size must be at least 1"), "\(bad.errors)")
+    }
+
     @Test func anUnknownPresetFromTheEnvironmentNamesTheVariable() throws {
         let scratch = try Scratch()
         let result = try ferry(["copy", TripwireCommandTests.cars, "x.tar.gz"], in: scratch.path, environment: ["FERRY_PRESET": "bogus"])

@@ -15,10 +15,11 @@ public protocol FerryError: Error, CustomStringConvertible {
 }
 
 extension FerryError {
-    /// The message followed by its cause, on one line; a cause the message already says is left out.
+    /// The message followed by its cause, on one line; a cause the message already says is left out, and so is the
+    /// statement an SQLite error came from (`--verbose` shows it, through ``detailedDescription()``).
     public var description: String {
         guard let cause else { return message }
-        let said = Self.describe(cause)
+        let said = Self.brief(Self.describe(cause))
         if message.lowercased().contains(said.lowercased()) { return message }
         return "\(message) (cause: \(said))"
     }
@@ -40,6 +41,12 @@ extension FerryError {
             depth += 1
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// A cause's text without the SQL statement GRDB appends to SQLite errors (`… - while executing `SELECT …``).
+    private static func brief(_ text: String) -> String {
+        guard let statement = text.range(of: " - while executing `") else { return text }
+        return String(text[..<statement.lowerBound])
     }
 
     private static func describe(_ error: any Error) -> String {

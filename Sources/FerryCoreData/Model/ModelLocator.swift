@@ -27,7 +27,7 @@ enum ModelLocator {
             if !best.fit.perfect {
                 notes.append("the model at \(path) does not fully match the store (\(best.fit.missing) entities or columns missing)")
             }
-            return LoadedModel(model: best.model, source: best.source, notes: notes)
+            return LoadedModel(model: best.model, source: best.source, notes: notes, choices: best.choices)
         case .modelCache:
             guard let model = try cachedModel(files: files, db: db) else {
                 throw CoreDataError(
@@ -43,7 +43,7 @@ enum ModelLocator {
                 guard let candidates = try? candidatesAt(path, metadata: metadata, schema: schema),
                     let best = candidates.max(by: { $0.fit < $1.fit })
                 else { continue }
-                if best.fit.perfect { return LoadedModel(model: best.model, source: best.source, notes: best.notes) }
+                if best.fit.perfect { return LoadedModel(model: best.model, source: best.source, notes: best.notes, choices: best.choices) }
                 passedOver.append("\(path) does not match the store (\(best.fit.missing) entities or columns missing)")
             }
             do {
@@ -94,6 +94,7 @@ enum ModelLocator {
         var source: ModelSource
         var fit: Fit
         var notes: [String] = []
+        var choices: [String] = []
     }
 
     /// Every model at a path (all versions of a bundle), each with its fit.
@@ -131,7 +132,7 @@ enum ModelLocator {
                 var candidate = Candidate(model: model, source: .compiled(path: file), fit: fit(model))
                 if byHashes == String(mom.dropLast(4)) {
                     candidate.fit.matched += 1000
-                    candidate.notes.append("version \(mom) chosen by the store's model version hashes")
+                    candidate.choices.append("version \(mom) chosen by the store's model version hashes")
                 }
                 candidates.append(candidate)
             }

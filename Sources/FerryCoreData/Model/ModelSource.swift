@@ -37,8 +37,18 @@ public enum ModelSource: Sendable, Hashable, CustomStringConvertible {
 public struct LoadedModel: Sendable {
     public var model: ManagedObjectModel
     public var source: ModelSource
-    /// Things a user should know: a guessed model, a version chosen by structure, candidates passed over.
+    /// Things a user should be warned about: a guessed model, a model that does not fit, candidates passed over.
     public var notes: [String]
+    /// How a fitting model was chosen (a version picked by the store's hashes), for `--verbose`.
+    public var choices: [String] = []
+
+    /// A loaded model with the warnings and choices that came with it.
+    public init(model: ManagedObjectModel, source: ModelSource, notes: [String], choices: [String] = []) {
+        self.model = model
+        self.source = source
+        self.notes = notes
+        self.choices = choices
+    }
 }
 
 /// Which model source to use for a store.

@@ -29,6 +29,9 @@ public final class LocalStoreImporter {
         public var validator = RecordValidator()
         /// Where the tally's rows go when there are many (record types times zones; default `$TMPDIR`).
         public var temporaryDirectory: String?
+        /// Called after each transaction commits, with the changes it held and how many of the source's changes the
+        /// checkpoint now covers (for logs).
+        public var onCommit: (@Sendable (_ changes: Int, _ checkpoint: Int64) -> Void)?
 
         /// The defaults.
         public init() {}
@@ -118,6 +121,7 @@ public final class LocalStoreImporter {
                 tally.absorb(applier)
                 return outcomes
             }
+            options.onCommit?(outcomes.count, done)
             var next = 0
             for slot in batches.indices {
                 for index in batches[slot].indices {

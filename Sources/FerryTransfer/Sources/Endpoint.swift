@@ -14,6 +14,16 @@ public enum Endpoint: Sendable, Hashable {
     /// A property list or NSKeyedArchiver cache of objects.
     case archiveCache(String)
 
+    /// What the source is, for logs: `a bundle`, `a Core Data store`.
+    public var kindDescription: String {
+        switch self {
+        case .bundle: "a bundle"
+        case .localStore: "a Ferry local store"
+        case .coreData: "a Core Data store"
+        case .archiveCache: "a plist or keyed-archive cache"
+        }
+    }
+
     /// The path.
     public var path: String {
         switch self {

@@ -74,7 +74,7 @@ struct Convert: AsyncParsableCommand {
                     try text.write { piece in try piece.withUnsafeBytes { try console.raw($0) } }
                     try Array((single ? "\n" : "}\n").utf8).withUnsafeBytes { try console.raw($0) }
                 } catch let error as PlistError {
-                    console.errorStream("ferry: \(file): \(error.message)")
+                    console.errorStream("ferry: error: \(file): \(error.message)")
                     console.message("error", ["file": .string(file), "error": .string(error.codeName), "message": .string(error.message)])
                     worst = max(worst, ExitCodes.code(for: error))
                 }

@@ -27,7 +27,7 @@ struct Dump: AsyncParsableCommand {
         try CommandRunner.run(global, label: "dump") { console in
             let started = Date()
             let opened = try CoreDataStore(path: store, model: modelOptions.choice)
-            for note in opened.model.notes { console.warning(note) }
+            console.logModel(opened)
             let summary = try StoreDump.run(
                 opened, entity: entity, messageType: console.json ? "object" : nil,
                 write: { bytes in try bytes.withUnsafeBytes { try console.raw($0) } },

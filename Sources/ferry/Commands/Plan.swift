@@ -26,7 +26,7 @@ struct Plan: AsyncParsableCommand {
     func run() async throws {
         try CommandRunner.run(global, label: "plan") { console in
             let opened = try CoreDataStore(path: store, model: modelOptions.choice)
-            for note in opened.model.notes { console.warning(note) }
+            console.logModel(opened)
             let plan = try MappingPlan.preset(preset, for: opened.schema)
             let header = [
                 "Ferry mapping plan for \(store) (store \(opened.metadata.uuid)), from the preset \"\(preset)\".",

@@ -36,7 +36,7 @@ struct Verify: AsyncParsableCommand {
                     console.message("error", ["error": .string(issue.codeName), "message": .string(issue.message)])
                     guard !console.json, printed < VerificationReport.maxIssues else { return }
                     printed += 1
-                    console.errorStream("ferry: \(issue.message)")
+                    console.errorStream("ferry: error: \(issue.message)")
                 })
             console.clearProgress()
             if report.issueCount > printed, !console.json {
@@ -69,7 +69,7 @@ struct Verify: AsyncParsableCommand {
         let problems = try store.integrityProblems()
         for problem in problems {
             console.message("error", ["error": "localstore.damaged", "message": .string("\(path): \(problem)")])
-            if !console.json { console.errorStream("ferry: \(path): \(problem)") }
+            if !console.json { console.errorStream("ferry: error: \(path): \(problem)") }
         }
         let unused = try store.unreferencedAssets(temporaryDirectory: tempDir)
         if unused.count > 0 {

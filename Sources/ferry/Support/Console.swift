@@ -1,4 +1,5 @@
 import FerryCore
+import FerryCoreData
 import Foundation
 import Logging
 
@@ -126,5 +127,14 @@ final class Console: @unchecked Sendable {
         guard progressShown else { return }
         progressShown = false
         FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+    }
+}
+
+extension Console {
+    /// Says which model a store is read with: the choice at info level (`-v`), what a user should doubt as warnings.
+    func logModel(_ store: CoreDataStore) {
+        logger.info("model: \(store.model.source.description)")
+        for choice in store.model.choices { logger.info("model: \(choice)") }
+        for note in store.model.notes { warning(note) }
     }
 }

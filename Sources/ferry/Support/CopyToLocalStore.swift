@@ -64,6 +64,15 @@ struct CopyToLocalStore {
         }
         defer { withExtendedLifetime(scratch) {} }  // the empty scratch store lives until the report is printed
         let store = try LocalStore(path: storePath, create: true)
+        var options = self.options
+        let logger = console.logger
+        let dryRunNote = options.dryRun ? " (dry run: in a transaction rolled back)" : ""
+        logger.info(
+            "target: \(target), a local store\(dryRunNote); batches of \(options.batchSize) changes or \(Formatting.bytes(Int64(options.batchBytes))); on conflict \(options.policy.description)"
+        )
+        options.onCommit = { changes, checkpoint in
+            logger.debug("committed a batch of \(changes) changes; checkpoint: \(checkpoint) of the source's changes done")
+        }
         let importer = LocalStoreImporter(store: store, source: source, options: options)
         let resumeFrom = options.dryRun ? 0 : try importer.resumePoint()
         if resumeFrom > 0 { console.note("resuming an interrupted copy: \(Formatting.count(Int(resumeFrom), "change")) already applied") }

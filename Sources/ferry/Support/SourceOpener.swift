@@ -21,7 +21,9 @@ struct SourceOpener {
     }
 
     private func openUnfiltered(_ path: String, console: Console) throws -> any ChangeSource {
-        switch try Endpoint.source(path) {
+        let endpoint = try Endpoint.source(path)
+        console.logger.info("source: \(path), read as \(endpoint.kindDescription)")
+        switch endpoint {
         case .bundle(let path):
             return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
         case .localStore(let path):
@@ -32,7 +34,7 @@ struct SourceOpener {
                 temporaryDirectory: tempDir)
         case .coreData(let path):
             let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
-            for note in store.model.notes { console.warning(note) }
+            console.logModel(store)
             return try CoreDataChangeSource(store: store, path: path, plan: try mappingOptions.plan(for: store), temporaryDirectory: tempDir)
         }
     }
