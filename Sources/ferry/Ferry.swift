@@ -16,6 +16,14 @@ struct Ferry: AsyncParsableCommand {
             69 backend unavailable; 70 internal error; 73 cannot create output; 75 temporary failure; \
             77 permission denied; 78 configuration error; 130 interrupted (143 on SIGTERM). \
             Treat any other non-zero code as a failure.
+
+            Environment: FERRY_PRESET (the preset when --preset and --mapping are not given), FERRY_LOG_LEVEL \
+            (trace, debug, info, notice, warning, error; -v and -q win), FERRY_LOCAL_STORE (the default local store), \
+            SOURCE_DATE_EPOCH (a bundle's creation time when --created-at is not given), TMPDIR (scratch files when \
+            --temp-dir is not given).
+
+            Shell completions: ferry --generate-completion-script bash (or zsh, fish) > FILE, then source FILE \
+            (bash), or put it where your shell looks for completions.
             """,
         version: version,
         subcommands: [

@@ -285,6 +285,29 @@ import Testing
         #expect(!quiet.errors.contains("source: "), "\(quiet.errors)")
     }
 
+    @Test func everyVerbsHelpHasExamplesAndTheRootNamesTheEnvironment() throws {
+        let scratch = try Scratch()
+        for verb in ["copy", "diff", "plan", "pack", "ls", "verify", "cat", "unpack", "convert", "inspect", "dump", "vacuum"] {
+            let help = try ferry([verb, "--help"], in: scratch.path)
+            #expect(help.status == 0 && help.output.contains("Examples:\n  ferry "), "\(verb): \(help.output)")
+            let examples = help.output.components(separatedBy: "Examples:\n").last?.components(separatedBy: "\nUSAGE").first ?? ""
+            #expect(examples.split(separator: "\n").allSatisfy { $0.hasPrefix("  ") && $0.count <= 80 }, "\(verb) examples wrap: \(examples)")
+        }
+        let copy = try ferry(["copy", "--help"], in: scratch.path)
+        #expect(
+            copy.output.contains("$FERRY_PRESET, else type-prefixed")
+                && copy.output.contains("or\n                          nspersistentcloudkitcontainer"), "\(copy.output)")
+        #expect(!copy.output.contains("Plist and keyed-archive caches:\n  --pending-only"), "--pending-only works for any source")
+        let root = try ferry(["--help"], in: scratch.path)
+        for name in ["FERRY_PRESET", "FERRY_LOG_LEVEL", "FERRY_LOCAL_STORE", "SOURCE_DATE_EPOCH", "--generate-completion-script"] {
+            #expect(root.output.contains(name), "\(name)")
+        }
+        let completion = try ferry(["--generate-completion-script", "bash"], in: scratch.path)
+        #expect(completion.status == 0 && completion.output.contains("ferry"))
+        let level = try ferry(["ls", "x.tar.gz"], in: scratch.path, environment: ["FERRY_LOG_LEVEL": "bogus"])
+        #expect(level.status == 64 && level.errors.contains("FERRY_LOG_LEVEL=bogus"), "\(level.errors)")
+    }
+
     @Test func parserErrorsHaveThePrefixOfEveryOtherError() throws {
         let scratch = try Scratch()
         let missing = try ferry(["copy"], in: scratch.path)

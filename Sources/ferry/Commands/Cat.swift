@@ -9,6 +9,9 @@ struct Cat: AsyncParsableCommand {
         discussion: """
             Records come parents first, then deletions. Each file's checksum is checked as it streams; if one does \
             not match, ferry stops with exit 65 and the output so far must be discarded.
+
+            Examples:
+              ferry cat cars.tar.gz --type Note --zone CarZone
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -16,6 +16,10 @@ struct Convert: AsyncParsableCommand {
             A plain plist may use one object in many places; its JSON repeats it at each, so a small file can stand \
             for a huge text. The JSON is written as it is made, in constant memory, after its exact size is worked \
             out: past --max-output (1 GiB by default) the file is refused, naming the object repeated most.
+
+            Examples:
+              ferry convert cache.plist record.archive
+              ferry convert big.plist --max-output 4G > big.json
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -30,6 +30,15 @@ struct Copy: AsyncParsableCommand {
             its last checkpoint). --on-conflict decides when the target holds another version: client-wins (default, \
             the source's version), server-wins, newer:FIELD (the newer TIMESTAMP wins), fail (rejected). Deletions \
             always delete. Rejected records go to --reject-file and make the exit code 1.
+
+            Examples:
+              ferry copy Store.sqlite app.ferry             # Core Data → local store
+              ferry copy app.ferry backup.tar.zst           # local store → bundle
+              ferry copy backup.tar.zst restored.ferry      # bundle → local store
+              ferry copy Store.sqlite s.tar.gz --preset scorebook -n   # counts only
+              ferry copy Store.sqlite out.tar.gz --mapping mapping.yaml
+              ferry copy cache.archive app.ferry --record-type Entity --pending-only
+              ferry copy Store.sqlite recent.tar.zst --since 2016-11-22
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -13,6 +13,10 @@ struct Diff: AsyncParsableCommand {
             without system fields (change tags and times differ between backends). Each record's assets must be \
             available in its source. Exit status: 0 when identical, 1 when anything differs. A Core Data store is \
             compared through its mapping (--preset / --mapping).
+
+            Examples:
+              ferry diff app.ferry restored.ferry
+              ferry diff Store.sqlite backup.tar.gz --json
             """)
 
     @OptionGroup var global: GlobalOptions

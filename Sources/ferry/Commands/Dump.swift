@@ -11,6 +11,9 @@ struct Dump: AsyncParsableCommand {
             Each line is one object: its entity, primary key, object-ID URI, attributes decoded by their model type \
             (dates, UUIDs, transformable archives decoded; binary data as base64) and relationships as references. \
             The store is never modified; a store with a write-ahead log is read from a copy.
+
+            Examples:
+              ferry dump Store.sqlite --entity SBMatch
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -12,6 +12,10 @@ struct Inspect: AsyncParsableCommand {
             count, attributes and relationships (kind, inverse, delete rule, ordering, storage), join tables, external \
             data, history and CloudKit tables, dangling references and schema drift. For a plist or archive: format, \
             objects, depth, classes and top keys.
+
+            Examples:
+              ferry inspect Store.sqlite
+              ferry inspect Model.mom
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -8,7 +8,13 @@ struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
         abstract: "List a bundle's record types, zones, counts, assets and source.",
-        discussion: "Reads only the bundle's metadata at its front; use `ferry verify` to check its contents.")
+        discussion: """
+            Reads only the bundle's metadata at its front; use `ferry verify` to check its contents.
+
+            Examples:
+              ferry ls cars.tar.gz
+              ferry ls cars.tar.gz --json
+            """)
 
     @OptionGroup var global: GlobalOptions
 

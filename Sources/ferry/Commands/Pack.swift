@@ -16,6 +16,11 @@ struct Pack: AsyncParsableCommand {
             and forceUpdate, which hold no whole record, are rejected. An \
             ASSET field's value {"path": "photos/1.jpg"} names a file under --assets. Records that break CloudKit's \
             rules are rejected (exit 1) and listed in --reject-file.
+
+            Examples:
+              ferry pack records.ndjson --assets assets -o cars.tar.gz
+              ferry pack response.json.gz -o backup.tar.zst --reject-file rejects.jsonl
+              cat records.ndjson | ferry pack - -o out.zip
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -11,6 +11,10 @@ struct Plan: AsyncParsableCommand {
             Presets: type-prefixed (names Type.UUID kept from recordName or an archived recordID, a zone per root \
             type, children in their parent's zone with DELETE_SELF, Deleted…Object rows as deletions), scorebook \
             (Type|~|UUID names from ckRecordName, one zone ScorebookData), plain (deterministic names, default zone).
+
+            Examples:
+              ferry plan Store.sqlite > mapping.yaml
+              ferry plan Store.sqlite --preset nspersistentcloudkitcontainer > mirror.yaml
             """)
 
     @OptionGroup var global: GlobalOptions

@@ -9,6 +9,9 @@ struct Unpack: AsyncParsableCommand {
         discussion: """
             The directory must not exist. Entries are written under a temporary name and moved into place only \
             when all of them passed their checks; nothing is ever written outside the directory.
+
+            Examples:
+              ferry unpack cars.tar.gz restored/
             """)
 
     @OptionGroup var global: GlobalOptions

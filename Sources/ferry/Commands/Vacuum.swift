@@ -12,7 +12,9 @@ struct Vacuum: AsyncParsableCommand {
             `ferry verify STORE` counts them. --compact rewrites the store without its free pages (SQLite's VACUUM), \
             which needs as much free disk as the store and holds the store's write lock meanwhile.
 
-            Example: ferry vacuum app.ferry --compact
+            Examples:
+              ferry vacuum app.ferry
+              ferry vacuum app.ferry --compact
             """)
 
     @OptionGroup var global: GlobalOptions

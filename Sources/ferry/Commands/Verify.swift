@@ -8,7 +8,14 @@ import FerryTransfer
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a bundle completely: checksums, sizes, entry safety, and every record.",
-        discussion: "Exits 0 when the bundle is intact and 65 when anything is wrong, listing what.")
+        discussion: """
+            Exits 0 when the bundle is intact and 65 when anything is wrong, listing what.
+
+            Examples:
+              ferry verify cars.tar.gz
+              ferry verify --checksums-only cars.tar.gz
+              ferry verify app.ferry        # a local store
+            """)
 
     @OptionGroup var global: GlobalOptions
 

@@ -13,11 +13,8 @@ struct CacheOptions: ParsableArguments {
     @Option(help: ArgumentHelp("For caches: the property holding record names (before recordID, recordName, tempID).", valueName: "name"))
     var nameProperty: String?
 
-    @Flag(help: "Only changes still to be synced: a status (--status-field, default cloudStatus) of 0 (add), 2 (delete) or 3 (update).")
-    var pendingOnly = false
-
     /// The mapper's options; `separator` follows the preset (`|~|` for scorebook).
-    func options(preset: String?, statusField: String) -> ArchiveCacheMapper.Options {
+    func options(preset: String?, statusField: String, pendingOnly: Bool) -> ArchiveCacheMapper.Options {
         var options = ArchiveCacheMapper.Options()
         options.recordType = recordType
         options.zone = zone

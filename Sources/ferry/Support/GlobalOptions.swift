@@ -25,5 +25,10 @@ struct GlobalOptions: ParsableArguments {
 
     func validate() throws {
         if quiet && verbose > 0 { throw ValidationError("--quiet and --verbose cannot be combined") }
+        if let text = Environment.value("FERRY_LOG_LEVEL"), !text.isEmpty, Logger.Level(rawValue: text.lowercased()) == nil {
+            throw ValidationError(
+                "FERRY_LOG_LEVEL=\(text) (from the environment) is no log level; use one of "
+                    + Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))
+        }
     }
 }

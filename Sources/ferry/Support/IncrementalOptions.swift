@@ -8,6 +8,10 @@ struct IncrementalOptions: ParsableArguments {
             "Only records whose --since-field is at or after this time (ISO 8601 time or date, or seconds since 1970).", valueName: "time"))
     var since: String?
 
+    @Flag(
+        help: "Only changes still to be synced, from any source: a status (--status-field) of 0 (add) or 3 (update); 2 becomes a deletion.")
+    var pendingOnly = false
+
     @Option(help: ArgumentHelp("The TIMESTAMP field --since compares.", valueName: "field"))
     var sinceField = "lastUpdate"
 
@@ -20,7 +24,7 @@ struct IncrementalOptions: ParsableArguments {
         }
     }
 
-    /// The filter, with `--pending-only` from the cache options.
+    /// The filter; `pendingOnly` is whether the filter itself reads the status (a cache's mapper reads its own).
     func filter(pendingOnly: Bool) -> FilteredChangeSource.Filter {
         var filter = FilteredChangeSource.Filter()
         filter.since = since.flatMap(CreationTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }

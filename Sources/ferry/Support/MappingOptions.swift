@@ -9,7 +9,10 @@ struct MappingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("A mapping plan (YAML, as `ferry plan` writes it).", valueName: "file"))
     var mapping: String?
 
-    @Option(help: ArgumentHelp("A preset: type-prefixed, scorebook or plain (default: type-prefixed).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "A preset: type-prefixed, scorebook, plain or nspersistentcloudkitcontainer (default: $FERRY_PRESET, else type-prefixed).",
+            valueName: "name"))
     var preset: String?
 
     func validate() throws {

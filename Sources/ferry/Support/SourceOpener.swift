@@ -15,7 +15,7 @@ struct SourceOpener {
     func open(_ path: String, console: Console) throws -> any ChangeSource {
         let source = try openUnfiltered(path, console: console)
         // A cache's status is read by its mapper (the property is not a field of its records).
-        let filter = incrementalOptions.filter(pendingOnly: cacheOptions.pendingOnly && !(source is ArchiveChangeSource))
+        let filter = incrementalOptions.filter(pendingOnly: incrementalOptions.pendingOnly && !(source is ArchiveChangeSource))
         // Reading (and mapping) runs on its own thread, beside the writing.
         return PipelinedChangeSource(filter.isActive ? FilteredChangeSource(source, filter: filter) : source)
     }
@@ -30,7 +30,9 @@ struct SourceOpener {
             return LocalStoreChangeSource(store: try LocalStore(path: path, readOnly: true))
         case .archiveCache(let path):
             return try ArchiveChangeSource(
-                path: path, options: cacheOptions.options(preset: mappingOptions.preset, statusField: incrementalOptions.statusField),
+                path: path,
+                options: cacheOptions.options(
+                    preset: mappingOptions.preset, statusField: incrementalOptions.statusField, pendingOnly: incrementalOptions.pendingOnly),
                 temporaryDirectory: tempDir)
         case .coreData(let path):
             let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
