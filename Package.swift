@@ -132,11 +132,12 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
         ("FuzzCanonicalScanner", ["FerryCore", "FerryRecords", "FerryTesting"]),
         ("FuzzTranscoder", ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
-        ("FuzzPlist", ["FerryPlist", "FerryTesting"]),
+        ("FuzzPlist", ["FerryCore", "FerryPlist", "FerryTesting"]),
         ("FuzzKeyedArchive", ["FerryPlist"]),
         ("FuzzModelXML", ["FerryCoreData"]),
         ("FuzzCompiledModel", ["FerryCoreData"]),
         ("FuzzMapping", ["FerryMapping"]),
+        ("FuzzStore", ["FerryCore", "FerryCoreData", "FerryMapping", "FerryTesting"]),
     ] {
         package.targets.append(
             .executableTarget(

@@ -531,3 +531,27 @@ import Testing
         #expect(empty.status == 65 && empty.errors.contains("the file is empty"), "\(empty.errors)")
     }
 }
+
+/// `diff` says what differs in a record, and when two sides were made with different presets.
+@Suite struct DiffDetailCommandTests {
+    @Test func namesTheFieldsThatDifferAndDifferentPresets() throws {
+        guard SQLiteShell.isAvailable else { return }
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
+        let store = "store/CarsTrucksBuses.sqlite"
+        #expect(try ferry(["copy", store, "before.tar.gz", "-q"], in: scratch.path).status == 0)
+        try SQLiteShell.execute(scratch.file(store), "UPDATE ZCAR SET ZNAME = 'Renamed' WHERE Z_PK = 1; PRAGMA wal_checkpoint(TRUNCATE);")
+        let diff = try ferry(["diff", "before.tar.gz", store], in: scratch.path)
+        #expect(diff.status == 1, "\(diff.errors)")
+        #expect(diff.output.contains("differs (name ") && diff.output.contains("→ \"Renamed\")"), "\(diff.output)")
+        let json = try ferry(["diff", "before.tar.gz", store, "--json"], in: scratch.path)
+        #expect(json.output.contains(#""fields":[{"field":"name","first":"#), "\(json.output)")
+        // A bundle made with another preset: said once, before the differences.
+        #expect(try ferry(["copy", store, "scorebook.tar.gz", "--preset", "scorebook", "-q"], in: scratch.path).status == 0)
+        let presets = try ferry(["diff", "scorebook.tar.gz", store], in: scratch.path)
+        #expect(presets.errors.contains("scorebook.tar.gz was mapped with scorebook, \(store) with type-prefixed"), "\(presets.errors)")
+        #expect(presets.errors.contains("give --preset scorebook to map the store as the other side was"), "\(presets.errors)")
+        let same = try ferry(["diff", "scorebook.tar.gz", store, "--preset", "scorebook"], in: scratch.path)
+        #expect(!same.errors.contains("was mapped with"), "\(same.errors)")
+    }
+}

@@ -8,8 +8,8 @@ extension FieldValue {
         writer.byte(UInt8(ascii: "}"))
     }
 
-    /// Writes only the value part.
-    func writeValue(to writer: inout JSONWriter) {
+    /// Writes only the value part, in canonical form (`"text"`, `42`, `{"recordName":…}`).
+    public func writeValue(to writer: inout JSONWriter) {
         switch self {
         case .string(let text): writer.string(text)
         case .int64(let number): writer.integer(number)

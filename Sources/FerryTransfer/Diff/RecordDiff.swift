@@ -10,11 +10,31 @@ public enum RecordDiff {
         case onlyInFirst(RecordID, recordType: String)
         /// A record only the second source has.
         case onlyInSecond(RecordID, recordType: String)
-        /// Both have the record, with different contents.
-        case differs(RecordID, recordType: String)
+        /// Both have the record, with different contents: the first few fields that differ (empty when the record
+        /// type differs, or past ``maxDetailed`` differing records).
+        case differs(RecordID, recordType: String, fields: [FieldDifference])
         /// A record's asset whose bytes a source cannot provide.
         case missingAsset(RecordID, field: String, SHA256Digest, inFirst: Bool)
     }
+
+    /// A field whose value differs between the two sides, with both values shortened for people (`nil`: absent).
+    public struct FieldDifference: Sendable, Hashable {
+        public var name: String
+        public var first: String?
+        public var second: String?
+
+        public init(name: String, first: String?, second: String?) {
+            self.name = name
+            self.first = first
+            self.second = second
+        }
+    }
+
+    /// How many differing records are compared field by field (each is read back from the first source and held).
+    public static let maxDetailed = 1000
+
+    /// How many differing fields of a record are named.
+    public static let maxFieldsNamed = 3
 
     /// The counts of a comparison.
     public struct Summary: Sendable, Hashable {
@@ -64,12 +84,14 @@ public enum RecordDiff {
     /// these are sorted in runs in scratch files (`temporaryDirectory`) and merged. The records that differ are then
     /// named by reading their source again, only when there are any: in the second source's order, then those only in
     /// the first by zone and name.
-    /// - Parameter memoryLimit: bytes of records' keys and digests kept in memory before they go to a scratch file.
+    /// - Parameters:
+    ///   - memoryLimit: bytes of records' keys and digests kept in memory before they go to a scratch file.
+    ///   - progress: called with the number of records read from both sources so far.
     /// - Throws: what the sources throw, ``TransferError`` (`sourceChanged`) when a source reads differently the
     ///   second time, ``CoreError`` when scratch files cannot be written.
     public static func compare(
         _ first: any ChangeSource, _ second: any ChangeSource, temporaryDirectory: String? = nil, memoryLimit: Int = 8 << 20,
-        report: (Difference) throws -> Void
+        progress: ((Int) -> Void)? = nil, report: (Difference) throws -> Void
     ) throws -> Summary {
         var summary = Summary()
         let sorter = ExternalSorter<Entry>(memoryLimit: memoryLimit, prefix: "ferry-diff", temporaryDirectory: temporaryDirectory)
@@ -78,17 +100,21 @@ public enum RecordDiff {
             guard case .record(let record) = change.change else { return }
             try sorter.append(Entry(record, second: false, position: summary.first))
             summary.first += 1
+            progress?(summary.first)
             try checkAssets(record, source: first, inFirst: true, summary: &summary, report: report)
         }
         try second.forEachChange { change in
             guard case .record(let record) = change.change else { return }
             try sorter.append(Entry(record, second: true, position: summary.second))
             summary.second += 1
+            progress?(summary.first + summary.second)
             try checkAssets(record, source: second, inFirst: false, summary: &summary, report: report)
         }
         // By key: the first source's last record of a key against the second's first; the second's later ones are
         // extra (a key twice in the first counts once, as a map would keep it).
         var secondReports: [Int: (key: RecordKey, differs: Bool)] = [:]
+        /// For the first ``maxDetailed`` differing records: the first source's position, by the second's.
+        var firstOfDiffering: [Int: (position: Int, key: RecordKey)] = [:]
         var onlyFirst: [Int: RecordKey] = [:]
         var last: Entry?
         var inFirst: Entry?
@@ -112,6 +138,7 @@ public enum RecordDiff {
                 } else {
                     summary.differing += 1
                     secondReports[entry.position] = (entry.key, true)
+                    if firstOfDiffering.count < maxDetailed { firstOfDiffering[entry.position] = (known.position, known.key) }
                 }
             } else {
                 summary.onlyInSecond += 1
@@ -120,15 +147,47 @@ public enum RecordDiff {
         }
         endKey()
         summary.onlyInFirst = onlyFirst.count
+        // One more reading of the first source, only when needed: the first side of the differing records (compared
+        // field by field) and the names of those only in the first.
+        var firstRecords: [Int: Record] = [:]
+        var rest: [(id: RecordID, type: String)] = []
+        var wantedFirst = onlyFirst
+        for (position, key) in firstOfDiffering.values { wantedFirst[position] = key }
+        try name(wantedFirst, in: first) { record, position in
+            if onlyFirst[position] != nil { rest.append((record.id, record.recordType)) } else { firstRecords[position] = record }
+        }
         try name(secondReports.mapValues(\.key), in: second) { record, position in
             let type = record.recordType
-            try report(secondReports[position]?.differs == true ? .differs(record.id, recordType: type) : .onlyInSecond(record.id, recordType: type))
+            guard secondReports[position]?.differs == true else { return try report(.onlyInSecond(record.id, recordType: type)) }
+            let fields = firstOfDiffering[position].flatMap { firstRecords[$0.position] }.map { fieldDifferences($0, record) } ?? []
+            try report(.differs(record.id, recordType: type, fields: fields))
         }
-        var rest: [(id: RecordID, type: String)] = []
-        try name(onlyFirst, in: first) { record, _ in rest.append((record.id, record.recordType)) }
         rest.sort { ($0.id.zoneID.zoneName, $0.id.recordName) < ($1.id.zoneID.zoneName, $1.id.recordName) }
         for value in rest { try report(.onlyInFirst(value.id, recordType: value.type)) }
         return summary
+    }
+
+    /// The first ``maxFieldsNamed`` fields whose values differ (by name), with both values shortened.
+    static func fieldDifferences(_ first: Record, _ second: Record) -> [FieldDifference] {
+        var found: [FieldDifference] = []
+        if first.recordType != second.recordType {
+            found.append(FieldDifference(name: "recordType", first: first.recordType, second: second.recordType))
+        }
+        let names = Set(first.fields.names).union(second.fields.names).sorted()
+        for name in names where found.count < maxFieldsNamed {
+            let (a, b) = (first.fields[name], second.fields[name])
+            guard a != b else { continue }
+            found.append(FieldDifference(name: name, first: a.map(shortened), second: b.map(shortened)))
+        }
+        return found
+    }
+
+    /// A value as canonical JSON, at most 40 characters.
+    private static func shortened(_ value: FieldValue) -> String {
+        var writer = JSONWriter()
+        value.writeValue(to: &writer)
+        let text = String(decoding: writer.bytes, as: UTF8.self)
+        return text.count > 40 ? String(text.prefix(37)) + "…" : text
     }
 
     /// Reads a source again for the records at some positions, checking that each still has its key.

@@ -21,6 +21,16 @@ public final class BundleChangeSource: ChangeSource {
     /// A bundle's assets follow its records; ``prepare(for:)`` streams them into a local store first.
     public var assets: (any AssetProvider)? { nil }
 
+    /// The preset of a bundle copied from a Core Data store: its manifest's source reads `Store.sqlite (preset)`.
+    public var mappingPreset: String? {
+        let source = reader.manifest.source
+        guard source.kind == "core-data", source.description.hasSuffix(")"), let open = source.description.lastIndex(of: "(") else {
+            return nil
+        }
+        let name = source.description[source.description.index(after: open)..<source.description.index(before: source.description.endIndex)]
+        return name == "mapping" ? "a mapping plan" : String(name)
+    }
+
     public var fingerprint: String {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? Int64) ?? (attributes?[.size] as? Int).map(Int64.init) ?? -1

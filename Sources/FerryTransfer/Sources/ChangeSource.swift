@@ -60,6 +60,9 @@ public protocol ChangeSource: AnyObject {
     func canSupply(_ asset: Asset) throws -> Bool
     /// Calls `body` with every change, in order.
     func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws
+    /// The mapping preset the records were made with, when known (a Core Data store's plan, a bundle's manifest):
+    /// sources made with different presets name and zone the same objects differently.
+    var mappingPreset: String? { get }
     /// What reading found that is about no one change (a filter's field that no record has, objects that could not
     /// be read), as warnings; complete once every change has been handed out.
     var findings: [String] { get }
@@ -79,4 +82,6 @@ extension ChangeSource {
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
 
     public var findings: [String] { [] }
+
+    public var mappingPreset: String? { nil }
 }

@@ -25,6 +25,7 @@ public final class CoreDataChangeSource: ChangeSource {
     public var kind: String { "core-data" }
     public var description: String { URL(fileURLWithPath: path).lastPathComponent + " (\(plan.preset ?? "mapping"))" }
     public var assets: (any AssetProvider)? { storeAssets }
+    public var mappingPreset: String? { plan.preset ?? "a mapping plan" }
 
     public var fingerprint: String {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)

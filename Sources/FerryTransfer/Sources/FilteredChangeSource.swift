@@ -42,6 +42,7 @@ public final class FilteredChangeSource: ChangeSource {
     public var kind: String { base.kind }
     public var description: String { base.description }
     public var assets: (any AssetProvider)? { base.assets }
+    public var mappingPreset: String? { base.mappingPreset }
     public var fingerprint: String {
         "\(base.fingerprint)|since=\(filter.since.map(String.init) ?? "")|\(filter.sinceField)|pending=\(filter.pendingOnly)"
     }

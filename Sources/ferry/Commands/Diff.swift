@@ -48,19 +48,43 @@ struct Diff: AsyncParsableCommand {
             tempDir: tempDir)
         let a = try opener.open(first, console: console)
         let b = try opener.open(second, console: console)
+        if let presetA = a.mappingPreset, let presetB = b.mappingPreset, presetA != presetB {
+            // The store's side can be mapped again as the other side was; a bundle's side is as it was made.
+            let wanted = a.kind == "core-data" ? presetB : b.kind == "core-data" ? presetA : nil
+            let hint = wanted.map { "; give --preset \($0) to map the store as the other side was" } ?? ""
+            console.warning(
+                "\(first) was mapped with \(presetA), \(second) with \(presetB): they name and zone the same objects differently, so "
+                    + "records show as only on one side\(hint)")
+        }
         var shown = 0
-        let summary = try RecordDiff.compare(a, b, temporaryDirectory: tempDir) { difference in
+        var read = 0
+        let summary = try RecordDiff.compare(
+            a, b, temporaryDirectory: tempDir,
+            progress: { count in
+                read = count
+                console.progress("comparing \(first) and \(second): \(read) records read")
+            }
+        ) { difference in
             let (kind, id, type, detail): (String, RecordID, String, String)
+            var fieldsJSON: JSONValue?
             switch difference {
             case .onlyInFirst(let recordID, let recordType): (kind, id, type, detail) = ("only_in_first", recordID, recordType, "only in \(first)")
             case .onlyInSecond(let recordID, let recordType): (kind, id, type, detail) = ("only_in_second", recordID, recordType, "only in \(second)")
-            case .differs(let recordID, let recordType): (kind, id, type, detail) = ("differs", recordID, recordType, "differs")
+            case .differs(let recordID, let recordType, let fields):
+                let named = fields.map { "\($0.name) \($0.first ?? "(absent)") → \($0.second ?? "(absent)")" }.joined(separator: ", ")
+                (kind, id, type, detail) = ("differs", recordID, recordType, named.isEmpty ? "differs" : "differs (\(named))")
+                fieldsJSON = .array(
+                    fields.map {
+                        ["field": .string($0.name), "first": $0.first.map { .string($0) } ?? .null, "second": $0.second.map { .string($0) } ?? .null]
+                    })
             case .missingAsset(let recordID, let field, let digest, let inFirst):
                 (kind, id, type, detail) = ("missing_asset", recordID, "", "\(field): asset \(digest) missing from \(inFirst ? first : second)")
             }
-            console.message(
-                "difference",
-                ["kind": .string(kind), "record_name": .string(id.recordName), "zone": .string(id.zoneID.description), "record_type": .string(type)])
+            var message: JSONObject = [
+                "kind": .string(kind), "record_name": .string(id.recordName), "zone": .string(id.zoneID.description), "record_type": .string(type),
+            ]
+            if let fieldsJSON { message["fields"] = fieldsJSON }
+            console.message("difference", message)
             shown += 1
             if shown <= limit { console.line("\(detail): \(type.isEmpty ? "" : "\(type) ")\(id.recordName) (\(id.zoneID.zoneName))") }
             if shown == limit + 1 { console.line("… more differences; run with --json to list them all") }
