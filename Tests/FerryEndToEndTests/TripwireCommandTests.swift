@@ -555,3 +555,18 @@ import Testing
         #expect(!same.errors.contains("was mapped with"), "\(same.errors)")
     }
 }
+
+/// Progress on a terminal has the total where it is known; off a terminal there is none.
+@Suite struct ProgressCommandTests {
+    @Test func aTerminalSeesTotalsAndPercentAndAPipeSeesNothing() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/script") else { return }
+        let scratch = try Scratch()
+        let command = "'\(TestEnvironment.ferryBinary)' copy '\(TripwireCommandTests.cars)' t.ferry"
+        // script(1) runs it on a pseudo-terminal, as a person would.
+        let terminal = try ProcessResult.run("/usr/bin/script", ["-qec", command, "/dev/null"], in: scratch.path)
+        #expect(terminal.status == 0, "\(terminal.output)")
+        #expect(terminal.output.contains("t.ferry: 14 of 14 changes (99%)"), "\(terminal.output)")
+        let piped = try ferry(["copy", TripwireCommandTests.cars, "p.ferry"], in: scratch.path)
+        #expect(piped.status == 0 && !piped.errors.contains("\u{1B}[2K") && !piped.errors.contains("(99%)"), "\(piped.errors)")
+    }
+}

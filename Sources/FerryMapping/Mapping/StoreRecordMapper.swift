@@ -53,6 +53,8 @@ public final class StoreRecordMapper {
     private var crossed: [Bool] = []
     /// Each relationship's slot in `crossed`, by `Entity.relationship`.
     private var crossingSlots: [String: Int] = [:]
+    /// Called with the objects the first pass has read and their total (progress), when set.
+    public var onIdentified: (@Sendable (_ done: Int, _ total: Int) -> Void)?
     /// Per entity: objects whose kept record ID names another zone than the plan's, how many, and those zones.
     private var keptZones: [String: (count: Int, zones: Set<String>, planned: String, source: String)] = [:]
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
@@ -89,13 +91,18 @@ public final class StoreRecordMapper {
             }
         }
         let indexed = indexedEntities()
-        for entity in resolved.entities where entity.tombstone == nil && indexed.contains(entity.schema.description.name) {
+        let firstPass = resolved.entities.filter { $0.tombstone == nil && indexed.contains($0.schema.description.name) }
+        let firstPassTotal = onIdentified == nil ? 0 : firstPass.reduce(0) { $0 + ((try? store.count(of: $1.schema)) ?? 0) }
+        var identified = 0
+        for entity in firstPass {
             let ordered = orderedOneToMany(entity)
             // The first pass reads only what identity, zones and order need.
             let needed = identityProperties(of: entity).union(ordered.map(\.0))
             try store.forEachObject(entity: entity.schema.description.name, includingSubentities: false, properties: needed) { object in
                 let identity = identify(object, entity: entity)
                 index.insert(table: entity.table, primaryKey: object.primaryKey, name: identity.name, zone: identity.zone)
+                identified += 1
+                if let onIdentified, identified & 255 == 0 { onIdentified(identified, firstPassTotal) }
                 if !identity.problems.isEmpty {
                     identityProblems[objectKey(entity: object.entity, primaryKey: object.primaryKey)] = identity.problems
                 }

@@ -32,6 +32,9 @@ public final class LocalStoreImporter {
         /// Called after each transaction commits, with the changes it held and how many of the source's changes the
         /// checkpoint now covers (for logs).
         public var onCommit: (@Sendable (_ changes: Int, _ checkpoint: Int64) -> Void)?
+        /// Called on the copying thread with how many of the source's changes have been read, a batch at a time (for
+        /// progress).
+        public var onRead: (@Sendable (_ changes: Int64) -> Void)?
 
         /// The defaults.
         public init() {}
@@ -160,6 +163,7 @@ public final class LocalStoreImporter {
                 }
             }
             take(upTo: batch.endIndex)
+            options.onRead?(position)
         }
         try commit()
         try store.endBulkLoad()

@@ -21,6 +21,8 @@ public final class BundleChangeSource: ChangeSource {
     /// A bundle's assets follow its records; ``prepare(for:)`` streams them into a local store first.
     public var assets: (any AssetProvider)? { nil }
 
+    public var expectedChanges: Int? { reader.manifest.recordCount + reader.manifest.deletionCount }
+
     /// The preset of a bundle copied from a Core Data store: its manifest's source reads `Store.sqlite (preset)`.
     public var mappingPreset: String? {
         let source = reader.manifest.source

@@ -60,6 +60,9 @@ public protocol ChangeSource: AnyObject {
     func canSupply(_ asset: Asset) throws -> Bool
     /// Calls `body` with every change, in order.
     func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws
+    /// How many changes the source will give, when it knows (a bundle's manifest) or can tell closely (a store's
+    /// object counts), for progress; `nil` when it cannot.
+    var expectedChanges: Int? { get }
     /// The mapping preset the records were made with, when known (a Core Data store's plan, a bundle's manifest):
     /// sources made with different presets name and zone the same objects differently.
     var mappingPreset: String? { get }
@@ -84,4 +87,6 @@ extension ChangeSource {
     public var findings: [String] { [] }
 
     public var mappingPreset: String? { nil }
+
+    public var expectedChanges: Int? { nil }
 }

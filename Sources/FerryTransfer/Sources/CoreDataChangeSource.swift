@@ -27,6 +27,18 @@ public final class CoreDataChangeSource: ChangeSource {
     public var assets: (any AssetProvider)? { storeAssets }
     public var mappingPreset: String? { plan.preset ?? "a mapping plan" }
 
+    /// The store's objects (each becomes a record or a deletion; skipped entities and link records make it close,
+    /// not exact).
+    public var expectedChanges: Int? {
+        try? store.schema.entities.reduce(0) { total, entity in total + (try store.count(of: entity)) }
+    }
+
+    /// Called on the reading thread with the objects the mapping's first pass (names and zones) has read, and their
+    /// total: the pass before the first record comes.
+    public func onFirstPass(_ body: @escaping @Sendable (_ done: Int, _ total: Int) -> Void) {
+        mapper.onIdentified = body
+    }
+
     public var fingerprint: String {
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         let size = (attributes?[.size] as? Int64) ?? (attributes?[.size] as? Int).map(Int64.init) ?? -1

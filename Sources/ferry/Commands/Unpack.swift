@@ -26,9 +26,8 @@ struct Unpack: AsyncParsableCommand {
         try CommandRunner.run(global, label: "unpack") { console in
             let reader = try BundleReader(path: bundle)
             let total = reader.payloadBytes
-            try reader.extract(to: directory) { done in
-                console.progress("extracting \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))")
-            }
+            let meter = ProgressMeter(console: console, label: "extracting \(bundle)", unit: nil, total: total)
+            try reader.extract(to: directory) { done in meter.update(done) }
             let manifest = reader.manifest
             console.message(
                 "summary",

@@ -34,11 +34,12 @@ struct Verify: AsyncParsableCommand {
             if case .localStore(let path) = try? Endpoint.source(bundle) { return try verifyLocalStore(path, console: console) }
             let reader = try BundleReader(path: bundle, temporaryDirectory: tempDir)
             let total = reader.payloadBytes
+            let meter = ProgressMeter(console: console, label: "verifying \(bundle)", unit: nil, total: total)
             // Problems are printed as they are found: all of them with --json, the first 100 otherwise.
             var printed = 0
             let report = try reader.verify(
                 checksumsOnly: checksumsOnly, temporaryDirectory: tempDir,
-                progress: { done in console.progress("verifying \(bundle): \(Formatting.bytes(done)) of \(Formatting.bytes(total))") },
+                progress: { done in meter.update(done) },
                 onIssue: { issue in
                     console.message("error", ["error": .string(issue.codeName), "message": .string(issue.message)])
                     guard !console.json, printed < VerificationReport.maxIssues else { return }

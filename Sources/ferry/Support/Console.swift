@@ -2,6 +2,7 @@ import FerryCore
 import FerryCoreData
 import Foundation
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -20,8 +21,8 @@ final class Console: @unchecked Sendable {
     /// Whether stderr is a terminal (progress is drawn only then).
     let stderrIsTerminal: Bool
     private let stdout = OutputFile(borrowing: STDOUT_FILENO, name: "<stdout>")
-    private var progressShown = false
-    private var lastProgress = Date.distantPast
+    /// Whether a progress line is on screen, and when it was drawn: shared by the threads that report progress.
+    private let progressState = Mutex<(shown: Bool, last: Date)>((false, .distantPast))
 
     init(options: GlobalOptions, label: String) {
         json = options.json
@@ -112,20 +113,27 @@ final class Console: @unchecked Sendable {
 
     // MARK: - Progress (stderr, terminal only)
 
-    /// Redraws a one-line progress display, at most ten times a second, only when stderr is a terminal.
+    /// Redraws a one-line progress display, at most ten times a second, only when stderr is a terminal; any thread may
+    /// call it.
     func progress(_ text: @autoclosure () -> String) {
         guard stderrIsTerminal, !quiet else { return }
         let now = Date()
-        guard now.timeIntervalSince(lastProgress) >= 0.1 else { return }
-        lastProgress = now
-        progressShown = true
+        let due = progressState.withLock { state -> Bool in
+            guard now.timeIntervalSince(state.last) >= 0.1 else { return false }
+            state = (true, now)
+            return true
+        }
+        guard due else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[2K\(text())".utf8))
     }
 
     /// Removes the progress line.
     func clearProgress() {
-        guard progressShown else { return }
-        progressShown = false
+        let shown = progressState.withLock { state -> Bool in
+            defer { state.shown = false }
+            return state.shown
+        }
+        guard shown else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
     }
 }

@@ -30,6 +30,8 @@ struct CopyToBundle {
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
         var tally = BundleTally()
         var warnings = WarningLog(console: console)
+        let meter = ProgressMeter(
+            console: console, label: "reading \(sourcePath)", unit: "changes", total: source.expectedChanges.map(Int64.init))
         try source.forEachChange { item in
             let change = item.change
             for problem in item.problems { warnings.add("\(item.shown): \(problem)") }
@@ -41,7 +43,7 @@ struct CopyToBundle {
                 tally.count(change, rejected: true)
                 try rejects.reject(source: sourcePath, origin: item.origin, change: change, problems: problems)
             }
-            console.progress("reading \(sourcePath): \(tally.read) records")
+            meter.update(Int64(tally.read))
         }
         for finding in source.findings { warnings.add(finding) }
         let creation = try CreationTime.resolve(flag: createdAt, inputs: [sourcePath])

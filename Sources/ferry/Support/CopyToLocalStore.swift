@@ -70,6 +70,9 @@ struct CopyToLocalStore {
         logger.info(
             "target: \(target), a local store\(dryRunNote); batches of \(options.batchSize) changes or \(Formatting.bytes(Int64(options.batchBytes))); on conflict \(options.policy.description)"
         )
+        let meter = ProgressMeter(
+            console: console, label: "copying \(sourcePath) → \(target)", unit: "changes", total: source.expectedChanges.map(Int64.init))
+        options.onRead = { read in meter.update(read) }
         options.onCommit = { changes, checkpoint in
             logger.debug("committed a batch of \(changes) changes; checkpoint: \(checkpoint) of the source's changes done")
         }
@@ -106,7 +109,6 @@ struct CopyToLocalStore {
                 if case .kept(let reason) = outcome { message["reason"] = .string(reason) }
                 console.message("record", message)
             }
-            console.progress("copying \(sourcePath) → \(target): \(seen) changes")
         }
         for finding in source.findings { warnings.add(finding) }
         for (record, outcome) in tally.patched {

@@ -37,7 +37,11 @@ struct SourceOpener {
         case .coreData(let path):
             let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
             console.logModel(store)
-            return try CoreDataChangeSource(store: store, path: path, plan: try mappingOptions.plan(for: store), temporaryDirectory: tempDir)
+            let source = try CoreDataChangeSource(store: store, path: path, plan: try mappingOptions.plan(for: store), temporaryDirectory: tempDir)
+            // The first pass reads every object before the first record comes: its own progress line.
+            let meter = ProgressMeter(console: console, label: "reading \(path) (names and zones)", unit: "objects", total: nil)
+            source.onFirstPass { done, total in meter.update(Int64(done), total: Int64(total)) }
+            return source
         }
     }
 }
