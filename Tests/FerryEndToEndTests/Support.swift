@@ -13,6 +13,16 @@ enum Sample {
     static let directory = "\(TestEnvironment.packageRoot)/Samples/cars-trucks-buses"
     static let records = "\(directory)/records.ndjson"
     static let assets = "\(directory)/assets"
+    /// The sample store's path inside a scratch copy made by ``storeCopy(editedBy:)``.
+    static let copiedStore = "store/CarsTrucksBuses.sqlite"
+
+    /// A scratch copy of the sample Core Data store (its model beside it, at ``copiedStore``), with `sql` run on it.
+    static func storeCopy(editedBy sql: String? = nil) throws -> Scratch {
+        let scratch = try Scratch()
+        try FileManager.default.copyItem(atPath: "\(directory)/store", toPath: scratch.file("store"))
+        if let sql { try SQLiteShell.execute(scratch.file(copiedStore), sql + "; PRAGMA wal_checkpoint(TRUNCATE);") }
+        return scratch
+    }
 }
 
 /// Compares output with a golden file in `Snapshots/`; `FERRY_UPDATE_SNAPSHOTS=1` rewrites the files instead.

@@ -10,18 +10,10 @@ import Testing
 @Suite struct TripwireCommandTests {
     static let cars = "\(TestEnvironment.packageRoot)/Samples/cars-trucks-buses/store/CarsTrucksBuses.sqlite"
 
-    /// A scratch copy of the sample Core Data store, with its model beside it.
-    private func storeCopy() throws -> Scratch {
-        let scratch = try Scratch()
-        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
-        return scratch
-    }
-
     @Test func aLoopInTheEntityHierarchyIsRefusedByEveryVerb() throws {
         guard SQLiteShell.isAvailable else { return }
-        let scratch = try storeCopy()
-        let store = "store/CarsTrucksBuses.sqlite"
-        try SQLiteShell.execute(scratch.file(store), "UPDATE Z_PRIMARYKEY SET Z_SUPER = 1 WHERE Z_ENT = 1; PRAGMA wal_checkpoint(TRUNCATE);")
+        let scratch = try Sample.storeCopy(editedBy: "UPDATE Z_PRIMARYKEY SET Z_SUPER = 1 WHERE Z_ENT = 1")
+        let store = Sample.copiedStore
         for arguments in [
             ["inspect", store], ["dump", store], ["copy", store, "out.tar.zst"], ["copy", store, "out.ferry"], ["plan", store],
             ["dump", store, "--infer-model"], ["diff", store, store],
@@ -58,13 +50,7 @@ import Testing
 /// `ferry convert` of plists that share objects: streamed in constant memory, refused past `--max-output`.
 @Suite struct ConvertFanOutCommandTests {
     /// A binary plist whose levels each hold the next twice, down to `leaf`: 2^levels copies of it in the JSON.
-    private func fanOut(_ leaf: String, levels: Int) -> [UInt8] {
-        var table = PlistTable()
-        var below = table.add(.string(leaf))
-        for _ in 0..<levels { below = table.add(.array([below, below])) }
-        table.topObject = below
-        return BinaryPlistWriter.write(table)
-    }
+    private func fanOut(_ leaf: String, levels: Int) -> [UInt8] { HostilePlists.fanOut(leaf: leaf, levels: levels).bytes }
 
     @Test func refusesPastTheLimitAndStreamsBelowIt() throws {
         let scratch = try Scratch()
@@ -175,13 +161,6 @@ import Testing
 
 /// Objects of a store that no entity reads are warnings naming their table and key, counted in the summary.
 @Suite struct UncarriedObjectCommandTests {
-    private func damaged(_ statement: String) throws -> Scratch {
-        let scratch = try Scratch()
-        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
-        try SQLiteShell.execute(scratch.file("store/CarsTrucksBuses.sqlite"), statement + "; PRAGMA wal_checkpoint(TRUNCATE);")
-        return scratch
-    }
-
     private func lines(_ output: String) throws -> [JSONObject] {
         try output.split(separator: "\n").compactMap { try JSONParser.parse(String($0)).objectValue }
     }
@@ -193,7 +172,7 @@ import Testing
     ])
     func dumpAndCopyNameWhatTheyLeaveOut(statement: String, missing: Int, message: String) throws {
         guard SQLiteShell.isAvailable else { return }
-        let scratch = try damaged(statement)
+        let scratch = try Sample.storeCopy(editedBy: statement)
         let store = "store/CarsTrucksBuses.sqlite"
         let dump = try ferry(["dump", store, "--json"], in: scratch.path)
         #expect(dump.status == 0, "\(dump.errors)")
@@ -469,13 +448,10 @@ import Testing
 @Suite struct ClientOnlyRulesCommandTests {
     @Test func aNameCloudKitMadeSurvivesStoreToBundleToLocalStore() throws {
         guard SQLiteShell.isAvailable else { return }
-        let scratch = try Scratch()
-        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
-        let store = "store/CarsTrucksBuses.sqlite"
         // Car 1 named as CloudKit names a user record; two notes reference it.
         let name = "_" + String(repeating: "0123456789abcdef", count: 2)
-        try SQLiteShell.execute(
-            scratch.file(store), "UPDATE ZCAR SET ZRECORDID = NULL, ZRECORDNAME = '\(name)' WHERE Z_PK = 1; PRAGMA wal_checkpoint(TRUNCATE);")
+        let scratch = try Sample.storeCopy(editedBy: "UPDATE ZCAR SET ZRECORDID = NULL, ZRECORDNAME = '\(name)' WHERE Z_PK = 1")
+        let store = Sample.copiedStore
         let bundle = try ferry(["copy", store, "b.tar.gz", "--json"], in: scratch.path)
         #expect(bundle.status == 0, "\(bundle.errors)")
         #expect(bundle.errors.contains("CloudKit refuses it from a client"), "\(bundle.errors)")
@@ -496,23 +472,8 @@ import Testing
 @Suite struct InspectHostilePlistCommandTests {
     @Test func cyclesDepthAndOutOfRangeUIDsAreProblems() throws {
         let scratch = try Scratch()
-        var cyclic = PlistTable()
-        let outer = cyclic.add(.null)
-        let inner = cyclic.add(.null)
-        cyclic.set(outer, .array([inner]))
-        cyclic.set(inner, .array([outer]))
-        cyclic.topObject = outer
-        try scratch.write("cycle.plist", Data(BinaryPlistWriter.write(cyclic)))
-        var deep = PlistTable()
-        deep.topObject = deep.add(.null)
-        var current = deep.topObject
-        for _ in 0..<600 {
-            let child = deep.add(.null)
-            deep.set(current, .array([child]))
-            current = child
-        }
-        deep.set(current, .string("bottom"))
-        try scratch.write("deep.plist", Data(BinaryPlistWriter.write(deep)))
+        try scratch.write("cycle.plist", Data(HostilePlists.cycle()))
+        try scratch.write("deep.plist", Data(HostilePlists.deepArrays(levels: 600)))
         var archive = KeyedArchiveBuilder()
         let root = archive.object("NSArray", fields: ["NS.objects": .array([.uid(99)])])
         try scratch.write("uid.archive", Data(archive.binary(root: root)))
@@ -536,9 +497,8 @@ import Testing
 @Suite struct DiffDetailCommandTests {
     @Test func namesTheFieldsThatDifferAndDifferentPresets() throws {
         guard SQLiteShell.isAvailable else { return }
-        let scratch = try Scratch()
-        try FileManager.default.copyItem(atPath: "\(Sample.directory)/store", toPath: scratch.file("store"))
-        let store = "store/CarsTrucksBuses.sqlite"
+        let scratch = try Sample.storeCopy()
+        let store = Sample.copiedStore
         #expect(try ferry(["copy", store, "before.tar.gz", "-q"], in: scratch.path).status == 0)
         try SQLiteShell.execute(scratch.file(store), "UPDATE ZCAR SET ZNAME = 'Renamed' WHERE Z_PK = 1; PRAGMA wal_checkpoint(TRUNCATE);")
         let diff = try ferry(["diff", "before.tar.gz", store], in: scratch.path)

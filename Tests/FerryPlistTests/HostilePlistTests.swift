@@ -21,16 +21,7 @@ import Testing
     }
 
     @Test func refusesDeepNesting() {
-        var table = PlistTable()
-        table.topObject = table.add(.null)
-        var current = table.topObject
-        for _ in 0..<600 {
-            let child = table.add(.null)
-            table.set(current, .array([child]))
-            current = child
-        }
-        table.set(current, .string("bottom"))
-        #expect(error(BinaryPlistWriter.write(table))?.code == .tooDeep)
+        #expect(error(HostilePlists.deepArrays(levels: 600))?.code == .tooDeep)
         let xml = String(repeating: "<array>", count: 600) + String(repeating: "</array>", count: 600)
         #expect(error(Array("<plist>\(xml)</plist>".utf8)) != nil)
     }

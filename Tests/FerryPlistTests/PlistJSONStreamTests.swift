@@ -58,12 +58,7 @@ import Testing
 
     @Test func refusesOutputPastTheLimitNamingTheSharedObject() throws {
         // Level n holds level n+1 twice: 2^20 copies of a short string, about 7 MB of JSON from a few hundred bytes.
-        var table = PlistTable()
-        let leaf = table.add(.string("leaf"))
-        var below = leaf
-        for _ in 0..<20 { below = table.add(.array([below, below])) }
-        table.topObject = below
-        let bytes = BinaryPlistWriter.write(table)
+        let (bytes, leaf) = HostilePlists.fanOut(leaf: "leaf", levels: 20)
         #expect(bytes.count < 1000)
         let document = try PlistDocument(bytes: bytes)
         var limits = PlistJSONLimits()
@@ -87,12 +82,8 @@ import Testing
 
     @Test func refusesAStringSharedPastTheDefaultLimit() throws {
         // A 60 000-byte string used 2^15 times: 1.8 GiB of JSON from a 60 KB file.
-        var table = PlistTable()
-        let text = table.add(.string(String(repeating: "x", count: 60_000)))
-        var below = text
-        for _ in 0..<15 { below = table.add(.array([below, below])) }
-        table.topObject = below
-        let document = try PlistDocument(bytes: BinaryPlistWriter.write(table))
+        let (bytes, text) = HostilePlists.fanOut(leaf: String(repeating: "x", count: 60_000), levels: 15)
+        let document = try PlistDocument(bytes: bytes)
         #expect {
             _ = try document.json(style: .canonical)
         } throws: { error in
@@ -101,24 +92,9 @@ import Testing
     }
 
     @Test func refusesCyclesAndDepthAsTheTreeDoes() throws {
-        var table = PlistTable()
-        let outer = table.add(.null)
-        let inner = table.add(.null)
-        table.set(outer, .array([inner]))
-        table.set(inner, .array([outer]))
-        table.topObject = outer
-        let cyclic = try PlistDocument(bytes: BinaryPlistWriter.write(table))
+        let cyclic = try PlistDocument(bytes: HostilePlists.cycle())
         #expect(throws: PlistError.self) { _ = try cyclic.json(style: .canonical) }
-        var deep = PlistTable()
-        deep.topObject = deep.add(.null)
-        var current = deep.topObject
-        for _ in 0..<600 {
-            let child = deep.add(.null)
-            deep.set(current, .array([child]))
-            current = child
-        }
-        deep.set(current, .string("bottom"))
-        let nested = try PlistDocument(bytes: BinaryPlistWriter.write(deep))
+        let nested = try PlistDocument(bytes: HostilePlists.deepArrays(levels: 600))
         #expect { _ = try nested.json(style: .canonical) } throws: { ($0 as? PlistError)?.code == .tooDeep }
     }
 }

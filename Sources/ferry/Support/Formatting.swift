@@ -1,20 +1,10 @@
+import FerryCore
 import Foundation
 
 /// Small text helpers for human output.
 enum Formatting {
     /// `1.2 MB`, `340 B`: decimal units, as `ls -h --si` and most tools show sizes.
-    static func bytes(_ count: Int64) -> String {
-        if count < 1000 { return "\(count) B" }
-        let units = ["kB", "MB", "GB", "TB", "PB"]
-        var value = Double(count) / 1000
-        var unit = 0
-        while value >= 1000 && unit < units.count - 1 {
-            value /= 1000
-            unit += 1
-        }
-        let rounded = value >= 100 ? String(Int(value.rounded())) : String((value * 10).rounded() / 10)
-        return "\(rounded) \(units[unit])"
-    }
+    static func bytes(_ count: Int64) -> String { ProgressLine.bytes(count) }
 
     /// The time since `start`, such as `1.25 s`.
     static func seconds(since start: Date) -> String {
