@@ -28,8 +28,11 @@ public final class FilteredChangeSource: ChangeSource {
     let filter: Filter
     /// What the records held of the fields the filter reads, for ``findings``.
     private var recordsRead = 0
-    private var sinceFieldTypes: [String: Int] = [:]
-    private var statusFieldTypes: [String: Int] = [:]
+    private var sinceMatching = 0
+    private var statusMatching = 0
+    /// The other types the fields held (rare: counted by name only then).
+    private var sinceOtherTypes: [String: Int] = [:]
+    private var statusOtherTypes: [String: Int] = [:]
     /// The first field names seen, to name them when the filter's fields are missing.
     private var fieldNames: Set<String> = []
 
@@ -55,8 +58,7 @@ public final class FilteredChangeSource: ChangeSource {
         var found = base.findings
         guard recordsRead > 0 else { return found }
         let names = fieldNames.sorted().prefix(40).joined(separator: ", ")
-        func check(_ field: String, option: String, flag: String, type: ScalarType, types: [String: Int], effect: String) {
-            let matching = types[type.rawValue] ?? 0
+        func check(_ field: String, option: String, flag: String, type: ScalarType, matching: Int, types: [String: Int], effect: String) {
             if matching == 0, types.isEmpty {
                 found.append(
                     "\(flag): no record has the field \(field) (\(option)), so \(effect); the records' fields: \(names.isEmpty ? "none" : names)")
@@ -69,12 +71,14 @@ public final class FilteredChangeSource: ChangeSource {
         }
         if filter.since != nil {
             check(
-                filter.sinceField, option: "--since-field", flag: "--since", type: ScalarType.timestamp, types: sinceFieldTypes,
+                filter.sinceField, option: "--since-field", flag: "--since", type: ScalarType.timestamp, matching: sinceMatching,
+                types: sinceOtherTypes,
                 effect: "every record was kept")
         }
         if filter.pendingOnly {
             check(
-                filter.statusField, option: "--status-field", flag: "--pending-only", type: ScalarType.int64, types: statusFieldTypes,
+                filter.statusField, option: "--status-field", flag: "--pending-only", type: ScalarType.int64, matching: statusMatching,
+                types: statusOtherTypes,
                 effect: "every record was kept as pending")
         }
         return found
@@ -84,9 +88,14 @@ public final class FilteredChangeSource: ChangeSource {
         try base.forEachChange { item in
             guard case .record(var record) = item.change else { return try body(item) }
             recordsRead += 1
-            if fieldNames.count < 256 { for name in record.fields.names where fieldNames.count < 256 { fieldNames.insert(name) } }
-            if filter.since != nil, let value = record.fields[filter.sinceField] { sinceFieldTypes[value.type.description, default: 0] += 1 }
-            if filter.pendingOnly, let value = record.fields[filter.statusField] { statusFieldTypes[value.type.description, default: 0] += 1 }
+            // The fields of the first records only, to name them if the filter's field turns out to be missing.
+            if recordsRead <= 1000 { for name in record.fields.names where fieldNames.count < 256 { fieldNames.insert(name) } }
+            if filter.since != nil, let value = record.fields[filter.sinceField] {
+                if case .timestamp = value { sinceMatching += 1 } else { sinceOtherTypes[value.type.description, default: 0] += 1 }
+            }
+            if filter.pendingOnly, let value = record.fields[filter.statusField] {
+                if case .int64 = value { statusMatching += 1 } else { statusOtherTypes[value.type.description, default: 0] += 1 }
+            }
             if filter.pendingOnly, case .int64(let status)? = record.fields[filter.statusField] {
                 record.fields[filter.statusField] = nil
                 switch status {
