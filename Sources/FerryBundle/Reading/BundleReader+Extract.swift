@@ -71,16 +71,19 @@ private final class CheckedExtraction: BundleVisitor {
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
         try extractor.consume(bytes)
         try verifier.consume(bytes)
+        try verifier.settleIssues()
         try stopIfFailed()
     }
 
     func end(_ entry: BundleEntry, intact: Bool) throws {
         try extractor.end(entry, intact: intact)
         if verifier.wants(entry) { try verifier.end(entry, intact: intact) }
+        try verifier.settleIssues()
         try stopIfFailed()
     }
 
     func issue(_ error: BundleError) throws { try extractor.issue(error) }
+
 }
 
 /// Writes every entry under a staging directory; any issue stops the extraction.

@@ -144,6 +144,17 @@ final class BundleVerifier: BundleVisitor {
 
     func issue(_ error: BundleError) throws { try note(error, after: false) }
 
+    /// Hands the lines and issues waiting in the current batch to the checks now, and waits for them, when any issue
+    /// waits: a caller that stops at the first problem (extraction) then hears of it before it reads further (the
+    /// rest of a 10 GiB line, say).
+    func settleIssues() throws {
+        guard let pending = batch, pending.issueCount > 0, let pipeline else { return }
+        try pipeline.submit(pending)
+        batch = LineBatch()
+        if current != nil { batch?.continueFile(of: pending) }
+        try pipeline.drain()
+    }
+
     /// Reports an issue in the scan's order: at once when no lines wait for the workers; else with the lines of the
     /// file being read, before them (what the scan says of the file, such as a checksum mismatch) or after them; else
     /// after every line so far.
