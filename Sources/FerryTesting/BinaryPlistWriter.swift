@@ -49,9 +49,13 @@ public enum BinaryPlistWriter {
         case .data(let bytes): return table.add(.data(bytes))
         case .string(let text): return table.add(.string(text))
         case .uid(let uid): return table.add(.uid(uid))
-        case .array(let elements), .orderedSet(let elements):
+        case .array(let elements):
             let index = table.add(.null)
             table.set(index, .array(elements.map { add($0, to: &table) }))
+            return index
+        case .orderedSet(let elements):
+            let index = table.add(.null)
+            table.set(index, .orderedSet(elements.map { add($0, to: &table) }))
             return index
         case .set(let elements):
             let index = table.add(.null)
@@ -121,6 +125,9 @@ public enum BinaryPlistWriter {
             bytes += bigEndian(UInt64(uid), size: size)
         case .array(let elements):
             header(0xA, elements.count)
+            for element in elements { bytes += bigEndian(UInt64(element), size: referenceSize) }
+        case .orderedSet(let elements):
+            header(0xB, elements.count)
             for element in elements { bytes += bigEndian(UInt64(element), size: referenceSize) }
         case .set(let elements):
             header(0xC, elements.count)

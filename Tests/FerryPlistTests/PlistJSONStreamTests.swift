@@ -91,6 +91,12 @@ import Testing
         }
     }
 
+    @Test func orderedSetsSurviveTheTestWritersRoundTrip() throws {
+        // The plist fuzz target writes trees back with BinaryPlistWriter; an ordered set came back an array.
+        let value = PlistValue.orderedSet([.string("$class"), .string("NSDefaultValue"), .integer(7)])
+        #expect(try PlistDocument(bytes: BinaryPlistWriter.write(value)).value() == value)
+    }
+
     @Test func refusesCyclesAndDepthAsTheTreeDoes() throws {
         let cyclic = try PlistDocument(bytes: HostilePlists.cycle())
         #expect(throws: PlistError.self) { _ = try cyclic.json(style: .canonical) }

@@ -15,6 +15,8 @@ public struct PlistTable: PlistGraph {
         case uid(Int)
         case array([Int])
         case set([Int])
+        /// An ordered set (binary plists only: XML and OpenStep have none).
+        case orderedSet([Int])
         case dictionary(keys: [Int], values: [Int])
     }
 
@@ -59,6 +61,7 @@ public struct PlistTable: PlistGraph {
         case .uid: .uid
         case .array: .array
         case .set: .set
+        case .orderedSet: .orderedSet
         case .dictionary: .dictionary
         }
     }
@@ -110,7 +113,7 @@ public struct PlistTable: PlistGraph {
 
     public func count(_ object: Int) throws(PlistError) -> Int {
         switch try node(object) {
-        case .array(let elements), .set(let elements): return elements.count
+        case .array(let elements), .set(let elements), .orderedSet(let elements): return elements.count
         case .dictionary(let keys, _): return keys.count
         default: throw mismatch(object, "an array, set or dictionary")
         }
@@ -118,7 +121,7 @@ public struct PlistTable: PlistGraph {
 
     public func element(_ object: Int, _ index: Int) throws(PlistError) -> Int {
         switch try node(object) {
-        case .array(let elements), .set(let elements):
+        case .array(let elements), .set(let elements), .orderedSet(let elements):
             guard elements.indices.contains(index) else { throw PlistError(.malformed, "object \(object): index \(index) out of range") }
             return elements[index]
         default: throw mismatch(object, "an array or set")
