@@ -27,8 +27,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// The document's one-line JSON through the stream, or `nil` when it is refused (past 1 MiB: shared objects
 /// repeated); its announced size must be what it writes.
 func streamedJSON(_ document: PlistDocument) -> [UInt8]? {
-    var limits = PlistJSONLimits()
-    limits.maxOutputBytes = 1 << 20
+    var limits = PlistLimits()
+    limits.maxJSONBytes = 1 << 20
     guard let text = try? document.json(style: .canonical, limits: limits) else { return nil }
     var bytes: [UInt8] = []
     try? text.write { bytes += $0 }

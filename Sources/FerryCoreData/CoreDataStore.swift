@@ -1,6 +1,7 @@
 import FerryCore
 import Foundation
 import GRDB
+import Synchronization
 
 /// A Core Data SQLite store opened for reading, on Linux, without the app and without modifying any of its files.
 ///
@@ -43,12 +44,34 @@ public final class CoreDataStore: @unchecked Sendable {
     }
 
     /// The number of rows of one concrete entity (`Z_ENT = n`).
+    ///
+    /// Every entity table is counted by `Z_ENT` once, on first use, and kept: a copy asks for the counts for its
+    /// progress and again for its mapping's first pass, and a count scans the table.
     public func count(of entity: StoreSchema.Entity) throws -> Int {
+        if let counts = objectCounts.withLock({ $0 }) { return counts[ObjectCountKey(table: entity.table, number: entity.number)] ?? 0 }
+        var counts: [ObjectCountKey: Int] = [:]
         try connection.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM \(entity.table.quotedDatabaseIdentifier) WHERE Z_ENT = ?", arguments: [entity.number])
-                ?? 0
+            for table in Set(schema.entities.map(\.table)).sorted() {
+                let rows = try Row.fetchAll(db, sql: "SELECT Z_ENT, count(*) FROM \(table.quotedDatabaseIdentifier) GROUP BY Z_ENT")
+                for row in rows {
+                    guard let number = row.value(at: 0).integerValue.flatMap({ Int(exactly: $0) }), let count = row.value(at: 1).integerValue
+                    else { continue }
+                    counts[ObjectCountKey(table: table, number: number)] = Int(count)
+                }
+            }
         }
+        objectCounts.withLock { $0 = counts }
+        return counts[ObjectCountKey(table: entity.table, number: entity.number)] ?? 0
     }
+
+    /// An entity's rows in a table, for ``count(of:)``.
+    private struct ObjectCountKey: Hashable {
+        var table: String
+        var number: Int
+    }
+
+    /// The rows of each entity in each table, once counted.
+    private let objectCounts = Mutex<[ObjectCountKey: Int]?>(nil)
 
     /// Whether the store has tables of Core Data's persistent history or CloudKit mirroring.
     public var ancillaryTables: [String] { schema.ancillaryTables }

@@ -16,7 +16,7 @@ import Testing
                 == "verifying b.tar.zst: 1.2 GB of 3.4 GB (35%), 600 MB/s, 4 s left")
         // A total that was only close: never above 99% until the end, no time left past it.
         #expect(ProgressLine.text(label: "x", done: 130, total: 120, unit: "objects", elapsed: 2) == "x: 130 of 120 objects (99%), 65/s")
-        #expect(ProgressLine.duration(250) == "4 min 10 s" && ProgressLine.duration(7500) == "2 h 5 min")
-        #expect(ProgressLine.grouped(1_234_567) == "1 234 567" && ProgressLine.grouped(999) == "999")
+        #expect(QuantityText.duration(250) == "4 min 10 s" && QuantityText.duration(7500) == "2 h 5 min")
+        #expect(QuantityText.grouped(1_234_567) == "1 234 567" && QuantityText.grouped(999) == "999")
     }
 }

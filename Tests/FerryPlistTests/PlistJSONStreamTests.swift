@@ -61,8 +61,8 @@ import Testing
         let (bytes, leaf) = HostilePlists.fanOut(leaf: "leaf", levels: 20)
         #expect(bytes.count < 1000)
         let document = try PlistDocument(bytes: bytes)
-        var limits = PlistJSONLimits()
-        limits.maxOutputBytes = 1 << 18
+        var limits = PlistLimits()
+        limits.maxJSONBytes = 1 << 18
         let clock = ContinuousClock()
         let started = clock.now
         #expect {

@@ -114,11 +114,7 @@ final class BundleVerifier: BundleVisitor {
         do {
             try splitter.feed(bytes) { line, number in
                 batch?.append(line, number: number)
-                if let full = batch, full.isFull {
-                    try pipeline?.submit(full)
-                    batch = LineBatch()
-                    batch?.continueFile(of: full)
-                }
+                if let full = batch, full.isFull { try handOver(full) }
             }
         } catch let error as BundleError {
             try note(located(error, file: file), after: true)
@@ -148,11 +144,16 @@ final class BundleVerifier: BundleVisitor {
     /// waits: a caller that stops at the first problem (extraction) then hears of it before it reads further (the
     /// rest of a 10 GiB line, say).
     func settleIssues() throws {
-        guard let pending = batch, pending.issueCount > 0, let pipeline else { return }
-        try pipeline.submit(pending)
+        guard let pending = batch, pending.issueCount > 0 else { return }
+        try handOver(pending)
+        try pipeline?.drain()
+    }
+
+    /// Hands a batch to the workers and starts the next, going on with the file being read, if any.
+    private func handOver(_ full: LineBatch) throws {
+        try pipeline?.submit(full)
         batch = LineBatch()
-        if current != nil { batch?.continueFile(of: pending) }
-        try pipeline.drain()
+        if current != nil { batch?.continueFile(of: full) }
     }
 
     /// Reports an issue in the scan's order: at once when no lines wait for the workers; else with the lines of the
@@ -164,11 +165,7 @@ final class BundleVerifier: BundleVisitor {
         batch?.note(error, after: after, ofFile: current != nil)
         // Issues without lines (millions of unlisted entries, say) are handed over like lines, so that they never
         // pile up in a batch.
-        if let full = batch, full.isFull {
-            try pipeline?.submit(full)
-            batch = LineBatch()
-            if current != nil { batch?.continueFile(of: full) }
-        }
+        if let full = batch, full.isFull { try handOver(full) }
     }
 
     func finish() throws {

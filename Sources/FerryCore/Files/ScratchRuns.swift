@@ -11,11 +11,10 @@ import Synchronization
 ///
 /// A process killed with `kill -9` (or by a crash, or a lost machine) cannot remove its scratch files. So every scratch
 /// directory's name carries the run's ID (`ferry-spool.r<pid>-<random>.XXXXXX`), and for each parent directory it
-/// uses the run holds an `flock` on `ferry-run.r<id>.lock` there, from the first scratch directory until it exits;
-/// the kernel drops the lock however the process ends. The first time a run uses a parent directory, it looks for
-/// scratch directories of other runs there: a run whose lock file is missing or can be locked has ended, and its
-/// directories are removed. A lock file is renamed into place only once locked, so a run that is starting is never
-/// mistaken for one that ended.
+/// uses the run holds a ``FileLock`` on `ferry-run.r<id>.lock` there, from its first scratch directory there to its
+/// last; the kernel drops the lock however the process ends. The first time a run uses a parent directory, it looks
+/// for scratch directories of other runs there: a run whose lock file is missing or can be locked has ended, and its
+/// directories are removed.
 enum ScratchRuns {
     /// This process's run ID: `r<pid>-<8 random hex digits>`.
     static let id: String = {
@@ -24,9 +23,9 @@ enum ScratchRuns {
         return "r\(getpid())-" + String(repeating: "0", count: 8 - random.count) + random
     }()
 
-    /// The parent directories with this run's lock: path → the locked descriptor (-1 when it could not be taken)
-    /// and how many of this run's scratch directories are there.
-    private static let claimed = Mutex<[String: (descriptor: Int32, users: Int)]>([:])
+    /// The parent directories with this run's lock (`nil` when it could not be taken), and how many of this run's
+    /// scratch directories are there.
+    private static let claimed = Mutex<[String: (lock: FileLock?, users: Int)]>([:])
 
     /// What the sweeps removed, for whoever wants to report it: directories and bytes.
     static let removed = Mutex<(directories: Int, bytes: Int64)>((0, 0))
@@ -39,11 +38,13 @@ enum ScratchRuns {
         let (isNew, held) = claimed.withLock { claimed -> (Bool, Bool) in
             if let entry = claimed[parent] {
                 claimed[parent]?.users += 1
-                return (false, entry.descriptor >= 0)
+                return (false, entry.lock != nil)
             }
-            let descriptor = lock(in: parent) ?? -1
-            claimed[parent] = (descriptor, 1)
-            return (true, descriptor >= 0)
+            // A sweep that finds this file before it is locked takes it for an ended run's and removes it (there are
+            // no directories of this run yet); FileLock then takes the lock at the path afresh.
+            let lock = try? FileLock.acquire(path: lockPath(id, in: parent))
+            claimed[parent] = (lock, 1)
+            return (true, lock != nil)
         }
         if isNew { sweep(parent) }
         return held
@@ -58,44 +59,20 @@ enum ScratchRuns {
                 return
             }
             claimed[parent] = nil
-            guard entry.descriptor >= 0 else { return }
-            // Removed while still held, so that no sweep takes it for an ended run's in between.
-            unlink(lockPath(id, in: parent))
-            close(entry.descriptor)
+            entry.lock?.release()
         }
     }
 
     /// Removes this run's lock files (on an interruption, once its scratch directories are gone).
     static func releaseAll() {
         claimed.withLock { claimed in
-            for (parent, entry) in claimed where entry.descriptor >= 0 {
-                unlink(lockPath(id, in: parent))
-                close(entry.descriptor)
-            }
+            for entry in claimed.values { entry.lock?.release() }
             claimed.removeAll()
         }
     }
 
     /// The lock file of a run in a parent directory.
     static func lockPath(_ run: String, in parent: String) -> String { "\(parent)/ferry-run.\(run).lock" }
-
-    /// Creates, locks and renames into place this run's lock file; the descriptor stays open until the process ends.
-    private static func lock(in parent: String) -> Int32? {
-        var template = Array("\(parent)/ferry-run.new.XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            guard let base = buffer.baseAddress else { return -1 }
-            return mkstemp(base)
-        }
-        guard descriptor >= 0 else { return nil }
-        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0, rename(temporary, lockPath(id, in: parent)) == 0 else {
-            unlink(temporary)
-            close(descriptor)
-            return nil
-        }
-        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-        return descriptor
-    }
 
     /// The run ID in a scratch name (`<prefix>.r<pid>-<hex>.<suffix>` or `ferry-run.r<pid>-<hex>.lock`), if any.
     static func run(inName name: String) -> String? {
@@ -118,13 +95,9 @@ enum ScratchRuns {
             byRun[run, default: []].append(name)
         }
         for (run, names) in byRun {
-            let lockFile = lockPath(run, in: parent)
-            let descriptor = open(lockFile, O_RDWR | O_CLOEXEC)
-            if descriptor >= 0 {
-                defer { close(descriptor) }
-                // Held: that run is alive. (Locks are per open file: this process's own lock counts as held too.)
-                guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { continue }
-            }
+            // A lock that can be taken (or a lock file that is gone) belongs to a run that has ended; taking it keeps
+            // a later sweep away while the directories go, and releasing it removes the file.
+            guard let lock = try? FileLock.acquire(path: lockPath(run, in: parent)) else { continue }
             for name in names where name != "ferry-run.\(run).lock" {
                 let path = "\(parent)/\(name)"
                 let bytes = size(of: path)
@@ -134,8 +107,7 @@ enum ScratchRuns {
                     $0.bytes += bytes
                 }
             }
-            // Last, and while it is locked: the lock file tells later sweeps nothing once the directories are gone.
-            unlink(lockFile)
+            lock.release()
         }
     }
 

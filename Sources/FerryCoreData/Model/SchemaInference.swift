@@ -76,10 +76,7 @@ enum SchemaInference {
             if let name = candidates(row).first(where: { schema.tables[$0] != nil }) { result[row.number] = name }
         }
         let claimed = Set(result.values)
-        let unclaimed = schema.tables.values.filter { table in
-            !claimed.contains(table.name) && !table.name.hasPrefix("Z_") && table.name.hasPrefix("Z")
-                && table.columnSet.isSuperset(of: ["Z_PK", "Z_ENT"])
-        }
+        let unclaimed = schema.tables.values.filter { $0.isEntityTable && !claimed.contains($0.name) }
         for row in roots where result[row.number] == nil {
             for table in unclaimed.sorted(by: { $0.name < $1.name }) {
                 let hit = try DatabaseValue.fetchOne(

@@ -14,6 +14,9 @@ public struct UncarriedObject: Sendable, Hashable {
     public var description: String {
         "\(table)" + (primaryKey.map { " Z_PK \($0)" } ?? "") + ": \(reason)"
     }
+
+    /// The warning `dump` and `copy` give for it: `not carried: ZCAR Z_PK 7: …`.
+    public var warning: String { "not carried: \(description)" }
 }
 
 extension CoreDataStore {
@@ -24,11 +27,9 @@ extension CoreDataStore {
     public func forEachUncarriedObject(_ body: (UncarriedObject) throws -> Void) throws {
         var numbersByTable: [String: Set<Int>] = [:]
         for entity in schema.entities { numbersByTable[entity.table, default: []].insert(entity.number) }
-        let rows = Dictionary(metadata.entityRows.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        let entityRows = Dictionary(metadata.entityRows.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
         var numbersSeen: Set<Int64> = []
-        let entityTables = sqlite.tables.values.filter { table in
-            table.name.hasPrefix("Z") && !table.name.hasPrefix("Z_") && table.columnSet.isSuperset(of: ["Z_PK", "Z_ENT"])
-        }.sorted { $0.name < $1.name }
+        let entityTables = sqlite.tables.values.filter(\.isEntityTable).sorted { $0.name < $1.name }
         try connection.read { db in
             for table in entityTables {
                 let read = (numbersByTable[table.name] ?? []).sorted()
@@ -40,7 +41,7 @@ extension CoreDataStore {
                     let number = row.value(at: 1).integerValue
                     if let number { numbersSeen.insert(number) }
                     let reason: String
-                    if let number, let entity = Int(exactly: number).flatMap({ rows[$0] }) {
+                    if let number, let entity = Int(exactly: number).flatMap({ entityRows[$0] }) {
                         if let mapped = schema.entity(number: entity.number) {
                             reason = "Z_ENT \(number) is entity \(mapped.description.name), whose rows are in \(mapped.table), not here"
                         } else {
@@ -51,7 +52,7 @@ extension CoreDataStore {
                     } else if let number {
                         reason =
                             "Z_ENT \(number) is no entity of Z_PRIMARYKEY"
-                            + (rows.isEmpty ? " (Z_PRIMARYKEY is empty: the store's bookkeeping is damaged)" : "")
+                            + (entityRows.isEmpty ? " (Z_PRIMARYKEY is empty: the store's bookkeeping is damaged)" : "")
                     } else {
                         reason = "its Z_ENT is empty"
                     }

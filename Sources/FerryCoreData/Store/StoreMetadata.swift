@@ -142,6 +142,12 @@ struct SQLiteSchema: Sendable {
         var columns: [(name: String, type: String)]
         var columnSet: Set<String>
         var indexes: [String]
+
+        /// Whether it holds objects of entities: `Z<NAME>` (not a `Z_` bookkeeping or join table) with `Z_PK` and
+        /// `Z_ENT`.
+        var isEntityTable: Bool {
+            name.hasPrefix("Z") && !name.hasPrefix("Z_") && columnSet.isSuperset(of: ["Z_PK", "Z_ENT"])
+        }
     }
 
     var tables: [String: Table] = [:]

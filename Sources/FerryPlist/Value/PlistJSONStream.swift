@@ -8,17 +8,6 @@ public enum PlistJSONStyle: Sendable, Hashable {
     case pretty(indent: Int)
 }
 
-/// The bounds a property list's JSON must stay within.
-public struct PlistJSONLimits: Sendable, Hashable {
-    /// The most bytes of JSON a document may print (1 GiB by default).
-    public var maxOutputBytes: Int64 = 1 << 30
-    /// The deepest container nesting, as for trees.
-    public var maxDepth = PlistLimits().maxDepth
-
-    /// The default limits.
-    public init() {}
-}
-
 /// A property list's JSON, measured and ready to be written in pieces (``PlistDocument/json(style:limits:)``).
 public struct PlistJSONText {
     /// The exact number of bytes ``write(to:)`` hands over.
@@ -37,12 +26,12 @@ public struct PlistJSONText {
 extension PlistDocument {
     /// The plist's JSON form (that of ``PlistValue/jsonValue``), measured without building the tree.
     /// - Throws: ``PlistError`` for a cycle, nesting past the limit, a malformed object, or JSON longer than
-    ///   `limits.maxOutputBytes` (shared objects are repeated wherever they are used).
-    public func json(style: PlistJSONStyle, limits: PlistJSONLimits = PlistJSONLimits()) throws(PlistError) -> PlistJSONText {
+    ///   `limits.maxJSONBytes` (shared objects are repeated wherever they are used).
+    public func json(style: PlistJSONStyle, limits: PlistLimits = PlistLimits()) throws(PlistError) -> PlistJSONText {
         try Self.json(graph, style: style, limits: limits)
     }
 
-    private static func json<Graph: PlistGraph>(_ graph: Graph, style: PlistJSONStyle, limits: PlistJSONLimits) throws(PlistError)
+    private static func json<Graph: PlistGraph>(_ graph: Graph, style: PlistJSONStyle, limits: PlistLimits) throws(PlistError)
         -> PlistJSONText
     {
         PlistJSONText(try PlistJSONStream(graph, style: style, limits: limits))
@@ -54,38 +43,28 @@ extension PlistDocument {
 ///
 /// A plist may share one object from many places; its JSON repeats the object at each of them, so a few hundred bytes
 /// can stand for gigabytes of text. Before anything is written the exact size of the output is worked out, once per
-/// object, and a document past ``Limits/maxOutputBytes`` is refused, naming the object repeated most and how often.
+/// object, and a document past ``PlistLimits/maxJSONBytes`` is refused, naming the object repeated most and how often.
 /// The bytes are those of `JSONWriter.value` (canonical) or `JSONWriter.pretty` (two-space indentation) of the tree.
 struct PlistJSONStream<Graph: PlistGraph> {
-    typealias Style = PlistJSONStyle
-    typealias Limits = PlistJSONLimits
-
-    /// The size of an object's JSON: `fixed + perLevel × indent` bytes pretty-printed at `indent`, `canonical` on one line.
-    struct Size {
-        var fixed: Int64
-        var perLevel: Int64
-        var canonical: Int64
-    }
-
     let graph: Graph
-    let style: Style
-    let limits: Limits
-    private var sizes: [Int: Size] = [:]
+    let style: PlistJSONStyle
+    let limits: PlistLimits
+    private var sizes: [Int: JSONSize] = [:]
     private var onPath: Set<Int> = []
 
     /// Measures the document from `graph`'s top object.
     /// - Throws: ``PlistError`` for a cycle, nesting past the limit, a malformed object, or output past the limit.
-    init(_ graph: Graph, style: Style, limits: Limits = Limits()) throws(PlistError) {
+    init(_ graph: Graph, style: PlistJSONStyle, limits: PlistLimits = PlistLimits()) throws(PlistError) {
         self.graph = graph
         self.style = style
         self.limits = limits
         let size = try measure(graph.topObject, depth: 0)
-        byteCount = style.bytes(of: size)
-        if byteCount > limits.maxOutputBytes {
+        byteCount = size.bytes(style)
+        if byteCount > limits.maxJSONBytes {
             let (object, times) = try mostRepeated()
             throw PlistError(
                 .tooLarge,
-                "its JSON would be \(Self.amount(byteCount)), more than the limit of \(Self.amount(limits.maxOutputBytes)) "
+                "its JSON would be \(QuantityText.binaryBytes(byteCount)), more than the limit of \(QuantityText.binaryBytes(limits.maxJSONBytes)) "
                     + "(--max-output raises it): shared objects are written out at every place they are used, and object "
                     + "\(object) (\(try describe(object))) is used \(times) times")
         }
@@ -106,17 +85,17 @@ struct PlistJSONStream<Graph: PlistGraph> {
 
     // MARK: - Measuring
 
-    private mutating func measure(_ object: Int, depth: Int) throws(PlistError) -> Size {
+    private mutating func measure(_ object: Int, depth: Int) throws(PlistError) -> JSONSize {
         if let size = sizes[object] { return size }
         let kind = try graph.kind(of: object)
-        let size: Size
+        let size: JSONSize
         if kind.isContainer {
             guard depth < limits.maxDepth else { throw PlistError(.tooDeep, "containers nest deeper than \(limits.maxDepth) levels") }
             guard onPath.insert(object).inserted else { throw PlistError(.cycle, "object \(object) contains itself") }
             defer { onPath.remove(object) }
             let count = try graph.count(object)
             if count == 0 {
-                size = Size(fixed: 2, perLevel: 0, canonical: 2)
+                size = JSONSize(fixed: 2, perLevel: 0, canonical: 2)
             } else {
                 // Brackets and commas; pretty adds a line break before each member (one level in) and the closer.
                 let n = Int64(count)
@@ -138,16 +117,16 @@ struct PlistJSONStream<Graph: PlistGraph> {
                     fixed = Self.add(fixed, Self.add(child.fixed, child.perLevel))
                     perLevel = Self.add(perLevel, child.perLevel)
                 }
-                size = Size(fixed: fixed, perLevel: perLevel, canonical: canonical)
+                size = JSONSize(fixed: fixed, perLevel: perLevel, canonical: canonical)
             }
         } else if kind == .uid {
             // {"$uid": n}: an object of one member.
             let member = Int64(JSONWriter.canonical(.string("$uid")).count) + Int64(String(try graph.uid(object)).utf8.count)
-            size = Size(fixed: 2 + 3 + 1 + member + 2, perLevel: 4, canonical: 2 + member + 1)
+            size = JSONSize(fixed: 2 + 3 + 1 + member + 2, perLevel: 4, canonical: 2 + member + 1)
         } else {
             var writer = JSONWriter()
             try scalar(object, kind, into: &writer)
-            size = Size(fixed: Int64(writer.count), perLevel: 0, canonical: Int64(writer.count))
+            size = JSONSize(fixed: Int64(writer.count), perLevel: 0, canonical: Int64(writer.count))
         }
         sizes[object] = size
         return size
@@ -186,7 +165,7 @@ struct PlistJSONStream<Graph: PlistGraph> {
         }
         var best = (object: graph.topObject, times: Int64(1), weight: Int64(0))
         for (object, times) in paths where times > 1 {
-            let size = sizes[object] ?? Size(fixed: 1, perLevel: 0, canonical: 1)
+            let size = sizes[object] ?? JSONSize(fixed: 1, perLevel: 0, canonical: 1)
             let own = try graph.kind(of: object).isContainer ? 2 &+ Int64(try graph.count(object)) : size.canonical
             let (weight, overflow) = times.multipliedReportingOverflow(by: max(own, 1))
             let weighed = overflow ? Int64.max : weight
@@ -215,17 +194,6 @@ struct PlistJSONStream<Graph: PlistGraph> {
         case .data: return "data of \(try graph.data(object).count) bytes"
         default: return "a \(kind.rawValue)"
         }
-    }
-
-    /// A byte count for people: `984 MB`, `1.0 GiB`-style round figures.
-    static func amount(_ bytes: Int64) -> String {
-        if bytes == .max { return "more than 9 EB" }
-        let units: [(Int64, String)] = [(1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
-        for (scale, unit) in units where bytes >= scale {
-            let value = Double(bytes) / Double(scale)
-            return value >= 100 ? "\(Int(value.rounded())) \(unit)" : "\((value * 10).rounded() / 10) \(unit)"
-        }
-        return "\(bytes) bytes"
     }
 
     // MARK: - Writing
@@ -319,13 +287,22 @@ extension PlistJSONStyle {
         }
     }
 
-    func bytes<Graph>(of size: PlistJSONStream<Graph>.Size) -> Int64 {
-        switch self {
-        case .canonical: return size.canonical
+}
+
+/// The size of an object's JSON: `fixed + perLevel × indent` bytes pretty-printed at `indent`, `canonical` on one line.
+private struct JSONSize {
+    var fixed: Int64
+    var perLevel: Int64
+    var canonical: Int64
+
+    /// The bytes in a layout, staying at `Int64.max` past it.
+    func bytes(_ style: PlistJSONStyle) -> Int64 {
+        switch style {
+        case .canonical: return canonical
         case .pretty(let indent):
-            let (extra, overflow) = size.perLevel.multipliedReportingOverflow(by: Int64(indent))
+            let (extra, overflow) = perLevel.multipliedReportingOverflow(by: Int64(indent))
             guard !overflow else { return .max }
-            let (sum, overflowSum) = size.fixed.addingReportingOverflow(extra)
+            let (sum, overflowSum) = fixed.addingReportingOverflow(extra)
             return overflowSum ? .max : sum
         }
     }

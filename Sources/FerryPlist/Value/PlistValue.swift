@@ -50,6 +50,9 @@ public struct PlistLimits: Sendable, Hashable {
     public var maxArchiveDepth = 256
     /// The most values a tree may expand to, counting shared sub-trees at every place they appear.
     public var maxExpandedValues = 10_000_000
+    /// The most bytes of JSON a plain plist may be written as (``PlistDocument/json(style:limits:)``), shared objects
+    /// written out at every place they are used (1 GiB).
+    public var maxJSONBytes: Int64 = 1 << 30
 
     /// The default limits.
     public init() {}

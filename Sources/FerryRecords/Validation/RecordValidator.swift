@@ -99,28 +99,20 @@ public struct RecordValidator: Sendable {
     /// How a rule only CloudKit enforces on clients counts here.
     private var clientRuleSeverity: RecordProblem.Severity { limits.enforcesCloudKitClientRules ? .error : .warning }
 
-    /// The problem of a record name: a name only CloudKit refuses from clients (`_…`) at ``clientRuleSeverity``.
-    private func recordNameIssue(_ name: String, at path: String, prefix: String = "") -> RecordProblem? {
-        guard let reason = recordNameProblem(name) else { return nil }
-        let clientOnly = name.utf8.first == UInt8(ascii: "_") && isFormatValidName(name)
-        if clientOnly {
-            let rule: RecordRule = path == "recordName" ? .recordName : .reference
-            return RecordProblem(
-                clientRuleSeverity, rule, at: path,
-                prefix + reason + (limits.enforcesCloudKitClientRules ? "" : "; kept here, but CloudKit refuses it from a client"))
+    /// The problem of a record name, if any: one Ferry's formats cannot hold is an error, a leading `_` (which only
+    /// CloudKit refuses, from clients) is at ``clientRuleSeverity``.
+    private func recordNameIssue(_ name: String, rule: RecordRule, at path: String, prefix: String = "") -> RecordProblem? {
+        name.withUTF8Bytes { utf8 in
+            let bytes = UnsafeRawBufferPointer(utf8)
+            if let reason = recordNameFormatProblem(utf8: bytes) { return RecordProblem(.error, rule, at: path, prefix + reason) }
+            guard let reason = leadingUnderscoreProblem(utf8: bytes) else { return nil }
+            let kept = limits.enforcesCloudKitClientRules ? "" : "; kept here, but CloudKit refuses it from a client"
+            return RecordProblem(clientRuleSeverity, rule, at: path, prefix + reason + kept)
         }
-        return RecordProblem(.error, path == "recordName" ? .recordName : .reference, at: path, prefix + reason)
-    }
-
-    /// Whether a name passes every rule but the one about a leading `_`.
-    private func isFormatValidName(_ name: String) -> Bool {
-        var rest = name
-        rest.removeFirst()
-        return recordNameProblem("x" + rest) == nil
     }
 
     private func checkIdentity(type: String, name: String, zone: ZoneID, into problems: inout [RecordProblem]) {
-        if let problem = recordNameIssue(name, at: "recordName") { problems.append(problem) }
+        if let problem = recordNameIssue(name, rule: .recordName, at: "recordName") { problems.append(problem) }
         if let reason = identifierProblem(type, what: "record type") {
             problems.append(RecordProblem(.error, .recordType, at: "recordType", reason))
         }
@@ -140,6 +132,11 @@ public struct RecordValidator: Sendable {
     /// Why a record name, given as UTF-8 bytes (such as a JSON string in place), is invalid, or `nil` if it is valid;
     /// a valid name costs no allocation.
     public func recordNameProblem(utf8 name: UnsafeRawBufferPointer) -> String? {
+        recordNameFormatProblem(utf8: name) ?? leadingUnderscoreProblem(utf8: name)
+    }
+
+    /// Why Ferry's formats cannot hold a record name (empty, too long, not printable ASCII), or `nil`.
+    private func recordNameFormatProblem(utf8 name: UnsafeRawBufferPointer) -> String? {
         if name.isEmpty { return "record names cannot be empty" }
         if name.count > limits.maxNameLength {
             return "record names have at most \(limits.maxNameLength) characters, this one has \(name.count)"
@@ -147,8 +144,12 @@ public struct RecordValidator: Sendable {
         if !name.allSatisfy({ $0 >= 0x20 && $0 <= 0x7E }) {
             return "record names must be printable ASCII; \(Self.quoted(String(decoding: name, as: UTF8.self))) is not"
         }
-        if name[0] == UInt8(ascii: "_") { return "record names cannot start with \"_\" (reserved by CloudKit)" }
         return nil
+    }
+
+    /// The rule only CloudKit enforces on record names, from clients: no leading `_` (it names user records so).
+    private func leadingUnderscoreProblem(utf8 name: UnsafeRawBufferPointer) -> String? {
+        name.first == UInt8(ascii: "_") ? "record names cannot start with \"_\" (reserved by CloudKit)" : nil
     }
 
     /// Why a record type or field name is invalid, or `nil` if it is valid.
@@ -204,7 +205,7 @@ public struct RecordValidator: Sendable {
                         .error, .reference, at: path(),
                         "references cannot cross zones: this record is in \(zone), the target in \(reference.zoneID)"))
             }
-            if let problem = recordNameIssue(reference.recordName, at: path(), prefix: "target: ") { problems.append(problem) }
+            if let problem = recordNameIssue(reference.recordName, rule: .reference, at: path(), prefix: "target: ") { problems.append(problem) }
         case .asset(let asset) where asset.size < 0:
             problems.append(RecordProblem(.error, .fieldValue, at: path(), "asset sizes cannot be negative"))
         case .location(let location):

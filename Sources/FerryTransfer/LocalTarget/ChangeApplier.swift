@@ -23,24 +23,17 @@ final class ChangeApplier {
         self.run = run
     }
 
-    /// Applies a change, using the work done ahead on the reading thread when there is some.
+    /// Applies a change, using the work done ahead on the reading thread when there is some, else doing it here.
     ///
-    /// `inout` so that the change is read where it lies in the caller's batch, not copied; only a change the reading
-    /// thread did not prepare gains its warnings (what CloudKit alone would refuse) in its problems.
+    /// `inout` so that the change is read where it lies in the caller's batch, not copied; a change the reading thread
+    /// did not prepare is prepared in place (which adds its warnings to its problems).
     func apply(_ source: inout SourceChange) throws -> TransferOutcome {
-        if source.prepared == nil {
-            let problems = options.validator.problems(in: source.change)
-            if problems.contains(where: { $0.severity == .warning }) {
-                source.problems += problems.filter { $0.severity == .warning }.map(\.description)
-            }
-            return try apply(source.change, errors: problems.filter { $0.severity == .error }, encoded: nil)
-        }
-        return try apply(source.change, errors: source.prepared?.errors ?? [], encoded: source.prepared?.encoded)
+        if source.prepared == nil { source.prepareForLocalStore(validator: options.validator) }
+        return try apply(source.change, prepared: source.prepared)
     }
 
-    private func apply(_ change: RecordChange, errors problems: [RecordProblem], encoded: (body: [UInt8], digest: SHA256Digest)?) throws
-        -> TransferOutcome
-    {
+    private func apply(_ change: RecordChange, prepared: PreparedWrite?) throws -> TransferOutcome {
+        let problems = prepared?.errors ?? []
         if !problems.isEmpty {
             return .rejected(code: "INVALID", reason: problems.map(\.description).joined(separator: "; "))
         }
@@ -49,7 +42,7 @@ final class ChangeApplier {
             guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .absent }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
-            return try apply(record, encoded: encoded)
+            return try apply(record, encoded: prepared?.encoded)
         }
     }
 

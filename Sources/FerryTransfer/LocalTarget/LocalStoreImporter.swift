@@ -85,11 +85,7 @@ public final class LocalStoreImporter {
         if let pipelined {
             // Validation and encoding need no store state: the reading thread does them.
             let validator = options.validator
-            pipelined.prepare = { change in
-                let prepared = PreparedWrite(change.change, validator: validator)
-                if !prepared.warnings.isEmpty { change.problems += prepared.warnings.map(\.description) }
-                change.prepared = prepared
-            }
+            pipelined.prepare = { change in change.prepareForLocalStore(validator: validator) }
         }
         if options.dryRun { return try dryRun(report) }
         var tally = TransferTally(temporaryDirectory: options.temporaryDirectory)

@@ -23,14 +23,10 @@ public final class BundleChangeSource: ChangeSource {
 
     public var expectedChanges: Int? { reader.manifest.recordCount + reader.manifest.deletionCount }
 
-    /// The preset of a bundle copied from a Core Data store: its manifest's source reads `Store.sqlite (preset)`.
+    /// The preset of a bundle copied from a Core Data store, as its manifest's source description names it.
     public var mappingPreset: String? {
         let source = reader.manifest.source
-        guard source.kind == "core-data", source.description.hasSuffix(")"), let open = source.description.lastIndex(of: "(") else {
-            return nil
-        }
-        let name = source.description[source.description.index(after: open)..<source.description.index(before: source.description.endIndex)]
-        return name == "mapping" ? "a mapping plan" : String(name)
+        return source.kind == "core-data" ? CoreDataChangeSource.preset(inDescription: source.description) : nil
     }
 
     public var fingerprint: String {

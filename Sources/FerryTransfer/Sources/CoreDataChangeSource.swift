@@ -23,9 +23,18 @@ public final class CoreDataChangeSource: ChangeSource {
     }
 
     public var kind: String { "core-data" }
+    /// `Store.sqlite (type-prefixed)`: also what bundles copied from it record as their source (see
+    /// ``preset(inDescription:)``).
     public var description: String { URL(fileURLWithPath: path).lastPathComponent + " (\(plan.preset ?? "mapping"))" }
+
+    /// The preset named in a ``description`` (as a bundle's manifest keeps it), `a mapping plan` for a plan file.
+    static func preset(inDescription text: String) -> String? {
+        guard text.hasSuffix(")"), let open = text.lastIndex(of: "(") else { return nil }
+        let name = text[text.index(after: open)..<text.index(before: text.endIndex)]
+        return name == "mapping" ? "a mapping plan" : String(name)
+    }
     public var assets: (any AssetProvider)? { storeAssets }
-    public var mappingPreset: String? { plan.preset ?? "a mapping plan" }
+    public var mappingPreset: String? { Self.preset(inDescription: description) }
 
     /// The store's objects (each becomes a record or a deletion; skipped entities and link records make it close,
     /// not exact).
@@ -59,15 +68,13 @@ public final class CoreDataChangeSource: ChangeSource {
         try mapper.run { mapped in
             try body(SourceChange(mapped.change, origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
         }
-        let notices = mapper.notices
-        var found = notices
+        var found = mapper.notices
+        var listed = 0
         var more: [String: Int] = [:]
         try store.forEachUncarriedObject { object in
-            if found.count < Self.maxListed + notices.count {
-                found.append("not carried: \(object.description)")
-            } else {
-                more[object.table, default: 0] += 1
-            }
+            guard listed < Self.maxListed else { return more[object.table, default: 0] += 1 }
+            listed += 1
+            found.append(object.warning)
         }
         for (table, count) in more.sorted(by: { $0.key < $1.key }) {
             found.append("not carried: \(count) more objects of \(table) (run ferry dump --json to list them)")

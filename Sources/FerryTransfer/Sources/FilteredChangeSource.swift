@@ -28,11 +28,8 @@ public final class FilteredChangeSource: ChangeSource {
     let filter: Filter
     /// What the records held of the fields the filter reads, for ``findings``.
     private var recordsRead = 0
-    private var sinceMatching = 0
-    private var statusMatching = 0
-    /// The other types the fields held (rare: counted by name only then).
-    private var sinceOtherTypes: [String: Int] = [:]
-    private var statusOtherTypes: [String: Int] = [:]
+    private var sinceField = FieldCensus(expected: .timestamp)
+    private var statusField = FieldCensus(expected: .int64)
     /// The first field names seen, to name them when the filter's fields are missing.
     private var fieldNames: Set<String> = []
 
@@ -58,28 +55,19 @@ public final class FilteredChangeSource: ChangeSource {
         var found = base.findings
         guard recordsRead > 0 else { return found }
         let names = fieldNames.sorted().prefix(40).joined(separator: ", ")
-        func check(_ field: String, option: String, flag: String, type: ScalarType, matching: Int, types: [String: Int], effect: String) {
-            if matching == 0, types.isEmpty {
-                found.append(
-                    "\(flag): no record has the field \(field) (\(option)), so \(effect); the records' fields: \(names.isEmpty ? "none" : names)")
-            } else if matching == 0 {
-                let held = types.keys.sorted().joined(separator: ", ")
-                found.append("\(flag): the field \(field) (\(option)) holds \(held), not \(type.rawValue), so \(effect)")
-            } else if matching < recordsRead {
-                found.append("\(flag): \(recordsRead - matching) of \(recordsRead) records have no \(type.rawValue) field \(field); they were kept")
-            }
-        }
-        if filter.since != nil {
-            check(
-                filter.sinceField, option: "--since-field", flag: "--since", type: ScalarType.timestamp, matching: sinceMatching,
-                types: sinceOtherTypes,
+        if filter.since != nil,
+            let finding = sinceField.finding(
+                field: filter.sinceField, option: "--since-field", flag: "--since", records: recordsRead, fieldNames: names,
                 effect: "every record was kept")
+        {
+            found.append(finding)
         }
-        if filter.pendingOnly {
-            check(
-                filter.statusField, option: "--status-field", flag: "--pending-only", type: ScalarType.int64, matching: statusMatching,
-                types: statusOtherTypes,
+        if filter.pendingOnly,
+            let finding = statusField.finding(
+                field: filter.statusField, option: "--status-field", flag: "--pending-only", records: recordsRead, fieldNames: names,
                 effect: "every record was kept as pending")
+        {
+            found.append(finding)
         }
         return found
     }
@@ -90,12 +78,8 @@ public final class FilteredChangeSource: ChangeSource {
             recordsRead += 1
             // The fields of the first records only, to name them if the filter's field turns out to be missing.
             if recordsRead <= 1000 { for name in record.fields.names where fieldNames.count < 256 { fieldNames.insert(name) } }
-            if filter.since != nil, let value = record.fields[filter.sinceField] {
-                if case .timestamp = value { sinceMatching += 1 } else { sinceOtherTypes[value.type.description, default: 0] += 1 }
-            }
-            if filter.pendingOnly, let value = record.fields[filter.statusField] {
-                if case .int64 = value { statusMatching += 1 } else { statusOtherTypes[value.type.description, default: 0] += 1 }
-            }
+            if filter.since != nil { sinceField.count(record.fields[filter.sinceField]) }
+            if filter.pendingOnly { statusField.count(record.fields[filter.statusField]) }
             if filter.pendingOnly, case .int64(let status)? = record.fields[filter.statusField] {
                 record.fields[filter.statusField] = nil
                 switch status {
@@ -111,5 +95,35 @@ public final class FilteredChangeSource: ChangeSource {
             kept.change = .record(record)
             try body(kept)
         }
+    }
+}
+
+/// How the records held one field a filter reads: of the expected type, of others (rare: counted by name), or not.
+private struct FieldCensus {
+    let expected: ScalarType
+    private var matching = 0
+    private var others: [String: Int] = [:]
+
+    init(expected: ScalarType) { self.expected = expected }
+
+    mutating func count(_ value: FieldValue?) {
+        guard let value else { return }
+        if value.type == .scalar(expected) { matching += 1 } else { others[value.type.description, default: 0] += 1 }
+    }
+
+    /// The warning when the filter could not do what it was asked, if it could not.
+    func finding(field: String, option: String, flag: String, records: Int, fieldNames: String, effect: String) -> String? {
+        if matching == 0, others.isEmpty {
+            return "\(flag): no record has the field \(field) (\(option)), so \(effect); the records' fields: "
+                + (fieldNames.isEmpty ? "none" : fieldNames)
+        }
+        if matching == 0 {
+            return
+                "\(flag): the field \(field) (\(option)) holds \(others.keys.sorted().joined(separator: ", ")), not \(expected.rawValue), so \(effect)"
+        }
+        if matching < records {
+            return "\(flag): \(records - matching) of \(records) records have no \(expected.rawValue) field \(field); they were kept"
+        }
+        return nil
     }
 }

@@ -20,3 +20,13 @@ public struct PreparedWrite: Sendable {
         if case .record(let record) = change, errors.isEmpty { encoded = LocalStoreBatch.encode(record) }
     }
 }
+
+extension SourceChange {
+    /// Does a local store's per-change work ahead (``PreparedWrite``), and adds the change's warnings (what CloudKit
+    /// alone would refuse) to its problems, which the copy reports.
+    mutating func prepareForLocalStore(validator: RecordValidator) {
+        let write = PreparedWrite(change, validator: validator)
+        if !write.warnings.isEmpty { problems += write.warnings.map(\.description) }
+        prepared = write
+    }
+}

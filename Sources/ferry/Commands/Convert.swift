@@ -1,7 +1,6 @@
 import ArgumentParser
 import FerryCore
 import FerryPlist
-import Foundation
 
 /// `ferry convert`: property lists and keyed archives as JSON.
 struct Convert: AsyncParsableCommand {
@@ -58,8 +57,8 @@ struct Convert: AsyncParsableCommand {
                         continue
                     }
                     // A plain plist (or an archive's plist layer): measured first, then streamed.
-                    var limits = PlistJSONLimits()
-                    limits.maxOutputBytes = maxOutput
+                    var limits = PlistLimits()
+                    limits.maxJSONBytes = maxOutput
                     let single = files.count == 1 && !console.json
                     let text = try document.json(style: single ? .pretty(indent: 0) : .canonical, limits: limits)
                     var head = JSONWriter()
@@ -97,24 +96,5 @@ enum PlistConversion {
         // Several top keys (a CKRecord's system fields): one object keyed by them, sharing objects.
         let combined = ArchivedValue.dictionary(top.map { ArchivedEntry(key: .string($0.key), value: $0.value) })
         return combined.jsonValue
-    }
-}
-
-/// Sizes given on the command line: bytes, or a number with K, M, G or T (powers of 1024, `B`/`iB` optional).
-enum ByteSize {
-    static func parse(_ text: String) -> Int64? {
-        var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
-        for suffix in ["IB", "B"] where digits.hasSuffix(suffix) && digits.count > suffix.count {
-            digits.removeLast(suffix.count)
-            break
-        }
-        var scale: Int64 = 1
-        if let unit = digits.last, let power = ["K": 10, "M": 20, "G": 30, "T": 40][String(unit)] {
-            scale = 1 << power
-            digits.removeLast()
-        }
-        guard let number = Int64(digits.trimmingCharacters(in: .whitespaces)), number > 0 else { return nil }
-        let (bytes, overflow) = number.multipliedReportingOverflow(by: scale)
-        return overflow ? nil : bytes
     }
 }

@@ -57,14 +57,8 @@ struct Diff: AsyncParsableCommand {
                     + "records show as only on one side\(hint)")
         }
         var shown = 0
-        var read = 0
-        let summary = try RecordDiff.compare(
-            a, b, temporaryDirectory: tempDir,
-            progress: { count in
-                read = count
-                console.progress("comparing \(first) and \(second): \(read) records read")
-            }
-        ) { difference in
+        let meter = ProgressMeter(console: console, label: "comparing \(first) and \(second)", unit: "records read", total: nil)
+        let summary = try RecordDiff.compare(a, b, temporaryDirectory: tempDir, progress: { meter.update(Int64($0)) }) { difference in
             let (kind, id, type, detail): (String, RecordID, String, String)
             var fieldsJSON: JSONValue?
             switch difference {

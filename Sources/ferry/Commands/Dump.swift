@@ -43,7 +43,7 @@ struct Dump: AsyncParsableCommand {
             if entity == nil {
                 try opened.forEachUncarriedObject { object in
                     notCarried += 1
-                    warnings.add("not carried: \(object.description)")
+                    warnings.add(object.warning)
                 }
             }
             let seconds = Date().timeIntervalSince(started)

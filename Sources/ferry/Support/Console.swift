@@ -1,5 +1,4 @@
 import FerryCore
-import FerryCoreData
 import Foundation
 import Logging
 import Synchronization
@@ -135,14 +134,5 @@ final class Console: @unchecked Sendable {
         }
         guard shown else { return }
         FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
-    }
-}
-
-extension Console {
-    /// Says which model a store is read with: the choice at info level (`-v`), what a user should doubt as warnings.
-    func logModel(_ store: CoreDataStore) {
-        logger.info("model: \(store.model.source.description)")
-        for choice in store.model.choices { logger.info("model: \(choice)") }
-        for note in store.model.notes { warning(note) }
     }
 }

@@ -28,9 +28,10 @@ struct CopyToLocalStore {
     /// ahead of records that never came are removed again.
     func run(console: Console, started: Date) throws -> Int32 {
         let isNew = !options.dryRun && !FileManager.default.fileExists(atPath: target)
-        let assetsBefore = options.dryRun || isNew ? nil : try? LocalStore(path: target, readOnly: true).assetChunkCount()
+        // The existing store's asset chunks before the copy wrote any (counted once the copy opened it).
+        var assetsBefore: Int?
         do {
-            return try copy(console: console, started: started)
+            return try copy(console: console, started: started, assetChunksBefore: &assetsBefore)
         } catch {
             if isNew {
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: target + suffix) }
@@ -50,7 +51,7 @@ struct CopyToLocalStore {
         }
     }
 
-    private func copy(console: Console, started: Date) throws -> Int32 {
+    private func copy(console: Console, started: Date, assetChunksBefore: inout Int?) throws -> Int32 {
         // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.
         var scratch: TemporaryDirectory?
         var storePath = target
@@ -64,6 +65,7 @@ struct CopyToLocalStore {
         }
         defer { withExtendedLifetime(scratch) {} }  // the empty scratch store lives until the report is printed
         let store = try LocalStore(path: storePath, create: true)
+        if !options.dryRun { assetChunksBefore = try store.assetChunkCount() }
         var options = self.options
         let logger = console.logger
         let dryRunNote = options.dryRun ? " (dry run: in a transaction rolled back)" : ""

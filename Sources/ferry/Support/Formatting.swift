@@ -4,7 +4,7 @@ import Foundation
 /// Small text helpers for human output.
 enum Formatting {
     /// `1.2 MB`, `340 B`: decimal units, as `ls -h --si` and most tools show sizes.
-    static func bytes(_ count: Int64) -> String { ProgressLine.bytes(count) }
+    static func bytes(_ count: Int64) -> String { QuantityText.bytes(count) }
 
     /// The time since `start`, such as `1.25 s`.
     static func seconds(since start: Date) -> String {

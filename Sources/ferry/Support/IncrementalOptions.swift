@@ -24,12 +24,12 @@ struct IncrementalOptions: ParsableArguments {
         }
     }
 
-    /// The filter; `pendingOnly` is whether the filter itself reads the status (a cache's mapper reads its own).
-    func filter(pendingOnly: Bool) -> FilteredChangeSource.Filter {
+    /// The filter for a source; a cache's mapper reads the status itself (it is not a field of its records).
+    func filter(for source: any ChangeSource) -> FilteredChangeSource.Filter {
         var filter = FilteredChangeSource.Filter()
         filter.since = since.flatMap(CreationTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
         filter.sinceField = sinceField
-        filter.pendingOnly = pendingOnly
+        filter.pendingOnly = pendingOnly && !(source is ArchiveChangeSource)
         filter.statusField = statusField
         return filter
     }

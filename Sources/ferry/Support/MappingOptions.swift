@@ -29,12 +29,12 @@ struct MappingOptions: ParsableArguments {
         guard let name = ProcessInfo.processInfo.environment["FERRY_PRESET"], !name.isEmpty else {
             return try MappingPlan.preset("type-prefixed", for: store.schema)
         }
-        guard MappingPlan.presetNames.contains(name) else {
-            throw MappingError(
-                .unknownPreset,
-                "FERRY_PRESET=\(name) (from the environment) names no preset; presets: \(MappingPlan.presetNames.joined(separator: ", "))")
+        do {
+            return try MappingPlan.preset(name, for: store.schema)
+        } catch {
+            guard error.code == .unknownPreset else { throw error }
+            throw MappingError(.unknownPreset, "FERRY_PRESET=\(name) (from the environment): \(error.message)", cause: error)
         }
-        return try MappingPlan.preset(name, for: store.schema)
     }
 }
 

@@ -14,8 +14,7 @@ struct SourceOpener {
     /// The source, narrowed by `--since` and `--pending-only`.
     func open(_ path: String, console: Console) throws -> any ChangeSource {
         let source = try openUnfiltered(path, console: console)
-        // A cache's status is read by its mapper (the property is not a field of its records).
-        let filter = incrementalOptions.filter(pendingOnly: incrementalOptions.pendingOnly && !(source is ArchiveChangeSource))
+        let filter = incrementalOptions.filter(for: source)
         // Reading (and mapping) runs on its own thread, beside the writing.
         return PipelinedChangeSource(filter.isActive ? FilteredChangeSource(source, filter: filter) : source)
     }

@@ -17,7 +17,7 @@ extension LocalStore {
     /// finished.
     ///
     /// Every live record's body is read (its asset fields), and the digests they use are sorted in bounded memory in
-    /// scratch files under `temporaryDirectory`, then merged with the store's asset table, which is in digest order.
+    /// scratch files under `temporaryDirectory` into a set the store's asset table is looked up in.
     public func unreferencedAssets(temporaryDirectory: String? = nil) throws -> (count: Int, bytes: Int64, digests: [SHA256Digest]) {
         let used = ExternalSorter<SHA256Digest>(prefix: "ferry-used-assets", temporaryDirectory: temporaryDirectory)
         let decoder = CloudKitJSONDecoder()
@@ -28,35 +28,17 @@ extension LocalStore {
                 for field in record.fields { for asset in field.value.assets { try used.append(asset.sha256) } }
             }
         }
-        var last: SHA256Digest?
-        // The used digests, each once; few stores have more than a few million, and only the unused ones are kept.
+        let usedSet = try ExternalSortedSet(taking: used, prefix: "ferry-used-assets", temporaryDirectory: temporaryDirectory)
         var unused: [SHA256Digest] = []
         var bytes: Int64 = 0
         try read { db in
+            // In digest order, as the used set is: its lookups then read its blocks in order.
             let assets = try Row.fetchCursor(db, sql: "SELECT sha256, size FROM assets ORDER BY sha256")
-            var pending = try assets.next()
-            func advance(until digest: SHA256Digest?) throws {
-                while let row = pending {
-                    guard let key = row[0] as Data?, let stored = SHA256Digest(bytes: key) else {
-                        pending = try assets.next()
-                        continue
-                    }
-                    if let digest, !(stored < digest) { return }
-                    if stored != digest {
-                        unused.append(stored)
-                        bytes += row[1] as Int64? ?? 0
-                    }
-                    pending = try assets.next()
-                }
+            while let row = try assets.next() {
+                guard let key = row[0] as Data?, let digest = SHA256Digest(bytes: key), try !usedSet.contains(digest) else { continue }
+                unused.append(digest)
+                bytes += row[1] as Int64? ?? 0
             }
-            try used.forEachSorted { digest in
-                guard digest != last else { return }
-                last = digest
-                try advance(until: digest)
-                // Skip the stored asset that is used.
-                if let row = pending, let key = row[0] as Data?, SHA256Digest(bytes: key) == digest { pending = try assets.next() }
-            }
-            try advance(until: nil)
         }
         // Chunks of uploads that never finished (no asset row) are unreferenced too.
         let partial = try read { db in
