@@ -112,10 +112,13 @@ final class Console: @unchecked Sendable {
 
     // MARK: - Progress (stderr, terminal only)
 
+    /// Whether progress is drawn: on a terminal, unless quiet.
+    var drawsProgress: Bool { stderrIsTerminal && !quiet }
+
     /// Redraws a one-line progress display, at most ten times a second, only when stderr is a terminal; any thread may
     /// call it.
     func progress(_ text: @autoclosure () -> String) {
-        guard stderrIsTerminal, !quiet else { return }
+        guard drawsProgress else { return }
         let now = Date()
         let due = progressState.withLock { state -> Bool in
             guard now.timeIntervalSince(state.last) >= 0.1 else { return false }

@@ -11,9 +11,16 @@ struct ProgressMeter: Sendable {
     let label: String
     /// What is counted: `changes`, or `nil` for bytes.
     let unit: String?
-    /// The count when done, when known.
+    /// The count when done, when known (asked only when progress is drawn: counting may cost a scan).
     let total: Int64?
     let started = Date()
+
+    init(console: Console, label: String, unit: String?, total: @autoclosure () -> Int64?) {
+        self.console = console
+        self.label = label
+        self.unit = unit
+        self.total = console.drawsProgress ? total() : nil
+    }
 
     /// Draws the line for `done` units (of `total`, when the meter was made without one).
     func update(_ done: Int64, total: Int64? = nil) {

@@ -37,9 +37,12 @@ struct SourceOpener {
             let store = try CoreDataStore(path: path, model: modelOptions.choice, temporaryDirectory: tempDir)
             console.logModel(store)
             let source = try CoreDataChangeSource(store: store, path: path, plan: try mappingOptions.plan(for: store), temporaryDirectory: tempDir)
-            // The first pass reads every object before the first record comes: its own progress line.
-            let meter = ProgressMeter(console: console, label: "reading \(path) (names and zones)", unit: "objects", total: nil)
-            source.onFirstPass { done, total in meter.update(Int64(done), total: Int64(total)) }
+            // The first pass reads every object before the first record comes: its own progress line (counting its
+            // objects scans the store, so only when it is drawn).
+            if console.drawsProgress {
+                let meter = ProgressMeter(console: console, label: "reading \(path) (names and zones)", unit: "objects", total: nil)
+                source.onFirstPass { done, total in meter.update(Int64(done), total: Int64(total)) }
+            }
             return source
         }
     }
