@@ -209,7 +209,9 @@ import Testing
             process.standardError = errors
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            usleep(UInt32(100_000 + attempt * 40_000))
+            // Once the store exists the copy is under way (on a loaded machine it may take a while to start).
+            for _ in 0..<200 where !FileManager.default.fileExists(atPath: scratch.file("fleet-\(attempt).ferry")) { usleep(10_000) }
+            usleep(UInt32(50_000 + attempt * 40_000))
             process.interrupt()
             process.waitUntilExit()
             let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -65,6 +65,18 @@ struct CopyToLocalStore {
         }
         defer { withExtendedLifetime(scratch) {} }  // the empty scratch store lives until the report is printed
         let store = try LocalStore(path: storePath, create: true)
+        // On Ctrl-C the store keeps every committed batch: say how far it got and that the same command resumes.
+        let committed = CommittedCount()
+        let (target, dryRun) = (self.target, options.dryRun)
+        CommandRunner.interruptionNote.withLock {
+            $0 = {
+                dryRun
+                    ? "nothing was written (a dry run)"
+                    : "\(committed.value) of the source's changes are committed to \(target), which is kept; run the same command "
+                        + "again to resume after them"
+            }
+        }
+        defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
         if !options.dryRun { assetChunksBefore = try store.assetChunkCount() }
         var options = self.options
         let logger = console.logger
@@ -84,18 +96,6 @@ struct CopyToLocalStore {
         let rejects = try RejectLog(path: options.dryRun ? nil : rejectFile, console: console, files: files)
         var warnings = WarningLog(console: console)
         var seen = 0
-        // On Ctrl-C the store keeps every committed batch: say how far it got and that the same command resumes.
-        let committed = CommittedCount()
-        let (target, dryRun) = (self.target, options.dryRun)
-        CommandRunner.interruptionNote.withLock {
-            $0 = {
-                dryRun
-                    ? "nothing was written (a dry run)"
-                    : "\(committed.value) of the source's changes are committed to \(target), which is kept; run the same command "
-                        + "again to resume after them"
-            }
-        }
-        defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
         let tally = try importer.run { item, outcome in
             seen += 1
             committed.set(seen)
