@@ -73,6 +73,27 @@ public final class CoreDataStore: @unchecked Sendable {
     /// The rows of each entity in each table, once counted.
     private let objectCounts = Mutex<[ObjectCountKey: Int]?>(nil)
 
+    /// The rows each entity's reads went through, whole (not stopped by an error), by entity number: what lets
+    /// ``forEachUncarriedObject(_:)`` skip a table whose rows were all read already.
+    private let rowsRead = Mutex<[Int: Int]>([:])
+
+    /// Notes that a read went through all of an entity's rows.
+    func noteRowsRead(_ count: Int, of entity: StoreSchema.Entity) {
+        rowsRead.withLock { $0[entity.number] = count }
+    }
+
+    /// How many rows the reads so far went through in `table`, if every entity stored there was read whole.
+    func rowsRead(inTable table: String) -> Int? {
+        rowsRead.withLock { read in
+            var total = 0
+            for entity in schema.entities where entity.table == table {
+                guard let count = read[entity.number] else { return nil }
+                total += count
+            }
+            return total
+        }
+    }
+
     /// Whether the store has tables of Core Data's persistent history or CloudKit mirroring.
     public var ancillaryTables: [String] { schema.ancillaryTables }
 

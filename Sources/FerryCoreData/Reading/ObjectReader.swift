@@ -87,7 +87,9 @@ struct ObjectReader {
             // One object, refilled for each row: its arrays keep their storage when `body` keeps no copy (two
             // allocations fewer per object); a copy it keeps stays as it was (the arrays are copied on write).
             var object = ManagedObject(entity: entityName, primaryKey: 0, storeUUID: store.metadata.uuid, attributes: [], relationships: [])
+            var count = 0
             while try rows.next() != nil {
+                count += 1
                 guard let primaryKey = row.value(at: 0).integerValue else {
                     throw CoreDataError(
                         .corrupt,
@@ -98,6 +100,7 @@ struct ObjectReader {
                 try fill(&object, from: row, primaryKey: primaryKey, attributes: attributeSlots, relationships: relationshipSlots, toMany: toMany)
                 try body(object)
             }
+            store.noteRowsRead(count, of: entity)
         } catch let error as DatabaseError {
             throw CoreDataError(
                 .corrupt,

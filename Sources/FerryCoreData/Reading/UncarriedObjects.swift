@@ -32,6 +32,9 @@ extension CoreDataStore {
         let entityTables = sqlite.tables.values.filter(\.isEntityTable).sorted { $0.name < $1.name }
         try connection.read { db in
             for table in entityTables {
+                // A table whose rows the reads so far went through, every one of them, holds none left out: the keys
+                // from min to max (an O(log n) look-up) or, with gaps, the row count (the narrowest index's) tell.
+                if try Self.allRowsRead(table.name, rowsRead(inTable: table.name), db: db) { continue }
                 let read = (numbersByTable[table.name] ?? []).sorted()
                 let quoted = table.name.quotedDatabaseIdentifier
                 let condition = read.isEmpty ? "" : " WHERE Z_ENT IS NULL OR Z_ENT NOT IN (\(read.map(String.init).joined(separator: ",")))"
@@ -60,7 +63,8 @@ extension CoreDataStore {
                 }
             }
         }
-        // Root entities the mapping has no table for, whose rows no table above holds.
+        // Root entities the mapping has no table for, whose rows no table above holds (a table skipped above holds only
+        // rows of mapped entities, so none of these).
         for row in metadata.entityRows where !row.isAncillary && row.superNumber == 0 && schema.entity(number: row.number) == nil {
             guard !numbersSeen.contains(Int64(row.number)) else { continue }
             let table = "Z" + row.name.uppercased()
@@ -71,5 +75,20 @@ extension CoreDataStore {
                     reason: "entity \(row.name) (Z_ENT \(row.number)) has no table in the store; Z_PRIMARYKEY says up to "
                         + "\(row.maxPrimaryKey) objects of it and its sub-entities were made, and none of them can be read"))
         }
+    }
+
+    /// Whether `read` rows (those the reads went through) are all the rows of `table`.
+    private static func allRowsRead(_ table: String, _ read: Int?, db: Database) throws -> Bool {
+        guard let read else { return false }
+        let quoted = table.quotedDatabaseIdentifier
+        // Primary keys are distinct integers: as many rows read as keys from min to max means every key has its row.
+        // Two sub-queries: SQLite answers a lone min() or max() of the key from the b-tree's ends, both at once by a scan.
+        if let range = try Row.fetchOne(db, sql: "SELECT (SELECT min(Z_PK) FROM \(quoted)), (SELECT max(Z_PK) FROM \(quoted))"),
+            let low = range.value(at: 0).integerValue, let high = range.value(at: 1).integerValue,
+            case let (span, overflow) = high.subtractingReportingOverflow(low), !overflow, span < Int64.max, Int64(read) == span + 1
+        {
+            return true
+        }
+        return try Int.fetchOne(db, sql: "SELECT count(*) FROM \(quoted)") == read
     }
 }

@@ -26,14 +26,17 @@ final class ChangeApplier {
     /// Applies a change, using the work done ahead on the reading thread when there is some, else doing it here.
     ///
     /// `inout` so that the change is read where it lies in the caller's batch, not copied; a change the reading thread
-    /// did not prepare is prepared in place (which adds its warnings to its problems).
+    /// did not prepare gains its warnings in its problems. Its preparation is not kept on it: the batch goes back to
+    /// the reading thread, and buffers made here are freed here (a free on another thread contends for malloc's lock).
     func apply(_ source: inout SourceChange) throws -> TransferOutcome {
-        if source.prepared == nil { source.prepareForLocalStore(validator: options.validator) }
-        return try apply(source.change, prepared: source.prepared)
+        if let prepared = source.prepared { return try apply(source.change, prepared: prepared) }
+        let prepared = PreparedWrite(source.change, validator: options.validator)
+        prepared.reportWarnings(in: &source)
+        return try apply(source.change, prepared: prepared)
     }
 
-    private func apply(_ change: RecordChange, prepared: PreparedWrite?) throws -> TransferOutcome {
-        let problems = prepared?.errors ?? []
+    private func apply(_ change: RecordChange, prepared: PreparedWrite) throws -> TransferOutcome {
+        let problems = prepared.errors
         if !problems.isEmpty {
             return .rejected(code: "INVALID", reason: problems.map(\.description).joined(separator: "; "))
         }
@@ -42,7 +45,7 @@ final class ChangeApplier {
             guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .absent }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
-            return try apply(record, encoded: prepared?.encoded)
+            return try apply(record, encoded: prepared.encoded)
         }
     }
 

@@ -19,6 +19,11 @@ public struct PreparedWrite: Sendable {
         warnings = problems.filter { $0.severity == .warning }
         if case .record(let record) = change, errors.isEmpty { encoded = LocalStoreBatch.encode(record) }
     }
+
+    /// Adds the warnings to the change's problems, which the copy reports.
+    func reportWarnings(in change: inout SourceChange) {
+        if !warnings.isEmpty { change.problems += warnings.map(\.description) }
+    }
 }
 
 extension SourceChange {
@@ -26,7 +31,7 @@ extension SourceChange {
     /// alone would refuse) to its problems, which the copy reports.
     mutating func prepareForLocalStore(validator: RecordValidator) {
         let write = PreparedWrite(change, validator: validator)
-        if !write.warnings.isEmpty { problems += write.warnings.map(\.description) }
+        write.reportWarnings(in: &self)
         prepared = write
     }
 }
