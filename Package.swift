@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "FerryPlist", targets: ["FerryPlist"]),
         .library(name: "FerryCoreData", targets: ["FerryCoreData"]),
         .library(name: "FerryMapping", targets: ["FerryMapping"]),
+        .library(name: "FerryBackend", targets: ["FerryBackend"]),
         .library(name: "FerryLocalStore", targets: ["FerryLocalStore"]),
         .library(name: "FerryTransfer", targets: ["FerryTransfer"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
@@ -62,11 +63,14 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // The backend contract: record operations and outcomes, zones, change feeds, assets, the copy journal, the
+        // in-memory reference store.
+        .target(name: "FerryBackend", dependencies: ["FerryCore", "FerryRecords"]),
         // The embedded local sync store: one SQLite file with CloudKit's semantics (the default backend).
         .target(
             name: "FerryLocalStore",
             dependencies: [
-                "FerryCore", "FerryRecords", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                "FerryCore", "FerryRecords", "FerryBackend", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for the statements every copied record runs (LocalStoreBatch+StateQuery, +RecordWrite).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -74,7 +78,7 @@ let package = Package(
         // Copies between sources and targets: change sources, the local-store importer (conflicts, resume), diffs.
         .target(
             name: "FerryTransfer",
-            dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore"]
+            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore"]
         ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
@@ -90,7 +94,8 @@ let package = Package(
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryLocalStore", "FerryTransfer",
+                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryBackend", "FerryLocalStore",
+                "FerryTransfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -110,8 +115,11 @@ let package = Package(
             dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryTesting"]
         ),
         .testTarget(
-            name: "FerryTransferTests", dependencies: ["FerryCore", "FerryRecords", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
-        .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryRecords", "FerryLocalStore", "FerryTesting"]),
+            name: "FerryTransferTests", dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
+        .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTesting"]),
+        .testTarget(
+            name: "FerryBackendTests",
+            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         .testTarget(
             name: "FerryEndToEndTests",

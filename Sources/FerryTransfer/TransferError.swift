@@ -8,7 +8,6 @@ public struct TransferError: FerryError {
             case unknownSource = "unknown-source"
             case unknownTarget = "unknown-target"
             case unsupported
-            case invalidPolicy = "invalid-policy"
             case missingAsset = "missing-asset"
             case sourceChanged = "source-changed"
         }
@@ -22,8 +21,6 @@ public struct TransferError: FerryError {
         public static let unknownTarget = Code(.unknownTarget)
         /// This source and target cannot be paired (yet).
         public static let unsupported = Code(.unsupported)
-        /// `--on-conflict` names no policy.
-        public static let invalidPolicy = Code(.invalidPolicy)
         /// A record's asset is neither in the target nor available from the source.
         public static let missingAsset = Code(.missingAsset)
         /// A source read twice gave other records the second time.
@@ -34,7 +31,7 @@ public struct TransferError: FerryError {
         var kind: FailureKind {
             switch base {
             case .unknownSource: .dataError
-            case .unsupported, .invalidPolicy, .unknownTarget: .usage
+            case .unsupported, .unknownTarget: .usage
             case .missingAsset: .dataError
             case .sourceChanged: .temporary
             }

@@ -15,7 +15,7 @@ import Testing
     final class AssetCollector: BundleAssetSink {
         var assets: [SHA256Digest: Data] = [:]
         private var current = Data()
-        func wants(_ digest: SHA256Digest) -> Bool { true }
+        func wants(_ digest: SHA256Digest, size: Int64?) -> Bool { true }
         func begin(_ digest: SHA256Digest) throws { current = Data() }
         func append(_ bytes: UnsafeRawBufferPointer) throws { current.append(contentsOf: bytes) }
         func end(_ digest: SHA256Digest) throws { assets[digest] = current }

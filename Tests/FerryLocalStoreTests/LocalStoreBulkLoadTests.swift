@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryLocalStore
 import FerryRecords

@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryLocalStore
 import FerryRecords
@@ -5,7 +6,8 @@ import FerryTesting
 import Foundation
 import Testing
 
-/// The local store's CloudKit contract: operations and their outcomes, atomic batches, cascades, the change feed.
+/// What the local store adds to the backend contract (whose conformance suite it passes): one writer, sources read in
+/// one state, batches, the copy's fast write path.
 @Suite struct LocalStoreContractTests {
     static let zone = ZoneID(zoneName: "CarZone")
 
@@ -25,146 +27,6 @@ import Testing
     private func saved(_ outcome: RecordOutcome?) throws -> Record {
         guard case .saved(let record)? = outcome else { throw LocalStoreTestFailure("expected saved, got \(String(describing: outcome))") }
         return record
-    }
-
-    @Test func createAssignsTagsAndTimesAndRefusesDuplicates() throws {
-        let (_, store) = try store()
-        let first = try saved(try store.modify([RecordOperation(.create, car("1"))]).first)
-        #expect(first.system?.changeTag?.isEmpty == false)
-        #expect(first.system?.created?.timestamp == first.system?.modified?.timestamp)
-        let again = try store.modify([RecordOperation(.create, car("1"))])
-        #expect(again.first?.errorCode == .exists)
-        let missingZone = try store.modify([RecordOperation(.create, Record(recordType: "Car", recordName: "x", zoneID: ZoneID(zoneName: "Nope")))])
-        #expect(missingZone.first?.errorCode == .zoneNotFound)
-        #expect(try store.zones().map(\.zoneID) == [.default, Self.zone])
-    }
-
-    @Test func updatesAreTagCheckedAndMergeFields() throws {
-        let (_, store) = try store()
-        let first = try saved(try store.modify([RecordOperation(.create, car("1", ["name": .string("Beetle"), "doors": .int64(2)]))]).first)
-        let tag = try #require(first.system?.changeTag)
-        let noTag = try store.modify([RecordOperation(.update, car("1", ["doors": .int64(4)]), recordChangeTag: nil)])
-        #expect(noTag.first?.errorCode == .badRequest)
-        let stale = try store.modify([RecordOperation(.update, car("1", ["doors": .int64(4)]), recordChangeTag: "zz")])
-        #expect(stale.first?.errorCode == .conflict)
-        let updated = try saved(try store.modify([RecordOperation(.update, car("1", ["doors": .int64(4)]), recordChangeTag: tag)]).first)
-        #expect(updated.fields["name"] == .string("Beetle") && updated.fields["doors"] == .int64(4), "update changes only listed fields")
-        #expect(updated.system?.changeTag != tag)
-        #expect(updated.system?.created == first.system?.created)
-        #expect((updated.system?.modified?.timestamp ?? 0) > (first.system?.modified?.timestamp ?? 0))
-        let replaced = try saved(
-            try store.modify([RecordOperation(.replace, car("1", ["doors": .int64(5)]), recordChangeTag: updated.system?.changeTag)]).first)
-        #expect(replaced.fields["name"] == nil, "replace removes unlisted fields")
-        let forced = try saved(try store.modify([RecordOperation(.forceUpdate, car("2", ["doors": .int64(1)]))]).first)
-        #expect(forced.fields["doors"] == .int64(1), "forceUpdate creates a missing record")
-        #expect(try store.modify([RecordOperation(.update, car("3"), recordChangeTag: "1")]).first?.errorCode == .notFound)
-    }
-
-    @Test func deletesCascadeAlongDeleteSelfReferences() throws {
-        let (_, store) = try store()
-        let parent = car("1")
-        let note = Record(
-            recordType: "Note", recordName: "Note.1", zoneID: Self.zone,
-            fields: ["car": .reference(Reference(recordName: parent.recordName, zoneID: Self.zone, action: .deleteSelf))])
-        let grandchild = Record(
-            recordType: "Mark", recordName: "Mark.1", zoneID: Self.zone,
-            fields: ["note": .reference(Reference(recordName: note.recordName, zoneID: Self.zone, action: .deleteSelf))])
-        let loose = Record(
-            recordType: "Note", recordName: "Note.2", zoneID: Self.zone,
-            fields: ["car": .reference(Reference(recordName: parent.recordName, zoneID: Self.zone, action: .none))])
-        let outcomes = try store.modify([parent, note, grandchild, loose].map { RecordOperation(.create, $0) }, atomic: true)
-        #expect(outcomes.allSatisfy { $0.errorCode == nil })
-        let stale = try store.modify([RecordOperation(.delete, parent, recordChangeTag: "0")])
-        #expect(stale.first?.errorCode == .conflict)
-        #expect(try store.modify([RecordOperation(.forceDelete, parent)]).first == .deleted(parent.id))
-        let states = try store.lookup([parent.id, note.id, grandchild.id, loose.id])
-        #expect(states[parent.id]?.isDeleted == true && states[note.id]?.isDeleted == true && states[grandchild.id]?.isDeleted == true)
-        #expect(states[loose.id]?.isDeleted == false, "NONE references do not cascade")
-        #expect(try store.modify([RecordOperation(.forceDelete, parent)]).first?.errorCode == .notFound)
-        // A deleted name can be created again.
-        #expect(try store.modify([RecordOperation(.create, parent)]).first?.errorCode == nil)
-    }
-
-    @Test func cascadesFollowTheReferencesRecordsHoldNow() throws {
-        let (_, store) = try store()
-        let (first, second, third) = (car("1"), car("2"), car("3"))
-        func note(_ name: String, pointingAt targets: [Record]) -> Record {
-            var fields: RecordFields = ["text": .string(name)]
-            for (index, target) in targets.enumerated() {
-                fields["car\(index)"] = .reference(Reference(recordName: target.recordName, zoneID: Self.zone, action: .deleteSelf))
-            }
-            return Record(recordType: "Note", recordName: "Note.\(name)", zoneID: Self.zone, fields: fields)
-        }
-        _ = try store.modify([first, second, third].map { RecordOperation(.create, $0) })
-        // A note moved from the first car to the second, one that lost its reference, one that was deleted and
-        // created again without it, and one that points at the third car twice.
-        _ = try store.modify(
-            [note("moved", pointingAt: [first]), note("freed", pointingAt: [first]), note("reborn", pointingAt: [first])].map {
-                RecordOperation(.create, $0)
-            })
-        _ = try store.modify([
-            RecordOperation(.forceReplace, note("moved", pointingAt: [second])), RecordOperation(.forceReplace, note("freed", pointingAt: [])),
-            RecordOperation(.forceDelete, note("reborn", pointingAt: [])), RecordOperation(.create, note("twice", pointingAt: [third, third])),
-        ])
-        _ = try store.modify([RecordOperation(.create, note("reborn", pointingAt: []))])
-        #expect(try store.modify([RecordOperation(.forceDelete, first)]).first == .deleted(first.id))
-        var states = try store.lookup(["moved", "freed", "reborn", "twice"].map { note($0, pointingAt: []).id })
-        #expect(states.values.allSatisfy { !$0.isDeleted }, "the first car's notes point elsewhere or nowhere now")
-        #expect(try store.modify([RecordOperation(.forceDelete, second)]).first == .deleted(second.id))
-        states = try store.lookup([note("moved", pointingAt: []).id])
-        #expect(states[note("moved", pointingAt: []).id]?.isDeleted == true, "the moved note follows its new parent")
-        // Replacing the twice-pointing note with one reference to the third car keeps that reference.
-        _ = try store.modify([RecordOperation(.forceReplace, note("twice", pointingAt: [third]))])
-        #expect(try store.modify([RecordOperation(.forceDelete, third)]).first == .deleted(third.id))
-        states = try store.lookup([note("twice", pointingAt: []).id, note("freed", pointingAt: []).id])
-        #expect(states[note("twice", pointingAt: []).id]?.isDeleted == true)
-        #expect(states[note("freed", pointingAt: []).id]?.isDeleted == false)
-    }
-
-    @Test func atomicBatchesAreAllOrNothing() throws {
-        let (_, store) = try store()
-        _ = try store.modify([RecordOperation(.create, car("1"))])
-        let outcomes = try store.modify([RecordOperation(.create, car("2")), RecordOperation(.create, car("1"))], atomic: true)
-        #expect(outcomes.map(\.errorCode) == [.atomicError, .exists])
-        #expect(try store.lookup([car("2").id]).isEmpty, "nothing of a failed atomic batch stays")
-        let loose = try store.modify([RecordOperation(.create, car("2")), RecordOperation(.create, car("1"))], atomic: false)
-        #expect(loose.map(\.errorCode) == [nil, .exists])
-        let defaultZone = try store.modify([RecordOperation(.create, Record(recordType: "Car", recordName: "d", zoneID: .default))], atomic: true)
-        #expect(defaultZone.first?.errorCode == .badRequest)
-        let twice = try store.modify([RecordOperation(.forceReplace, car("3")), RecordOperation(.forceReplace, car("3"))])
-        #expect(twice.map(\.errorCode) == [nil, .badRequest])
-    }
-
-    @Test func validateReferencesNeedTheirTarget() throws {
-        let (_, store) = try store()
-        let note = Record(
-            recordType: "Note", recordName: "Note.1", zoneID: Self.zone,
-            fields: ["car": .reference(Reference(recordName: "Car.9", zoneID: Self.zone, action: .validate))])
-        #expect(try store.modify([RecordOperation(.create, note)]).first?.errorCode == .validatingReferenceError)
-        #expect(try store.modify([RecordOperation(.create, car("9")), RecordOperation(.create, note)]).map(\.errorCode) == [nil, nil])
-        let crossing = Record(
-            recordType: "Note", recordName: "Note.2", zoneID: Self.zone,
-            fields: ["car": .reference(Reference(recordName: "Car.9", zoneID: ZoneID(zoneName: "Other"), action: .none))])
-        #expect(try store.modify([RecordOperation(.create, crossing)]).first?.errorCode == .badRequest)
-    }
-
-    @Test func theChangeFeedPagesWithTokensAndTombstones() throws {
-        let (_, store) = try store()
-        _ = try store.modify((1...5).map { RecordOperation(.create, car("\($0)")) })
-        let first = try store.changes(in: Self.zone, since: nil, limit: 3)
-        #expect(first.changes.count == 3 && first.moreComing)
-        let second = try store.changes(in: Self.zone, since: first.syncToken, limit: 3)
-        #expect(second.changes.count == 2 && !second.moreComing)
-        let quiet = try store.changes(in: Self.zone, since: second.syncToken)
-        #expect(quiet.changes.isEmpty && quiet.syncToken == second.syncToken)
-        _ = try store.modify([RecordOperation(.forceDelete, car("2")), RecordOperation(.forceReplace, car("4", ["name": .string("Mini")]))])
-        let later = try store.changes(in: Self.zone, since: second.syncToken)
-        #expect(later.changes.map(\.recordName) == ["Car.2", "Car.4"])
-        if case .deletion = later.changes.first {} else { Issue.record("a deletion shows as a tombstone") }
-        let full = try store.changes(in: Self.zone, since: nil)
-        #expect(full.changes.count == 5, "each record once, in its latest state")
-        #expect(throws: LocalStoreError.self) { try store.changes(in: .default, since: second.syncToken) }
-        #expect(throws: LocalStoreError.self) { try store.changes(in: Self.zone, since: "garbage") }
     }
 
     @Test func deletingAZoneDeletesItsRecordsAndANewZoneOfTheNameStartsEmpty() throws {

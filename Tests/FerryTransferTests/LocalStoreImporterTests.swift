@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryLocalStore
 import FerryRecords
@@ -89,12 +90,5 @@ import Testing
         let (scratch, store, source) = try crashedCopy(options)
         defer { _ = scratch }
         #expect(try LocalStoreImporter(store: store, source: source, options: options).resumePoint() == 37)
-    }
-
-    @Test func conflictPoliciesParse() throws {
-        #expect(try ConflictPolicy(parsing: "newer:lastUpdate") == .newer(field: "lastUpdate"))
-        #expect(try ConflictPolicy(parsing: "server-wins") == .serverWins)
-        #expect(throws: TransferError.self) { try ConflictPolicy(parsing: "newer:") }
-        #expect(throws: TransferError.self) { try ConflictPolicy(parsing: "coin-toss") }
     }
 }

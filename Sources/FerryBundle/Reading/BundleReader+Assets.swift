@@ -3,8 +3,9 @@ import FerryRecords
 
 /// Receives a bundle's assets as they stream by (see ``BundleReader/forEachAsset(into:)``).
 public protocol BundleAssetSink: AnyObject {
-    /// Whether to read this asset's bytes (an asset the target already holds can be skipped).
-    func wants(_ digest: SHA256Digest) -> Bool
+    /// Whether to read this asset's bytes (an asset the target already holds can be skipped); `size` is what the
+    /// archive declares, when it does.
+    func wants(_ digest: SHA256Digest, size: Int64?) -> Bool
     /// The asset's bytes begin.
     func begin(_ digest: SHA256Digest) throws
     /// The next bytes.
@@ -28,7 +29,7 @@ private final class AssetStreamer: BundleVisitor {
     init(sink: any BundleAssetSink) { self.sink = sink }
 
     func wants(_ entry: BundleEntry) -> Bool {
-        if case .asset(let digest) = entry.kind { return sink.wants(digest) }
+        if case .asset(let digest) = entry.kind { return sink.wants(digest, size: entry.declaredSize) }
         return false
     }
 

@@ -120,7 +120,7 @@ public final class BundleReader {
                     entry = BundleEntry(path: relative, kind: .records(file), rank: listed?.rank)
                     limit = file.bytes
                 } else if let asset {
-                    entry = BundleEntry(path: relative, kind: .asset(asset))
+                    entry = BundleEntry(path: relative, kind: .asset(asset), declaredSize: header.declaredSize)
                     limit = max(0, metadata.bagInfo.payloadBytes - payloadBytes)
                 } else {
                     entry = BundleEntry(path: relative, kind: .metadata, rank: listed?.rank)

@@ -18,7 +18,9 @@ struct BundleEntry {
     var path: String
     var kind: Kind
     /// For a payload file other than an asset, its rank among them in path order (see ``PayloadFiles``).
-    var rank: Int?
+    var rank: Int? = nil
+    /// The size the archive declares for the entry, if any.
+    var declaredSize: Int64? = nil
 }
 
 /// What a scan does with the entries it reads: verify them, print them, extract them.

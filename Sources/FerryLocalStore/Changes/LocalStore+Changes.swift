@@ -1,22 +1,13 @@
+import FerryBackend
 import FerryRecords
 import Foundation
 import GRDB
-
-/// One page of a zone's change feed.
-public struct ChangePage: Sendable {
-    /// Records changed since the token (their latest state), and tombstones of deleted ones, in change order.
-    public var changes: [RecordChange]
-    /// The token to ask from next time.
-    public var syncToken: String
-    /// Whether more changes follow this page.
-    public var moreComing: Bool
-}
 
 extension LocalStore {
     /// The changes in a zone since a token (all of them without one), at most `limit` per page, as CloudKit's
     /// `records/changes` gives them: each changed record once in its latest state, deletions as tombstones.
     /// - Throws: ``LocalStoreError`` `invalid-token` for a token another zone or store issued; `missing` for no zone.
-    public func changes(in zone: ZoneID, since token: String?, limit: Int = 200) throws -> ChangePage {
+    public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int = 200) throws -> ChangePage {
         try read { db in
             guard
                 let number = try Int64.fetchOne(
@@ -26,7 +17,7 @@ extension LocalStore {
             }
             var after: Int64 = 0
             if let token {
-                guard let parsed = SyncToken(text: token), parsed.zone == number else {
+                guard let parsed = FeedPosition(text: token.text), parsed.zone == number else {
                     throw LocalStoreError(.invalidToken, "\(path): sync token \(token) was not issued for zone \(zone); start without a token")
                 }
                 after = parsed.sequence
@@ -52,7 +43,7 @@ extension LocalStore {
             }
             let moreComing = rows.count > limit
             if !moreComing { last = max(last, try Int64.fetchOne(db, sql: "SELECT last_seq FROM zones WHERE id = ?", arguments: [number]) ?? last) }
-            return ChangePage(changes: changes, syncToken: SyncToken(zone: number, sequence: last).text, moreComing: moreComing)
+            return ChangePage(changes: changes, syncToken: SyncToken(FeedPosition(zone: number, sequence: last).text), moreComing: moreComing)
         }
     }
 }

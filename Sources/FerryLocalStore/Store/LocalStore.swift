@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryRecords
 import Foundation
@@ -292,7 +293,7 @@ public final class LocalStore: @unchecked Sendable {
                     """
             ).map { row in
                 let zone = ZoneID(zoneName: row[1], ownerName: row[2])
-                return ZoneInfo(zoneID: zone, syncToken: SyncToken(zone: row[0], sequence: row[3]).text, recordCount: row[4])
+                return ZoneInfo(zoneID: zone, syncToken: FeedPosition(zone: row[0], sequence: row[3]).text, recordCount: row[4])
             }
         }
     }
@@ -335,7 +336,7 @@ public final class LocalStore: @unchecked Sendable {
     public func forEachRecord(_ body: (Record) throws -> Void) throws {
         let zones = try self.zones()
         for zone in zones {
-            var token: String? = nil
+            var token: SyncToken? = nil
             var more = true
             while more {
                 let page = try changes(in: zone.zoneID, since: token, limit: 2000)

@@ -1,20 +1,7 @@
+import FerryBackend
 import FerryRecords
 import Foundation
 import GRDB
-
-/// Where an interrupted copy into the store got to: committed in the same transaction as the records it counts.
-public struct CopyCheckpoint: Sendable, Hashable {
-    /// Changes of the source already applied, in the source's order.
-    public var done: Int64
-    /// Whether the copy ran to its end.
-    public var finished: Bool
-
-    /// Creates a checkpoint.
-    public init(done: Int64, finished: Bool) {
-        self.done = done
-        self.finished = finished
-    }
-}
 
 extension LocalStoreBatch {
     /// The checkpoint of a copy run (a digest of its source and mapping), if one was recorded.

@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryLocalStore
 import FerryRecords
@@ -108,7 +109,7 @@ final class ChangeApplier {
         -> TransferOutcome
     {
         guard let failure = try batch.forceReplace(record, encoded: encoded) else { return success }
-        guard case .failed(_, .validatingReferenceError, _) = failure, let run else { return outcome(failure, success: success) }
+        guard case .failed(_, .validatingReferenceError, _, _) = failure, let run else { return outcome(failure, success: success) }
         var trimmed = record
         for field in record.fields where field.value.references.contains(where: { $0.action == .validate }) {
             trimmed.fields[field.name] = nil
@@ -121,7 +122,7 @@ final class ChangeApplier {
     }
 
     private func outcome(_ result: RecordOutcome, success: TransferOutcome) -> TransferOutcome {
-        if case .failed(_, let code, let reason) = result { return .rejected(code: code.rawValue, reason: reason) }
+        if case .failed(_, let code, let reason, _) = result { return .rejected(code: code.rawValue, reason: reason) }
         return success
     }
 }

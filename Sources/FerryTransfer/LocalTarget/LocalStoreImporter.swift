@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryLocalStore
 import FerryRecords
@@ -68,7 +69,7 @@ public final class LocalStoreImporter {
         try store.write { batch in
             try batch.takeDeferred(run: run).map { record in
                 let result = try batch.apply(RecordOperation(.forceReplace, record))
-                if case .failed(_, let code, let reason) = result {
+                if case .failed(_, let code, let reason, _) = result {
                     return (record, .rejected(code: code.rawValue, reason: "written without its VALIDATE references: \(reason)"))
                 }
                 return (record, .updated)

@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryBundle
 import FerryCore
 import FerryLocalStore
@@ -44,6 +45,15 @@ public final class BundleChangeSource: ChangeSource {
         return (sink.stored, sink.bytes)
     }
 
+    /// Streams the bundle's assets that the target lacks into it, before the records that use them.
+    ///
+    /// Called on a thread outside the cooperative pool: it waits for the target's async calls.
+    public func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64) {
+        let sink = BackendAssetSink(target: target)
+        try reader.forEachAsset(into: sink)
+        return (sink.stored, sink.bytes)
+    }
+
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         var line = 0
         let description = description
@@ -63,7 +73,7 @@ private final class StoreAssetSink: BundleAssetSink {
 
     init(store: LocalStore) { self.store = store }
 
-    func wants(_ digest: SHA256Digest) -> Bool { !store.hasAsset(digest) }
+    func wants(_ digest: SHA256Digest, size: Int64?) -> Bool { !store.hasAsset(digest) }
     func begin(_ digest: SHA256Digest) throws { upload = try AssetUpload(store: store, digest: digest) }
     func append(_ bytes: UnsafeRawBufferPointer) throws {
         try upload?.append(bytes)
@@ -74,5 +84,64 @@ private final class StoreAssetSink: BundleAssetSink {
         try upload?.finish()
         stored += 1
         upload = nil
+    }
+}
+
+/// Streams a bundle's assets into a backend, skipping those it holds: each asset's bytes go from the reading thread
+/// to the backend's upload task through a bounded channel.
+private final class BackendAssetSink: BundleAssetSink {
+    let target: any RecordStore
+    var stored = 0
+    var bytes: Int64 = 0
+    private var sizes: [SHA256Digest: Int64] = [:]
+    private var upload: (channel: PieceChannel, task: Task<Bool, any Error>)?
+
+    init(target: any RecordStore) { self.target = target }
+
+    func wants(_ digest: SHA256Digest, size: Int64?) -> Bool {
+        // Without a declared size the asset is read, and `begin` says why it cannot be stored.
+        guard let size else { return true }
+        sizes[digest] = size
+        let (target, asset) = (self.target, Asset(sha256: digest, size: size))
+        return (try? AsyncBridge.wait { try await !target.missingAssets([asset]).isEmpty }) ?? true
+    }
+
+    func begin(_ digest: SHA256Digest) throws {
+        guard let size = sizes[digest] else {
+            throw TransferError(.unsupported, "asset \(digest): the bundle declares no size for it; unpack the bundle and copy from the directory")
+        }
+        let channel = PieceChannel()
+        let (target, asset) = (self.target, Asset(sha256: digest, size: size))
+        upload = (
+            channel,
+            Task {
+                // However the upload ends, the reading thread must not wait for room any more.
+                defer { channel.cancel() }
+                return try await target.putAsset(asset, bytes: channel.bytes)
+            }
+        )
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let upload else { return }
+        do {
+            try upload.channel.push(Array(bytes))
+        } catch is PieceChannel.Cancelled {
+            // The backend stopped reading: its error says why.
+            _ = try AsyncBridge.wait { try await upload.task.value }
+        }
+        self.bytes += Int64(bytes.count)
+    }
+
+    func end(_ digest: SHA256Digest) throws {
+        guard let upload else { return }
+        self.upload = nil
+        upload.channel.finish()
+        if try AsyncBridge.wait({ try await upload.task.value }) { stored += 1 }
+    }
+
+    deinit {
+        // A reading that failed mid-asset: the backend's upload ends with the error, storing nothing.
+        upload?.channel.finish(throwing: CancellationError())
     }
 }

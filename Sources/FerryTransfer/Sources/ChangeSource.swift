@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryLocalStore
 import FerryRecords
 
@@ -55,6 +56,10 @@ public protocol ChangeSource: AnyObject {
     /// Work before a copy into a local store (a bundle streams its assets in first, since they follow its records).
     /// - Returns: the assets newly stored, and their bytes.
     func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64)
+    /// Work before a copy into any backend: a bundle streams the assets the target lacks into it first, since they
+    /// follow its records. Called on a thread outside the cooperative pool (it may wait for the target).
+    /// - Returns: the assets newly stored, and their bytes.
+    func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64)
     /// Whether the source can supply an asset's bytes (through ``assets`` or ``prepare(for:)``).
     /// - Throws: when what the source knows of its assets cannot be read.
     func canSupply(_ asset: Asset) throws -> Bool
@@ -83,6 +88,8 @@ extension ChangeSource {
     public func canSupply(_ asset: Asset) throws -> Bool { try assets?.canProvide(asset) ?? false }
 
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
+
+    public func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
 
     public var findings: [String] { [] }
 

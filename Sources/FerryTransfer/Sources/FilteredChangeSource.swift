@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryLocalStore
 import FerryRecords
 
@@ -48,6 +49,7 @@ public final class FilteredChangeSource: ChangeSource {
     }
     public func canSupply(_ asset: Asset) throws -> Bool { try base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
+    public func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: target) }
 
     /// Warnings when a filter could not do what it was asked: no record has the field it reads (so it kept every
     /// record), or the field holds another type; with the fields the records do have.

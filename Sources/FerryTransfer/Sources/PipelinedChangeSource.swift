@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryLocalStore
 import FerryRecords
 import Foundation
@@ -38,6 +39,7 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     public var assets: (any AssetProvider)? { base.assets }
     public func canSupply(_ asset: Asset) throws -> Bool { try base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
+    public func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: target) }
 
     /// Hands changes the caller is done with back to the reading thread, which frees them.
     ///

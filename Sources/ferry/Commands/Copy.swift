@@ -1,4 +1,5 @@
 import ArgumentParser
+import FerryBackend
 import FerryBundle
 import FerryCore
 import FerryCoreData

@@ -1,7 +1,7 @@
 /// A position in one zone's change feed: the zone's number and the last change sequence seen.
 ///
 /// Its text form (`<zone>-<sequence>`, both base 36) is opaque to clients, like CloudKit's tokens.
-struct SyncToken: Hashable {
+struct FeedPosition: Hashable {
     var zone: Int64
     var sequence: Int64
 

@@ -16,8 +16,11 @@ public struct RecordOperation: Sendable, Hashable {
         case forceReplace
         /// Deletes the record; the change tag must be current.
         case delete
-        /// Deletes the record whatever the change tag.
+        /// Deletes the record whatever the change tag (NOT_FOUND when there is none).
         case forceDelete
+
+        /// Whether the operation deletes.
+        public var isDeletion: Bool { self == .delete || self == .forceDelete }
     }
 
     /// The operation type.
@@ -27,7 +30,7 @@ public struct RecordOperation: Sendable, Hashable {
     /// The change tag the client last saw (required by update, replace and delete).
     public var recordChangeTag: String?
 
-    /// Creates an operation.
+    /// Creates an operation; the change tag defaults to the record's own.
     public init(_ kind: Kind, _ record: Record, recordChangeTag: String? = nil) {
         self.kind = kind
         self.record = record
@@ -39,32 +42,5 @@ public struct RecordOperation: Sendable, Hashable {
         RecordOperation(
             force ? .forceDelete : .delete, Record(recordType: deletion.recordType, recordName: deletion.recordName, zoneID: deletion.zoneID),
             recordChangeTag: recordChangeTag)
-    }
-}
-
-/// CloudKit's per-record `serverErrorCode`s that the local store gives.
-public enum ServerErrorCode: String, Sendable, Hashable {
-    case atomicError = "ATOMIC_ERROR"
-    case badRequest = "BAD_REQUEST"
-    case conflict = "CONFLICT"
-    case exists = "EXISTS"
-    case notFound = "NOT_FOUND"
-    case validatingReferenceError = "VALIDATING_REFERENCE_ERROR"
-    case zoneNotFound = "ZONE_NOT_FOUND"
-}
-
-/// What became of one operation.
-public enum RecordOutcome: Sendable, Hashable {
-    /// The record as stored, with its new change tag and timestamps.
-    case saved(Record)
-    /// The record was deleted.
-    case deleted(RecordID)
-    /// The operation failed; nothing changed for this record.
-    case failed(RecordID, ServerErrorCode, reason: String)
-
-    /// The failure code, if the operation failed.
-    public var errorCode: ServerErrorCode? {
-        if case .failed(_, let code, _) = self { return code }
-        return nil
     }
 }

@@ -13,14 +13,15 @@ public enum ConflictPolicy: Sendable, Hashable, CustomStringConvertible {
     case fail
 
     /// Parses `server-wins`, `client-wins`, `newer:<field>` or `fail`.
-    public init(parsing text: String) throws(TransferError) {
+    /// - Throws: ``BackendError`` `invalid-policy` naming the accepted forms.
+    public init(parsing text: String) throws(BackendError) {
         switch text {
         case "server-wins": self = .serverWins
         case "client-wins": self = .clientWins
         case "fail": self = .fail
         default:
             guard text.hasPrefix("newer:"), text.count > 6 else {
-                throw TransferError(.invalidPolicy, "--on-conflict \(text): expected server-wins, client-wins, newer:<field> or fail")
+                throw BackendError(.invalidPolicy, "--on-conflict \(text): expected server-wins, client-wins, newer:<field> or fail")
             }
             self = .newer(field: String(text.dropFirst(6)))
         }

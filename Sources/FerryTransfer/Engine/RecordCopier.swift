@@ -1,0 +1,466 @@
+import FerryBackend
+import FerryCore
+import FerryRecords
+import Foundation
+
+/// Copies a source's changes into any ``RecordStore``: idempotent, resumable, with a conflict policy.
+///
+/// The source is read on a thread of its own, a batch at a time. Changes are gathered into rounds of at most
+/// ``Options/batchSize`` changes (and the target's request limits); each round is split by zone into requests that
+/// keep the source's order (parents first), sent zone by zone, up to ``Options/parallel`` zones at once. Before a
+/// request, one lookup tells which records the target holds and with what content, so unchanged records are skipped
+/// and the conflict policy decides the rest; assets the target lacks are streamed in first. A record whose VALIDATE
+/// reference points at a record not written yet is written without it and completed at the end (a reference cycle).
+/// After each round the journal records how many of the source's changes are done: after an interruption the same
+/// copy skips them, and the round that was under way is sent again, which changes nothing that it had written.
+///
+/// A dry run reads everything the real run would and writes nothing: its counts are the real run's, except that it
+/// cannot see what deletions would cascade to in the target.
+public final class RecordCopier {
+    /// Tuning and choices.
+    public struct Options: Sendable {
+        /// Changes per round (and checkpoint); the target's request limits cut requests smaller.
+        public var batchSize = 2_000
+        /// Zones whose requests may be in flight at once (`--parallel`); one zone's requests are always sent in order.
+        public var parallel = 1
+        /// What to do when the target holds another version.
+        public var policy = ConflictPolicy.clientWins
+        /// Count everything, write nothing.
+        public var dryRun = false
+        /// Rules records must pass before they are written.
+        public var validator = RecordValidator()
+        /// How often a request the backend throttles is sent again before the copy gives up.
+        public var retries = 5
+        /// Where the tally's rows go when there are many (default `$TMPDIR`).
+        public var temporaryDirectory: String?
+        /// Called after each round, with its changes and how many of the source's changes the checkpoint covers.
+        public var onCommit: (@Sendable (_ changes: Int, _ checkpoint: Int64) -> Void)?
+        /// Called with how many of the source's changes have been read (for progress).
+        public var onRead: (@Sendable (_ changes: Int64) -> Void)?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    let target: any RecordStore
+    let journal: any CheckpointJournal
+    let source: any ChangeSource
+    let options: Options
+    /// The copy's identity in the journal: a digest of the source's fingerprint.
+    public let run: String
+
+    /// Prepares a copy of `source` into `target`, journalled in `journal`.
+    public init(source: any ChangeSource, target: any RecordStore, journal: any CheckpointJournal, options: Options = Options()) {
+        self.source = source
+        self.target = target
+        self.journal = journal
+        self.options = options
+        run = SHA256Hasher.digest(Array(source.fingerprint.utf8)).description
+    }
+
+    /// The number of changes an earlier interrupted run of this copy completed (0 when there is none).
+    public func resumePoint() async throws -> Int64 {
+        guard let checkpoint = try await journal.checkpoint(run: run), !checkpoint.finished else { return 0 }
+        return checkpoint.done
+    }
+
+    /// Runs the copy; `report` receives each change's outcome once its round is done, in the source's order.
+    public func run(_ report: (inout SourceChange, TransferOutcome) throws -> Void) async throws -> TransferTally {
+        var state = CopyState(options: options, target: target, journal: journal, source: source, run: run)
+        state.tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
+        let skip = options.dryRun ? 0 : try await resumePoint()
+        if !options.dryRun {
+            let (target, source) = (self.target, UncheckedChangeSource(base: source))
+            let prepared = try await AsyncBridge.onThread { try source.base.prepare(for: target) }
+            state.tally.assets += prepared.assets
+            state.tally.assetBytes += prepared.bytes
+        }
+        var pending: [SourceChange] = []
+        var position: Int64 = 0
+        let batches = ChangeBatches(source)
+        do {
+            for try await batch in batches {
+                for index in batch.indices {
+                    position += 1
+                    var change = batch[index]
+                    if position <= skip {
+                        try state.tally.count(&change.change, .resumed)
+                        try report(&change, .resumed)
+                        continue
+                    }
+                    pending.append(change)
+                    if pending.count >= options.batchSize {
+                        try await state.round(&pending, done: position, report)
+                    }
+                }
+                options.onRead?(position)
+            }
+            await batches.finish()
+        } catch {
+            await batches.finish()
+            throw error
+        }
+        try await state.round(&pending, done: position, report)
+        state.tally.patched = try await state.patchDeferred()
+        if !options.dryRun {
+            try await journal.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: position, finished: true))
+        }
+        return state.tally
+    }
+}
+
+/// What one copy run knows as it goes.
+struct CopyState {
+    let options: RecordCopier.Options
+    let target: any RecordStore
+    let journal: any CheckpointJournal
+    let source: any ChangeSource
+    let run: String
+    var tally = TransferTally()
+    /// Zones known to exist in the target.
+    var zones: Set<ZoneID> = []
+    var zonesListed = false
+    /// A dry run's view of what it would have written: content digests, `nil` for deletions.
+    var overlay: [RecordID: SHA256Digest?] = [:]
+    /// A dry run's assets counted as new.
+    var countedAssets: Set<SHA256Digest> = []
+    /// A dry run's records that would have been deferred, with their VALIDATE targets.
+    var dryDeferred: [(Record, [RecordID])] = []
+
+    init(options: RecordCopier.Options, target: any RecordStore, journal: any CheckpointJournal, source: any ChangeSource, run: String) {
+        self.options = options
+        self.target = target
+        self.journal = journal
+        self.source = source
+        self.run = run
+    }
+
+    /// Sends a round of changes, reports their outcomes in order and records the checkpoint.
+    mutating func round(_ pending: inout [SourceChange], done: Int64, _ report: (inout SourceChange, TransferOutcome) throws -> Void)
+        async throws
+    {
+        guard !pending.isEmpty else { return }
+        var changes: [SourceChange] = []
+        swap(&changes, &pending)
+        var outcomes = [TransferOutcome?](repeating: nil, count: changes.count)
+        var contents: [SHA256Digest?] = Array(repeating: nil, count: changes.count)
+        // Checks needing no target state: validation, and the content digest every comparison uses.
+        var byZone: [ZoneID: [Int]] = [:]
+        var zoneOrder: [ZoneID] = []
+        for index in changes.indices {
+            let write = PreparedWrite(changes[index].change, validator: options.validator)
+            write.reportWarnings(in: &changes[index])
+            if !write.errors.isEmpty {
+                outcomes[index] = .rejected(code: "INVALID", reason: write.errors.map(\.description).joined(separator: "; "))
+                continue
+            }
+            contents[index] = write.encoded?.digest
+            let zone = changes[index].change.zoneID
+            if byZone[zone] == nil { zoneOrder.append(zone) }
+            byZone[zone, default: []].append(index)
+        }
+        try await ensureZones(zoneOrder, changes: changes, byZone: byZone)
+        let requests = zoneOrder.map { ZoneRequest(zone: $0, indices: byZone[$0] ?? []) }
+        if options.dryRun || options.parallel <= 1 || requests.count == 1 {
+            for request in requests {
+                let decided = try await send(request, changes: changes, contents: contents)
+                for (index, outcome) in decided { outcomes[index] = outcome }
+            }
+        } else {
+            let results = try await sendInParallel(requests, changes: changes, contents: contents)
+            for (index, outcome) in results { outcomes[index] = outcome }
+        }
+        if !options.dryRun {
+            try await journal.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
+        }
+        options.onCommit?(changes.count, done)
+        for index in changes.indices {
+            let outcome = outcomes[index] ?? .rejected(code: "INTERNAL_ERROR", reason: "no outcome")
+            try tally.count(&changes[index].change, outcome)
+            try report(&changes[index], outcome)
+        }
+        (source as? PipelinedChangeSource)?.recycle(changes)
+    }
+
+    /// Creates the zones the round writes that the target lacks (for records; a deletion needs no zone).
+    private mutating func ensureZones(_ zoneOrder: [ZoneID], changes: [SourceChange], byZone: [ZoneID: [Int]]) async throws {
+        if !zonesListed {
+            zones = Set(try await target.zones().map(\.zoneID))
+            zonesListed = true
+        }
+        for zone in zoneOrder where !zones.contains(zone) {
+            let writesRecords = byZone[zone]?.contains { !changes[$0].change.isDeletion } ?? false
+            guard writesRecords else { continue }
+            let created = options.dryRun ? true : try await target.createZone(zone)
+            if created { tally.zonesCreated += 1 }
+            zones.insert(zone)
+        }
+    }
+
+    /// One zone's changes of a round.
+    struct ZoneRequest: Sendable {
+        var zone: ZoneID
+        var indices: [Int]
+    }
+
+    /// Sends the requests of several zones at once, at most `parallel` in flight; each zone's in order.
+    private mutating func sendInParallel(_ requests: [ZoneRequest], changes: [SourceChange], contents: [SHA256Digest?]) async throws
+        -> [(Int, TransferOutcome)]
+    {
+        let sender = ZoneSender(
+            target: target, journal: journal, source: UncheckedChangeSource(base: source), options: options, run: run)
+        var results: [(Int, TransferOutcome)] = []
+        var counts = AssetCounts()
+        try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts).self) { group in
+            var next = 0
+            func start() {
+                let request = requests[next]
+                next += 1
+                group.addTask { try await sender.send(request, changes: changes, contents: contents) }
+            }
+            while next < min(options.parallel, requests.count) { start() }
+            for try await (decided, assets) in group {
+                results += decided
+                counts.add(assets)
+                if next < requests.count { start() }
+            }
+        }
+        tally.assets += counts.stored
+        tally.assetBytes += counts.bytes
+        return results
+    }
+
+    /// Sends one zone's changes: lookups, assets, the modify requests, retries and deferrals.
+    private mutating func send(_ request: ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+        -> [(Int, TransferOutcome)]
+    {
+        if options.dryRun { return try await dryRun(request, changes: changes, contents: contents) }
+        let sender = ZoneSender(
+            target: target, journal: journal, source: UncheckedChangeSource(base: source), options: options, run: run)
+        let (decided, assets) = try await sender.send(request, changes: changes, contents: contents)
+        tally.assets += assets.stored
+        tally.assetBytes += assets.bytes
+        return decided
+    }
+
+    /// What a zone's changes would do, decided from lookups and the run's own would-be writes, without writing: the
+    /// same phases and requests as ``ZoneSender`` sends, so VALIDATE references meet the same records.
+    private mutating func dryRun(_ request: ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+        -> [(Int, TransferOutcome)]
+    {
+        var decided: [(Int, TransferOutcome)] = []
+        for phase in ZoneSender.phases(request.indices, changes: changes) {
+            decided += try await dryRunPhase(phase, changes: changes, contents: contents)
+        }
+        return decided
+    }
+
+    private mutating func dryRunPhase(_ indices: [Int], changes: [SourceChange], contents: [SHA256Digest?]) async throws
+        -> [(Int, TransferOutcome)]
+    {
+        let ids = indices.map { changes[$0].change.id }
+        var references: Set<RecordID> = []
+        var assets: [SHA256Digest: Asset] = [:]
+        for index in indices {
+            guard case .record(let record) = changes[index].change else { continue }
+            references.formUnion(record.validateTargets)
+            for field in record.fields {
+                for asset in field.value.assets where !countedAssets.contains(asset.sha256) { assets[asset.sha256] = asset }
+            }
+        }
+        let versions = try await target.lookup(ids + references.filter { overlay[$0] == nil })
+        let missingAssets = Set(try await target.missingAssets(Array(assets.values)).map(\.sha256))
+        var fetched: [RecordID: Record] = [:]
+        if case .newer = options.policy { fetched = try await target.fetch(ids) }
+        let before = overlay
+        func version(_ id: RecordID) -> (live: Bool, digest: SHA256Digest?, known: Bool, tag: String?) {
+            if let written = before[id] { return (written != nil, written ?? nil, true, nil) }
+            guard let found = versions[id] else { return (false, nil, false, nil) }
+            return (!found.isDeleted, found.contentDigest, true, found.changeTag)
+        }
+        var decided: [(Int, TransferOutcome)] = []
+        var writes: [PendingWrite] = []
+        for index in indices {
+            switch changes[index].change {
+            case .deletion(let deletion):
+                if version(deletion.id).live {
+                    writes.append(PendingWrite(index: index, operation: RecordOperation.delete(deletion), success: .deleted))
+                } else {
+                    decided.append((index, .absent))
+                }
+            case .record(let record):
+                let current = version(record.id)
+                let decision = Decision.decide(
+                    record: record, digest: contents[index], live: current.live, deleted: current.known && !current.live,
+                    targetDigest: current.digest, targetTag: current.tag, target: fetched[record.id], policy: options.policy)
+                switch decision {
+                case .write(let success):
+                    if let refusal = try countAssets(of: record, missing: missingAssets) {
+                        decided.append((index, refusal))
+                    } else {
+                        writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: success))
+                    }
+                case .done(let outcome):
+                    decided.append((index, outcome))
+                }
+            }
+        }
+        let capabilities = target.capabilities
+        for group in ZoneSender.requests(writes, limit: max(1, capabilities.maxOperationsPerRequest), bytes: capabilities.maxRequestBytes) {
+            // A record whose VALIDATE target is not live when its request reaches it is written without the reference
+            // after the request, and whole at the end.
+            var trimmed: [PendingWrite] = []
+            for write in group {
+                let id = write.operation.record.id
+                if write.operation.kind.isDeletion {
+                    overlay[id] = .some(nil)
+                } else if write.operation.record.validateTargets.contains(where: { !isLive($0, versions: versions) }) {
+                    trimmed.append(write)
+                    continue
+                } else {
+                    overlay[id] = contents[write.index]
+                }
+                decided.append((write.index, write.success))
+            }
+            for write in trimmed {
+                overlay[write.operation.record.id] = contents[write.index]
+                dryDeferred.append((write.operation.record, write.operation.record.validateTargets))
+                decided.append((write.index, write.success))
+            }
+        }
+        return decided
+    }
+
+    /// Whether a record is live in a dry run's view: written or deleted by the run, else as the target holds it.
+    private func isLive(_ id: RecordID, versions: [RecordID: RecordVersion]) -> Bool {
+        if let written = overlay[id] { return written != nil }
+        return versions[id].map { !$0.isDeleted } ?? false
+    }
+
+    /// A dry run's count of the assets a record would store: `nil` when each is in the target or comes from the
+    /// source, else the record's refusal.
+    private mutating func countAssets(of record: Record, missing: Set<SHA256Digest>) throws -> TransferOutcome? {
+        var new: [Asset] = []
+        for field in record.fields {
+            for asset in field.value.assets where missing.contains(asset.sha256) && !countedAssets.contains(asset.sha256) {
+                guard try source.canSupply(asset) else {
+                    return .rejected(code: "MISSING_ASSET", reason: "\(field.name): asset \(asset.sha256) (\(asset.size) bytes) is not available")
+                }
+                new.append(asset)
+            }
+        }
+        for asset in new where countedAssets.insert(asset.sha256).inserted {
+            tally.assets += 1
+            tally.assetBytes += asset.size
+        }
+        return nil
+    }
+
+    /// Writes whole the records that went in without a VALIDATE reference (their targets exist now), or, in a dry
+    /// run, tells which would be.
+    mutating func patchDeferred() async throws -> [(record: Record, outcome: TransferOutcome)] {
+        if options.dryRun {
+            var patched: [(record: Record, outcome: TransferOutcome)] = []
+            for (record, targets) in dryDeferred {
+                let versions = try await target.lookup(targets.filter { overlay[$0] == nil })
+                let missing = targets.filter { id in overlay[id].map { $0 == nil } ?? (versions[id].map(\.isDeleted) ?? true) }
+                patched.append(
+                    (
+                        record,
+                        missing.isEmpty
+                            ? .updated
+                            : .rejected(
+                                code: ServerErrorCode.validatingReferenceError.rawValue,
+                                reason: "written without its VALIDATE references: \(missing.map(\.recordName).joined(separator: ", ")) never came")
+                    ))
+            }
+            return patched
+        }
+        let deferred = try await journal.takeDeferred(run: run)
+        var patched: [(record: Record, outcome: TransferOutcome)] = []
+        var order: [ZoneID] = []
+        var byZone: [ZoneID: [Record]] = [:]
+        for record in deferred {
+            if byZone[record.zoneID] == nil { order.append(record.zoneID) }
+            byZone[record.zoneID, default: []].append(record)
+        }
+        for zone in order {
+            let records = byZone[zone] ?? []
+            let limit = max(1, target.capabilities.maxOperationsPerRequest)
+            for start in stride(from: 0, to: records.count, by: limit) {
+                let slice = Array(records[start..<min(start + limit, records.count)])
+                let outcomes = try await ZoneSender.modifyRetrying(
+                    target: target, slice.map { RecordOperation(.forceReplace, $0) }, in: zone, retries: options.retries)
+                for (record, outcome) in zip(slice, outcomes) {
+                    if case .failed(_, let code, let reason, _) = outcome {
+                        patched.append((record, .rejected(code: code.rawValue, reason: "written without its VALIDATE references: \(reason)")))
+                    } else {
+                        patched.append((record, .updated))
+                    }
+                }
+            }
+        }
+        return patched
+    }
+}
+
+/// Assets a request stored.
+struct AssetCounts: Sendable {
+    var stored = 0
+    var bytes: Int64 = 0
+
+    mutating func add(_ other: AssetCounts) {
+        stored += other.stored
+        bytes += other.bytes
+    }
+}
+
+/// What the conflict policy makes of one record, given what the target holds.
+enum Decision {
+    /// Write it; the outcome when the write succeeds.
+    case write(TransferOutcome)
+    /// Nothing to write: the outcome.
+    case done(TransferOutcome)
+
+    static func decide(
+        record: Record, digest: SHA256Digest?, live: Bool, deleted: Bool, targetDigest: SHA256Digest?, targetTag: String?, target: Record?,
+        policy: ConflictPolicy
+    ) -> Decision {
+        if !live && !deleted { return .write(.created) }
+        if deleted {
+            switch policy {
+            case .clientWins: return .write(.created)
+            case .fail: return .done(.rejected(code: "CONFLICT", reason: "the target deleted this record"))
+            case .serverWins, .newer: return .done(.kept(reason: "the target deleted this record; deletes win"))
+            }
+        }
+        if let digest, digest == targetDigest { return .done(.unchanged) }
+        switch policy {
+        case .clientWins:
+            return .write(.updated)
+        case .serverWins:
+            return .done(.kept(reason: "the target holds another version (server-wins)"))
+        case .fail:
+            return .done(.rejected(code: "CONFLICT", reason: "the target holds another version (change tag \(targetTag ?? "unknown"))"))
+        case .newer(let field):
+            guard case .timestamp(let mine)? = record.fields[field] else {
+                return .done(.kept(reason: "the source's record has no TIMESTAMP \(field) to compare"))
+            }
+            if case .timestamp(let theirs)? = target?.fields[field], theirs >= mine {
+                return .done(.kept(reason: "the target's \(field) is as new or newer"))
+            }
+            return .write(.updated)
+        }
+    }
+}
+
+extension Record {
+    /// The records this one's VALIDATE references point at.
+    var validateTargets: [RecordID] {
+        var targets: [RecordID] = []
+        for field in fields {
+            for reference in field.value.references where reference.action == .validate { targets.append(reference.target) }
+        }
+        return targets
+    }
+}

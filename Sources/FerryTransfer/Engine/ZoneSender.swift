@@ -1,0 +1,271 @@
+import FerryBackend
+import FerryCore
+import FerryRecords
+import Synchronization
+
+/// Sends one zone's changes of a copy round to the target: lookups, the policy's decisions, missing assets, the
+/// modify requests in the source's order, retries of throttled operations and the deferral of VALIDATE cycles.
+struct ZoneSender: Sendable {
+    let target: any RecordStore
+    let journal: any CheckpointJournal
+    let assets: SourceAssets
+    let options: RecordCopier.Options
+    let run: String
+
+    init(
+        target: any RecordStore, journal: any CheckpointJournal, source: UncheckedChangeSource, options: RecordCopier.Options, run: String
+    ) {
+        self.target = target
+        self.journal = journal
+        assets = SourceAssets(source.base)
+        self.options = options
+        self.run = run
+    }
+
+    /// Sends a zone's changes; the outcomes by index into `changes`, and the assets stored.
+    ///
+    /// A record named twice is sent in phases, each looked up after the one before was written, so that its second
+    /// change meets its first (as it would one change at a time).
+    func send(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+        -> ([(Int, TransferOutcome)], AssetCounts)
+    {
+        var decided: [(Int, TransferOutcome)] = []
+        var stored = AssetCounts()
+        for phase in Self.phases(request.indices, changes: changes) {
+            let (outcomes, assets) = try await sendPhase(
+                CopyState.ZoneRequest(zone: request.zone, indices: phase), changes: changes, contents: contents)
+            decided += outcomes
+            stored.add(assets)
+        }
+        return (decided, stored)
+    }
+
+    /// The changes of a zone cut before each name already seen since the last cut.
+    static func phases(_ indices: [Int], changes: [SourceChange]) -> [[Int]] {
+        var phases: [[Int]] = []
+        var current: [Int] = []
+        var names: Set<String> = []
+        for index in indices {
+            if !names.insert(changes[index].change.recordName).inserted {
+                phases.append(current)
+                current = []
+                names = [changes[index].change.recordName]
+            }
+            current.append(index)
+        }
+        if !current.isEmpty { phases.append(current) }
+        return phases
+    }
+
+    /// Sends changes of one zone that name each record once.
+    private func sendPhase(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+        -> ([(Int, TransferOutcome)], AssetCounts)
+    {
+        let limit = max(1, target.capabilities.maxOperationsPerRequest)
+        let ids = request.indices.map { changes[$0].change.id }
+        var versions: [RecordID: RecordVersion] = [:]
+        for start in stride(from: 0, to: ids.count, by: limit) {
+            versions.merge(try await target.lookup(Array(ids[start..<min(start + limit, ids.count)])), uniquingKeysWith: { $1 })
+        }
+        var fetched: [RecordID: Record] = [:]
+        if case .newer = options.policy {
+            let differing = request.indices.filter { index in
+                guard let version = versions[changes[index].change.id], !version.isDeleted else { return false }
+                return version.contentDigest != contents[index]
+            }.map { changes[$0].change.id }
+            for start in stride(from: 0, to: differing.count, by: limit) {
+                fetched.merge(try await target.fetch(Array(differing[start..<min(start + limit, differing.count)])), uniquingKeysWith: { $1 })
+            }
+        }
+        var decided: [(Int, TransferOutcome)] = []
+        // The writes, in order, with the outcome each gives when it succeeds.
+        var writes: [PendingWrite] = []
+        for index in request.indices {
+            switch changes[index].change {
+            case .deletion(let deletion):
+                guard let version = versions[deletion.id], !version.isDeleted else {
+                    decided.append((index, .absent))
+                    continue
+                }
+                writes.append(PendingWrite(index: index, operation: RecordOperation.delete(deletion), success: .deleted))
+            case .record(let record):
+                let version = versions[record.id]
+                let decision = Decision.decide(
+                    record: record, digest: contents[index], live: version.map { !$0.isDeleted } ?? false, deleted: version?.isDeleted ?? false,
+                    targetDigest: version?.contentDigest, targetTag: version?.changeTag, target: fetched[record.id], policy: options.policy)
+                switch decision {
+                case .done(let outcome): decided.append((index, outcome))
+                case .write(let success):
+                    var bare = record
+                    bare.system = nil
+                    writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, bare), success: success))
+                }
+            }
+        }
+        let (refused, stored) = try await storeAssets(of: writes.map(\.operation))
+        if !refused.isEmpty {
+            writes.removeAll { write in
+                guard let reason = refused[write.operation.record.id] else { return false }
+                decided.append((write.index, .rejected(code: "MISSING_ASSET", reason: reason)))
+                return true
+            }
+        }
+        for group in Self.requests(writes, limit: limit, bytes: target.capabilities.maxRequestBytes) {
+            let outcomes = try await Self.modifyRetrying(target: target, group.map(\.operation), in: request.zone, retries: options.retries)
+            var trimmed: [(index: Int, record: Record, trimmed: Record, success: TransferOutcome, failure: String)] = []
+            for (write, outcome) in zip(group, outcomes) {
+                switch outcome {
+                case .saved: decided.append((write.index, write.success))
+                case .deleted: decided.append((write.index, .deleted))
+                case .failed(_, .notFound, _, _) where write.operation.kind.isDeletion:
+                    // Deleted meanwhile by a cascade from an earlier deletion of the same request.
+                    decided.append((write.index, .absent))
+                case .failed(_, .validatingReferenceError, let reason, _):
+                    var without = write.operation.record
+                    for field in without.fields where field.value.references.contains(where: { $0.action == .validate }) {
+                        without.fields[field.name] = nil
+                    }
+                    trimmed.append((write.index, write.operation.record, without, write.success, reason))
+                case .failed(_, let code, let reason, _):
+                    decided.append((write.index, .rejected(code: code.rawValue, reason: reason)))
+                }
+            }
+            guard !trimmed.isEmpty else { continue }
+            // A reference cycle, or a child before its parent: written without its VALIDATE references now, whole at the end.
+            let retried = try await Self.modifyRetrying(
+                target: target, trimmed.map { RecordOperation(.forceReplace, $0.trimmed) }, in: request.zone, retries: options.retries)
+            for (entry, outcome) in zip(trimmed, retried) {
+                if case .saved = outcome {
+                    try await journal.deferRecord(entry.record, run: run)
+                    decided.append((entry.index, entry.success))
+                } else {
+                    decided.append((entry.index, .rejected(code: ServerErrorCode.validatingReferenceError.rawValue, reason: entry.failure)))
+                }
+            }
+        }
+        return (decided, stored)
+    }
+
+    /// Stores the assets of the records to write that the target lacks, from the source.
+    /// - Returns: the records refused for an asset the source cannot supply (with the reason), and what was stored.
+    private func storeAssets(of operations: [RecordOperation]) async throws -> ([RecordID: String], AssetCounts) {
+        var wanted: [SHA256Digest: Asset] = [:]
+        for operation in operations where !operation.kind.isDeletion {
+            for field in operation.record.fields { for asset in field.value.assets { wanted[asset.sha256] = asset } }
+        }
+        guard !wanted.isEmpty else { return ([:], AssetCounts()) }
+        let missing = try await target.missingAssets(Array(wanted.values))
+        var unavailable: [SHA256Digest: Asset] = [:]
+        var counts = AssetCounts()
+        for asset in missing {
+            guard let reader = try assets.open(asset) else {
+                unavailable[asset.sha256] = asset
+                continue
+            }
+            if try await target.putAsset(asset, bytes: .reading(reader)) {
+                counts.stored += 1
+                counts.bytes += asset.size
+            }
+        }
+        var refused: [RecordID: String] = [:]
+        if !unavailable.isEmpty {
+            for operation in operations where !operation.kind.isDeletion {
+                for field in operation.record.fields {
+                    for asset in field.value.assets where unavailable[asset.sha256] != nil {
+                        refused[operation.record.id] = "\(field.name): asset \(asset.sha256) (\(asset.size) bytes) is not available"
+                    }
+                }
+            }
+        }
+        return (refused, counts)
+    }
+
+    /// Splits writes (of distinct records) into requests within the target's limits.
+    static func requests(_ writes: [PendingWrite], limit: Int, bytes: Int) -> [[PendingWrite]] {
+        var requests: [[PendingWrite]] = []
+        var current: [PendingWrite] = []
+        var size = 0
+        for write in writes {
+            let estimate = write.operation.record.estimatedSize + 256
+            if !current.isEmpty && (current.count >= limit || size + estimate > bytes) {
+                requests.append(current)
+                current = []
+                size = 0
+            }
+            current.append(write)
+            size += estimate
+        }
+        if !current.isEmpty { requests.append(current) }
+        return requests
+    }
+
+    /// Sends a modify request, sending again the operations the backend throttled (after the wait it asked for, or
+    /// a doubling backoff), at most `retries` times.
+    /// - Throws: ``BackendError`` `throttled` when the retries run out.
+    static func modifyRetrying(target: any RecordStore, _ operations: [RecordOperation], in zone: ZoneID, retries: Int) async throws
+        -> [RecordOutcome]
+    {
+        var outcomes = [RecordOutcome?](repeating: nil, count: operations.count)
+        var pending = Array(operations.indices)
+        var attempt = 0
+        while !pending.isEmpty {
+            var wait: Duration?
+            do {
+                let results = try await target.modify(pending.map { operations[$0] }, in: zone, atomic: false)
+                var again: [Int] = []
+                for (index, outcome) in zip(pending, results) {
+                    if let code = outcome.errorCode, code == .throttled || code == .tryAgainLater {
+                        again.append(index)
+                        wait = max(wait ?? .zero, outcome.retryAfter ?? .zero)
+                    } else {
+                        outcomes[index] = outcome
+                    }
+                }
+                pending = again
+            } catch let error as BackendError where error.code == .throttled {
+                wait = error.retryAfter ?? .zero
+            }
+            guard !pending.isEmpty else { break }
+            attempt += 1
+            guard attempt <= retries else {
+                throw BackendError(
+                    .throttled, "\(target.name): still throttled after \(retries) retries; run the same command again later (it resumes)")
+            }
+            let backoff = Duration.milliseconds(250 << min(attempt, 8))
+            try await Task.sleep(for: max(wait ?? .zero, wait == .zero || wait == nil ? backoff : .zero))
+        }
+        return outcomes.enumerated().map { index, outcome in
+            outcome ?? .failed(operations[index].record.id, .internalError, reason: "the backend gave no outcome")
+        }
+    }
+}
+
+/// A write of a request: the change's index in its round, the operation, and its outcome when it succeeds.
+struct PendingWrite {
+    var index: Int
+    var operation: RecordOperation
+    var success: TransferOutcome
+}
+
+/// A source handed between the copy's tasks; its asset side is reached through ``SourceAssets`` only.
+struct UncheckedChangeSource: @unchecked Sendable {
+    let base: any ChangeSource
+}
+
+/// A source's assets, for the copy's concurrent requests: one request at a time asks the source.
+final class SourceAssets: Sendable {
+    private let source: Mutex<UncheckedChangeSource>
+
+    init(_ source: any ChangeSource) { self.source = Mutex(UncheckedChangeSource(base: source)) }
+
+    /// A reader of the asset's bytes, or `nil` when the source cannot supply it.
+    func open(_ asset: Asset) throws -> (any AssetReading)? {
+        try source.withLock { source in
+            guard try source.base.canSupply(asset), let provider = source.base.assets else { return nil }
+            return try provider.open(asset)
+        }
+    }
+
+    /// Whether the source can supply the asset.
+    func canSupply(_ asset: Asset) throws -> Bool { try source.withLock { try $0.base.canSupply(asset) } }
+}
