@@ -8,6 +8,7 @@ public struct TransferError: FerryError {
             case unknownSource = "unknown-source"
             case unknownTarget = "unknown-target"
             case unsupported
+            case notYetSupported = "not-yet-supported"
             case missingAsset = "missing-asset"
             case sourceChanged = "source-changed"
         }
@@ -19,8 +20,10 @@ public struct TransferError: FerryError {
         public static let unknownSource = Code(.unknownSource)
         /// The target's name says neither a bundle nor a local store.
         public static let unknownTarget = Code(.unknownTarget)
-        /// This source and target cannot be paired (yet).
+        /// This source and target cannot be paired.
         public static let unsupported = Code(.unsupported)
+        /// A backend this version of Ferry does not read or write yet (`postgres://`, `cloudkit://`).
+        public static let notYetSupported = Code(.notYetSupported)
         /// A record's asset is neither in the target nor available from the source.
         public static let missingAsset = Code(.missingAsset)
         /// A source read twice gave other records the second time.
@@ -31,7 +34,7 @@ public struct TransferError: FerryError {
         var kind: FailureKind {
             switch base {
             case .unknownSource: .dataError
-            case .unsupported, .unknownTarget: .usage
+            case .unsupported, .unknownTarget, .notYetSupported: .usage
             case .missingAsset: .dataError
             case .sourceChanged: .temporary
             }

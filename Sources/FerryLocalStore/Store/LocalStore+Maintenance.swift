@@ -72,10 +72,11 @@ extension LocalStore {
 }
 
 extension LocalStore {
-    /// What SQLite's `PRAGMA quick_check` finds wrong with the store's file (empty when nothing), at most `limit`.
-    public func integrityProblems(limit: Int = 100) throws -> [String] {
+    /// What SQLite's `PRAGMA quick_check` (with `full`, `integrity_check`, which also compares every index with its
+    /// table) finds wrong with the store's file (empty when nothing), at most `limit`.
+    public func integrityProblems(limit: Int = 100, full: Bool = false) throws -> [String] {
         try read { db in
-            let found = try String.fetchAll(db, sql: "PRAGMA quick_check(\(max(1, limit)))")
+            let found = try String.fetchAll(db, sql: "PRAGMA \(full ? "integrity_check" : "quick_check")(\(max(1, limit)))")
             return found == ["ok"] ? [] : found
         }
     }

@@ -9,6 +9,8 @@ import Foundation
 public final class BundleChangeSource: ChangeSource {
     public let reader: BundleReader
     let path: String
+    /// The assets extracted by ``stageAssets(temporaryDirectory:)``, with the directory that holds them.
+    private var staged: (directory: TemporaryDirectory, provider: DirectoryAssetProvider)?
 
     /// Opens a bundle.
     /// - Parameter temporaryDirectory: where scratch files go when the bundle lists many assets (default `$TMPDIR`).
@@ -19,8 +21,20 @@ public final class BundleChangeSource: ChangeSource {
 
     public var kind: String { "bundle" }
     public var description: String { URL(fileURLWithPath: path).lastPathComponent }
-    /// A bundle's assets follow its records; ``prepare(for:)`` streams them into a local store first.
-    public var assets: (any AssetProvider)? { nil }
+    /// A bundle's assets follow its records: ``prepare(for:)`` streams them into a store first, and a writer that
+    /// needs them as the records come (another bundle) has them extracted by ``stageAssets(temporaryDirectory:)``.
+    public var assets: (any AssetProvider)? { staged?.provider }
+
+    /// Extracts the bundle's assets, each checked against the manifest, into a scratch directory (removed with the
+    /// source), so that ``assets`` supplies them while the records are read: a bundle copied into a bundle.
+    /// - Returns: how many assets, and their bytes.
+    public func stageAssets(temporaryDirectory: String?) throws -> (assets: Int, bytes: Int64) {
+        let directory = try TemporaryDirectory(prefix: "ferry-assets", parent: temporaryDirectory)
+        let sink = FileAssetSink(root: directory.path)
+        try reader.forEachAsset(into: sink)
+        staged = (directory, try DirectoryAssetProvider(root: directory.path, temporaryDirectory: temporaryDirectory))
+        return (sink.count, sink.bytes)
+    }
 
     public var expectedChanges: Int? { reader.manifest.recordCount + reader.manifest.deletionCount }
 
@@ -143,5 +157,39 @@ private final class BackendAssetSink: BundleAssetSink {
     deinit {
         // A reading that failed mid-asset: the backend's upload ends with the error, storing nothing.
         upload?.channel.finish(throwing: CancellationError())
+    }
+}
+
+/// Writes a bundle's assets as content-addressed files (`sha256/<2 hex>/<64 hex>`) under a directory.
+private final class FileAssetSink: BundleAssetSink {
+    let root: String
+    var count = 0
+    var bytes: Int64 = 0
+    private var file: OutputFile?
+
+    init(root: String) { self.root = root }
+
+    func wants(_ digest: SHA256Digest, size: Int64?) -> Bool { true }
+
+    func begin(_ digest: SHA256Digest) throws {
+        let hex = digest.hex
+        let folder = "\(root)/sha256/\(hex.prefix(2))"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CoreError(.writeFailed, "\(folder): cannot create a scratch directory for the bundle's assets", cause: error)
+        }
+        file = try OutputFile(path: "\(folder)/\(hex)")
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        try file?.write(bytes)
+        self.bytes += Int64(bytes.count)
+    }
+
+    func end(_ digest: SHA256Digest) throws {
+        try file?.close()
+        file = nil
+        count += 1
     }
 }

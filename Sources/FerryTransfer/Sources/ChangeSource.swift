@@ -60,6 +60,10 @@ public protocol ChangeSource: AnyObject {
     /// follow its records. Called on a thread outside the cooperative pool (it may wait for the target).
     /// - Returns: the assets newly stored, and their bytes.
     func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64)
+    /// Makes ``assets`` able to supply the source's assets while its records are read, for a target that needs them
+    /// then (a bundle): a bundle source extracts its own, which follow its records, into a scratch directory.
+    /// - Returns: the assets made available, and their bytes (0 for sources whose assets are there already).
+    func stageAssets(temporaryDirectory: String?) throws -> (assets: Int, bytes: Int64)
     /// Whether the source can supply an asset's bytes (through ``assets`` or ``prepare(for:)``).
     /// - Throws: when what the source knows of its assets cannot be read.
     func canSupply(_ asset: Asset) throws -> Bool
@@ -90,6 +94,8 @@ extension ChangeSource {
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
 
     public func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64) { (0, 0) }
+
+    public func stageAssets(temporaryDirectory: String?) throws -> (assets: Int, bytes: Int64) { (0, 0) }
 
     public var findings: [String] { [] }
 

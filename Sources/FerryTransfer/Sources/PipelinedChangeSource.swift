@@ -40,6 +40,9 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     public func canSupply(_ asset: Asset) throws -> Bool { try base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }
     public func prepare(for target: any RecordStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: target) }
+    public func stageAssets(temporaryDirectory: String?) throws -> (assets: Int, bytes: Int64) {
+        try base.stageAssets(temporaryDirectory: temporaryDirectory)
+    }
 
     /// Hands changes the caller is done with back to the reading thread, which frees them.
     ///

@@ -1,22 +1,27 @@
 import ArgumentParser
+import FerryBackend
 import FerryBundle
 import FerryCore
+import FerryRecords
+import FerryTransfer
 
-/// `ferry cat`: a bundle's records as NDJSON on stdout.
+/// `ferry cat`: the records of a bundle or a backend as NDJSON on stdout.
 struct Cat: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a bundle's records (and deletions) as NDJSON, in canonical CloudKit JSON.",
+        abstract: "Print the records of a bundle (and its deletions) or a local store as NDJSON, in canonical CloudKit JSON.",
         discussion: """
-            Records come parents first, then deletions. Each file's checksum is checked as it streams; if one does \
-            not match, ferry stops with exit 65 and the output so far must be discarded.
+            From a bundle, records come parents first, then deletions. Each file's checksum is checked as it streams; \
+            if one does not match, ferry stops with exit 65 and the output so far must be discarded. From a local \
+            store, the live records zone by zone, each zone in change order, with their change tags and times.
 
             Examples:
               ferry cat cars.tar.gz --type Note --zone CarZone
+              ferry cat app.ferry --type Car
             """)
 
     @OptionGroup var global: GlobalOptions
 
-    @Argument(help: "The bundle (an archive, or an extracted bag directory).")
+    @Argument(help: "The bundle (an archive, or an extracted bag directory) or local store.")
     var bundle: String
 
     @Option(name: .customLong("type"), help: "Only records of this type (repeatable).")
@@ -29,18 +34,54 @@ struct Cat: AsyncParsableCommand {
     var noDeletions = false
 
     func run() async throws {
-        try CommandRunner.run(global, label: "cat") { console in
-            let reader = try BundleReader(path: bundle)
-            let selection = BundleReader.Selection(
-                recordTypes: types.isEmpty ? nil : Set(types), zoneNames: zones.isEmpty ? nil : Set(zones),
-                includeDeletions: !noDeletions)
-            let newline = [UInt8(ascii: "\n")]
-            try reader.forEachChangeLine(selection) { line in
-                try console.raw(line)
+        try await CommandRunner.run(global, label: "cat") { console in
+            switch try BackendOpener.open(bundle, verb: "cat") {
+            case .bundle(let path): return try catBundle(path, console: console)
+            case .backend(let store, let local):
+                defer { try? local?.close() }
+                return try await catBackend(store, console: console)
+            }
+        }
+    }
+
+    private func catBackend(_ store: any RecordStore, console: Console) async throws -> Int32 {
+        let wantedTypes = types.isEmpty ? nil : Set(types)
+        let zones = try await store.zones().filter { zone in
+            self.zones.isEmpty || self.zones.contains(zone.zoneID.description)
+                || (zone.zoneID.hasDefaultOwner && self.zones.contains(zone.zoneID.zoneName))
+        }
+        let known = Set(zones.flatMap { [$0.zoneID.description, $0.zoneID.zoneName] })
+        for name in self.zones where !known.contains(name) {
+            console.warning("--zone \(name): \(store.name) has no such zone; ferry ls \(bundle) lists its zones")
+        }
+        let newline = [UInt8(ascii: "\n")]
+        var typesSeen: Set<String> = []
+        for zone in zones {
+            try await RecordFeed.forEachRecord(in: zone.zoneID, of: store) { record in
+                typesSeen.insert(record.recordType)
+                guard wantedTypes?.contains(record.recordType) ?? true else { return }
+                try record.canonicalJSON.withUnsafeBytes { try console.raw($0) }
                 try newline.withUnsafeBytes { try console.raw($0) }
             }
-            console.flush()
-            return ExitCodes.success
         }
+        for type in types where !typesSeen.contains(type) {
+            console.warning("--type \(type): no record of \(store.name) has this record type")
+        }
+        console.flush()
+        return ExitCodes.success
+    }
+
+    private func catBundle(_ bundle: String, console: Console) throws -> Int32 {
+        let reader = try BundleReader(path: bundle)
+        let selection = BundleReader.Selection(
+            recordTypes: types.isEmpty ? nil : Set(types), zoneNames: zones.isEmpty ? nil : Set(zones),
+            includeDeletions: !noDeletions)
+        let newline = [UInt8(ascii: "\n")]
+        try reader.forEachChangeLine(selection) { line in
+            try console.raw(line)
+            try newline.withUnsafeBytes { try console.raw($0) }
+        }
+        console.flush()
+        return ExitCodes.success
     }
 }

@@ -16,9 +16,10 @@ struct Copy: AsyncParsableCommand {
         discussion: """
             Sources: a Core Data store (mapped by --preset or --mapping), a plist or NSKeyedArchiver cache of objects \
             (classes or dictionaries → records; names from recordID, recordName or tempID; cloudStatus 2 → deletions), \
-            a bundle, a local store. Targets: a bundle \
-            (.tar.gz or .tgz, .tar.zst or .tzst, .zip) or a local store (a .ferry path, created when missing, or an \
-            existing local store); any other name is refused. Without TARGET the \
+            a bundle (an archive, or an unpacked bag directory), a local store. Targets: a bundle \
+            (.tar.gz or .tgz, .tar.zst or .tzst, .zip) or a local store (a .ferry path, created when missing, an \
+            existing local store, or local:PATH for any name); any other name is refused, and postgres:// and \
+            cloudkit:// are not supported yet. Without TARGET the \
             default local store: $FERRY_LOCAL_STORE, else $XDG_DATA_HOME/ferry/local.ferry, else \
             ~/.local/share/ferry/local.ferry.
 
@@ -40,6 +41,8 @@ struct Copy: AsyncParsableCommand {
               ferry copy Store.sqlite out.tar.gz --mapping mapping.yaml
               ferry copy cache.archive app.ferry --record-type Entity --pending-only
               ferry copy Store.sqlite recent.tar.zst --since 2016-11-22
+              ferry copy backup.tar.gz notes.tar.zst --type Note --zone CarZone
+              ferry copy Store.sqlite local:app.db          # a local store under any name
             """)
 
     @OptionGroup var global: GlobalOptions
@@ -54,6 +57,7 @@ struct Copy: AsyncParsableCommand {
             """)
     var target: String?
 
+    @OptionGroup(title: "Selection") var selection: SelectionOptions
     @OptionGroup var mappingOptions: MappingOptions
     @OptionGroup var modelOptions: ModelOptions
     @OptionGroup(title: "Plist and keyed-archive caches") var cacheOptions: CacheOptions
@@ -110,16 +114,12 @@ struct Copy: AsyncParsableCommand {
 
     private func copy(_ console: Console) throws -> Int32 {
         let started = Date()
-        let targetPath = target ?? Endpoint.defaultLocalStore()
-        let kind = try Endpoint.target(targetPath, isDefault: target == nil)
+        let kind = try Endpoint.target(target ?? Endpoint.defaultLocalStore(), isDefault: target == nil)
+        let targetPath = kind.path
         let files = try claimFiles(target: kind)
         let changes = try openSource(console)
         switch kind {
         case .bundle:
-            if changes.kind == "bundle" {
-                throw TransferError(
-                    .unsupported, "a bundle into a bundle: unpack it (ferry unpack) and pack the records (ferry pack), or copy through a local store")
-            }
             return try CopyToBundle(
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
                 tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files
@@ -141,7 +141,8 @@ struct Copy: AsyncParsableCommand {
     private func claimFiles(target kind: Endpoint.Target) throws -> RunFiles {
         let files = RunFiles()
         // A SQLite store's rows may be in its write-ahead log.
-        for suffix in ["", "-wal", "-shm", "-journal"] { files.add(source + suffix, as: "the source \(source + suffix)") }
+        let sourcePath = Endpoint.filePath(source)
+        for suffix in ["", "-wal", "-shm", "-journal"] { files.add(sourcePath + suffix, as: "the source \(sourcePath + suffix)") }
         if let mapping = mappingOptions.mapping { files.add(mapping, as: "the mapping \(mapping)") }
         if let model = modelOptions.model { files.add(model, as: "the model \(model)") }
         switch kind {
@@ -162,7 +163,7 @@ struct Copy: AsyncParsableCommand {
     private func openSource(_ console: Console) throws -> any ChangeSource {
         try SourceOpener(
             modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, incrementalOptions: incrementalOptions,
-            tempDir: tempDir
+            selection: selection, tempDir: tempDir
         ).open(
             source, console: console)
     }

@@ -7,9 +7,12 @@ import FerryTransfer
 /// `ferry verify`: a full integrity check of a bundle.
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a bundle completely: checksums, sizes, entry safety, and every record.",
+        abstract: "Check a bundle or a local store completely: checksums, sizes, entry safety, every record and asset.",
         discussion: """
-            Exits 0 when the bundle is intact and 65 when anything is wrong, listing what.
+            Exits 0 when the bundle or store is intact and 65 when anything is wrong, listing what. A local store gets \
+            SQLite's integrity_check, every record checked against the rules a copy applies and against the content \
+            digest stored with it, every asset its records use read back and hashed, and a warning for the assets no \
+            record uses (ferry vacuum removes them).
 
             Examples:
               ferry verify cars.tar.gz
@@ -30,8 +33,8 @@ struct Verify: AsyncParsableCommand {
     var tempDir: String?
 
     func run() async throws {
-        try CommandRunner.run(global, label: "verify") { console in
-            if case .localStore(let path) = try? Endpoint.source(bundle) { return try verifyLocalStore(path, console: console) }
+        try await CommandRunner.run(global, label: "verify") { console in
+            if case .localStore(let path) = try? Endpoint.source(bundle) { return try await verifyLocalStore(path, console: console) }
             let reader = try BundleReader(path: bundle, temporaryDirectory: tempDir)
             let total = reader.payloadBytes
             let meter = ProgressMeter(console: console, label: "verifying \(bundle)", unit: nil, total: total)
@@ -71,13 +74,29 @@ struct Verify: AsyncParsableCommand {
         }
     }
 
-    /// A local store: SQLite's check of the file, and the assets no record uses (which `ferry vacuum` removes).
-    private func verifyLocalStore(_ path: String, console: Console) throws -> Int32 {
+    /// A local store: SQLite's check of the file, every record and asset through the backend contract, and the
+    /// assets no record uses (which `ferry vacuum` removes).
+    private func verifyLocalStore(_ path: String, console: Console) async throws -> Int32 {
         let store = try LocalStore(path: path, readOnly: true)
-        let problems = try store.integrityProblems()
-        for problem in problems {
-            console.message("error", ["error": "localstore.damaged", "message": .string("\(path): \(problem)")])
-            if !console.json { console.errorStream("ferry: error: \(path): \(problem)") }
+        defer { try? store.close() }
+        var problems = try store.integrityProblems(full: true).map { (code: "local.damaged", message: "\(path): \($0)") }
+        var printed = 0
+        func report(_ code: String, _ message: String) {
+            console.message("error", ["error": .string(code), "message": .string(message)])
+            guard !console.json, printed < VerificationReport.maxIssues else { return }
+            printed += 1
+            console.errorStream("ferry: error: \(message)")
+        }
+        for problem in problems { report(problem.code, problem.message) }
+        let meter = ProgressMeter(console: console, label: "verifying \(path)", unit: "records", total: nil)
+        let checked = try await StoreVerifier(store: LocalRecordStore(store)).verify(
+            onProblem: { problem in
+                problems.append((problem.code, "\(path): \(problem.message)"))
+                report(problem.code, "\(path): \(problem.message)")
+            }, onProgress: { meter.update(Int64($0)) })
+        console.clearProgress()
+        if problems.count > printed, !console.json {
+            console.errorStream("ferry: … and \(problems.count - printed) more problems (--json lists them all)")
         }
         let unused = try store.unreferencedAssets(temporaryDirectory: tempDir)
         if unused.count > 0 {
@@ -89,14 +108,18 @@ struct Verify: AsyncParsableCommand {
             "summary",
             [
                 "store": .string(path), "valid": .bool(problems.isEmpty), "problems": .integer(Int64(problems.count)),
+                "records": .integer(Int64(checked.records)), "assets": .integer(Int64(checked.assets)),
+                "asset_bytes": .integer(checked.assetBytes),
                 "unreferenced_assets": .integer(Int64(unused.count)), "unreferenced_asset_bytes": .integer(unused.bytes),
             ])
+        let counts =
+            "\(Formatting.count(checked.records, "record")), \(Formatting.count(checked.assets, "asset")), \(Formatting.bytes(checked.assetBytes))"
         guard problems.isEmpty else {
-            console.line("\(path): DAMAGED: \(Formatting.count(problems.count, "problem"))")
+            console.line("\(path): DAMAGED: \(Formatting.count(problems.count, "problem")) (\(counts))")
             return ExitCodes.code(for: .dataError)
         }
         if !console.quiet {
-            console.line("\(path): OK" + (unused.count > 0 ? " (\(Formatting.count(unused.count, "unreferenced asset")))" : ""))
+            console.line("\(path): OK (\(counts)" + (unused.count > 0 ? "; \(Formatting.count(unused.count, "unreferenced asset"))" : "") + ")")
         }
         return ExitCodes.success
     }

@@ -8,7 +8,7 @@ struct CacheOptions: ParsableArguments {
     var recordType: String?
 
     @Option(help: ArgumentHelp("For caches: the zone of records whose archived record ID names none.", valueName: "zone"))
-    var zone: String?
+    var cacheZone: String?
 
     @Option(help: ArgumentHelp("For caches: the property holding record names (before recordID, recordName, tempID).", valueName: "name"))
     var nameProperty: String?
@@ -17,7 +17,7 @@ struct CacheOptions: ParsableArguments {
     func options(preset: String?, statusField: String, pendingOnly: Bool) -> ArchiveCacheMapper.Options {
         var options = ArchiveCacheMapper.Options()
         options.recordType = recordType
-        options.zone = zone
+        options.zone = cacheZone
         options.nameProperty = nameProperty
         options.pendingOnly = pendingOnly
         options.statusProperty = statusField

@@ -50,6 +50,27 @@ enum CommandRunner {
             code = ExitCodes.code(for: error)
             report(error, code: code, console: console)
         }
+        try finish(code, console: console)
+    }
+
+    /// Runs an async `body` (one that reads or writes a backend through the backend contract) with a console.
+    static func run(_ options: GlobalOptions, label: String, _ body: (Console) async throws -> Int32) async throws {
+        _ = setUp
+        let console = Console(options: options, label: label)
+        let code: Int32
+        do {
+            code = try await body(console)
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            code = ExitCodes.code(for: error)
+            report(error, code: code, console: console)
+        }
+        try finish(code, console: console)
+    }
+
+    /// Cleans up after a command and exits with its code.
+    private static func finish(_ code: Int32, console: Console) throws {
         // Scratch directories whose last owner is still being released on a worker thread would outlive the process
         // (their removal is in a deinit): whatever is still registered goes now.
         CleanupRegistry.removeAll()

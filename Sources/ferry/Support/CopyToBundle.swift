@@ -26,6 +26,12 @@ struct CopyToBundle {
         options.zstdWorkers = zstdWorkers
         options.dryRun = dryRun
         options.files = files
+        // A bundle's assets follow its records: extracted first, so the writer has them as the records come.
+        let staged = try source.stageAssets(temporaryDirectory: tempDir)
+        if staged.assets > 0 {
+            console.logger.info(
+                "extracted \(Formatting.count(staged.assets, "asset")) (\(Formatting.bytes(staged.bytes))) of \(sourcePath) to scratch")
+        }
         let writer = try BundleWriter(path: target, options: options, assets: source.assets)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
         var tally = BundleTally()

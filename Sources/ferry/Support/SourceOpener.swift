@@ -9,12 +9,16 @@ struct SourceOpener {
     var mappingOptions: MappingOptions
     var cacheOptions: CacheOptions
     var incrementalOptions: IncrementalOptions
+    /// `--type` and `--zone`, for the verbs that have them.
+    var selection: SelectionOptions? = nil
     var tempDir: String?
 
     /// The source, narrowed by `--since` and `--pending-only`.
     func open(_ path: String, console: Console) throws -> any ChangeSource {
         let source = try openUnfiltered(path, console: console)
-        let filter = incrementalOptions.filter(for: source)
+        var filter = incrementalOptions.filter(for: source)
+        if let selection, !selection.types.isEmpty { filter.recordTypes = Set(selection.types) }
+        if let selection, !selection.zones.isEmpty { filter.zoneNames = Set(selection.zones) }
         // Reading (and mapping) runs on its own thread, beside the writing.
         return PipelinedChangeSource(filter.isActive ? FilteredChangeSource(source, filter: filter) : source)
     }
