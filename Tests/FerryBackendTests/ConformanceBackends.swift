@@ -10,10 +10,12 @@ import Testing
 enum ConformanceBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// The in-memory reference store.
     case memory
-    /// The embedded local store (one SQLite file).
+    /// The embedded local store (one SQLite file); copies take its bulk path.
     case local
+    /// The local store seen only through the contract, so that copies into it go request by request.
+    case localByRequests
 
-    var testDescription: String { rawValue }
+    var testDescription: String { self == .localByRequests ? "local (request by request)" : rawValue }
 
     /// A fresh, empty backend with one custom zone, `CarZone`, whose clock moves one second per write.
     func make() async throws -> OpenBackend {
@@ -23,13 +25,13 @@ enum ConformanceBackend: String, CaseIterable, CustomTestStringConvertible, Send
             let store = InMemoryRecordStore(clock: { ticks.next() })
             _ = try await store.createZone(OpenBackend.zone)
             return OpenBackend(store: store, journal: store, scratch: nil)
-        case .local:
+        case .local, .localByRequests:
             let scratch = try Scratch()
             let local = try LocalStore(path: scratch.file("conformance.ferry"), create: true)
             local.clock = { ticks.next() }
             let store = LocalRecordStore(local)
             _ = try await store.createZone(OpenBackend.zone)
-            return OpenBackend(store: store, journal: store, scratch: scratch)
+            return OpenBackend(store: self == .local ? store : ContractOnlyStore(store), journal: store, scratch: scratch)
         }
     }
 }
@@ -88,4 +90,28 @@ func saved(_ outcome: RecordOutcome) throws -> Record {
 struct ConformanceFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A backend seen only through ``RecordStore``: it hides any faster path the backend has (``BulkCopying``).
+final class ContractOnlyStore: RecordStore {
+    let base: any RecordStore
+
+    init(_ base: any RecordStore) { self.base = base }
+
+    var name: String { base.name }
+    var capabilities: BackendCapabilities { base.capabilities }
+    func zones() async throws -> [ZoneSummary] { try await base.zones() }
+    func createZone(_ zone: ZoneID) async throws -> Bool { try await base.createZone(zone) }
+    func deleteZone(_ zone: ZoneID) async throws -> Bool { try await base.deleteZone(zone) }
+    func lookup(_ ids: [RecordID]) async throws -> [RecordID: RecordVersion] { try await base.lookup(ids) }
+    func fetch(_ ids: [RecordID]) async throws -> [RecordID: Record] { try await base.fetch(ids) }
+    func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool) async throws -> [RecordOutcome] {
+        try await base.modify(operations, in: zone, atomic: atomic)
+    }
+    func missingAssets(_ assets: [Asset]) async throws -> [Asset] { try await base.missingAssets(assets) }
+    func putAsset(_ asset: Asset, bytes: AssetBytes) async throws -> Bool { try await base.putAsset(asset, bytes: bytes) }
+    func assetBytes(_ asset: Asset) async throws -> AssetBytes { try await base.assetBytes(asset) }
+    func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
+        try await base.changes(in: zone, since: token, limit: limit)
+    }
 }

@@ -19,8 +19,11 @@ import Foundation
 public final class RecordCopier {
     /// Tuning and choices.
     public struct Options: Sendable {
-        /// Changes per round (and checkpoint); the target's request limits cut requests smaller.
-        public var batchSize = 2_000
+        /// Changes per round (and checkpoint); the target's request limits cut requests smaller. `nil`: the
+        /// backend's choice (2 000, or 10 000 per transaction for a local store's bulk path).
+        public var batchSize: Int?
+        /// Record bytes per round at most, whatever ``batchSize`` says, so large records keep memory bounded.
+        public var batchBytes = 16 << 20
         /// Zones whose requests may be in flight at once (`--parallel`); one zone's requests are always sent in order.
         public var parallel = 1
         /// What to do when the target holds another version.
@@ -65,7 +68,10 @@ public final class RecordCopier {
     }
 
     /// Runs the copy; `report` receives each change's outcome once its round is done, in the source's order.
+    ///
+    /// A backend with a bulk path (``BulkCopying``: the local store) takes the whole copy itself.
     public func run(_ report: (inout SourceChange, TransferOutcome) throws -> Void) async throws -> TransferTally {
+        if let bulk = target as? any BulkCopying { return try bulk.bulkCopy(source, options: options, report: report) }
         var state = CopyState(options: options, target: target, journal: journal, source: source, run: run)
         state.tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = options.dryRun ? 0 : try await resumePoint()
@@ -76,6 +82,8 @@ public final class RecordCopier {
             state.tally.assetBytes += prepared.bytes
         }
         var pending: [SourceChange] = []
+        var pendingBytes = 0
+        let batchSize = options.batchSize ?? 2_000
         var position: Int64 = 0
         let batches = ChangeBatches(source)
         do {
@@ -88,9 +96,11 @@ public final class RecordCopier {
                         try report(&change, .resumed)
                         continue
                     }
+                    pendingBytes += change.pendingBytes
                     pending.append(change)
-                    if pending.count >= options.batchSize {
+                    if pending.count >= batchSize || pendingBytes >= options.batchBytes {
                         try await state.round(&pending, done: position, report)
+                        pendingBytes = 0
                     }
                 }
                 options.onRead?(position)
@@ -463,4 +473,14 @@ extension Record {
         }
         return targets
     }
+}
+
+/// A backend that takes a whole copy faster than request by request (the local store: one transaction per batch with
+/// its checkpoint, indexes built at the end of a first copy, records encoded on the reading thread). The copy engine
+/// hands such a backend the copy; its outcomes, counts and resume points are those of the engine's own path.
+public protocol BulkCopying: RecordStore {
+    /// Runs the copy of `source` into this backend.
+    func bulkCopy(
+        _ source: any ChangeSource, options: RecordCopier.Options, report: (inout SourceChange, TransferOutcome) throws -> Void
+    ) throws -> TransferTally
 }

@@ -66,14 +66,16 @@ public final class LocalStoreImporter {
     /// Writes whole the records that went in without a reference closing a cycle; their targets exist now.
     /// - Returns: how many were patched; one whose target never came stays written without it, and is reported.
     private func patchDeferred() throws -> [(record: Record, outcome: TransferOutcome)] {
-        try store.write { batch in
-            try batch.takeDeferred(run: run).map { record in
-                let result = try batch.apply(RecordOperation(.forceReplace, record))
-                if case .failed(_, let code, let reason, _) = result {
-                    return (record, .rejected(code: code.rawValue, reason: "written without its VALIDATE references: \(reason)"))
-                }
-                return (record, .updated)
+        try store.write { batch in try patchDeferred(in: batch) }
+    }
+
+    private func patchDeferred(in batch: LocalStoreBatch) throws -> [(record: Record, outcome: TransferOutcome)] {
+        try batch.takeDeferred(run: run).map { record in
+            let result = try batch.apply(RecordOperation(.forceReplace, record))
+            if case .failed(_, let code, let reason, _) = result {
+                return (record, .rejected(code: code.rawValue, reason: "written without its VALIDATE references: \(reason)"))
             }
+            return (record, .updated)
         }
     }
 
@@ -183,15 +185,34 @@ public final class LocalStoreImporter {
                 try report(&change, outcome)
             }
             tally.absorb(applier)
+            tally.patched = try patchDeferred(in: batch)
         }
         return tally
+    }
+}
+
+extension LocalRecordStore: BulkCopying {
+    /// The local store's bulk path: ``LocalStoreImporter``.
+    public func bulkCopy(
+        _ source: any ChangeSource, options: RecordCopier.Options, report: (inout SourceChange, TransferOutcome) throws -> Void
+    ) throws -> TransferTally {
+        var settings = LocalStoreImporter.Options()
+        settings.batchSize = options.batchSize ?? settings.batchSize
+        settings.batchBytes = options.batchBytes
+        settings.policy = options.policy
+        settings.dryRun = options.dryRun
+        settings.validator = options.validator
+        settings.temporaryDirectory = options.temporaryDirectory
+        settings.onCommit = options.onCommit
+        settings.onRead = options.onRead
+        return try LocalStoreImporter(store: store, source: source, options: settings).run(report)
     }
 }
 
 extension SourceChange {
     /// About how many bytes the change takes while it waits for its transaction: its body when it was encoded ahead,
     /// else an estimate from its fields.
-    fileprivate var pendingBytes: Int {
+    var pendingBytes: Int {
         if let encoded = prepared?.encoded { return encoded.body.count }
         if case .record(let record) = change { return record.estimatedSize + 256 }
         return 256

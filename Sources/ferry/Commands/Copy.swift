@@ -73,8 +73,8 @@ struct Copy: AsyncParsableCommand {
             """)
     var threads: Int = 2
 
-    @Option(help: ArgumentHelp("When the local store holds another version: client-wins, server-wins, newer:FIELD or fail.", valueName: "policy"))
-    var onConflict = "client-wins"
+    @Option(help: ArgumentHelp("When the target holds another version of a record (newer:FIELD: the newer TIMESTAMP wins).", valueName: "policy"))
+    var onConflict = ConflictPolicy.clientWins
 
     @Option(help: "Write rejected records, with the reasons, to this JSON Lines file.")
     var rejectFile: String?
@@ -101,18 +101,13 @@ struct Copy: AsyncParsableCommand {
         }
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }
-        do {
-            _ = try ConflictPolicy(parsing: onConflict)
-        } catch {
-            throw ValidationError(error.message)
-        }
     }
 
     func run() async throws {
-        try CommandRunner.run(global, label: "copy") { console in try copy(console) }
+        try await CommandRunner.run(global, label: "copy") { console in try await copy(console) }
     }
 
-    private func copy(_ console: Console) throws -> Int32 {
+    private func copy(_ console: Console) async throws -> Int32 {
         let started = Date()
         let kind = try Endpoint.target(target ?? Endpoint.defaultLocalStore(), isDefault: target == nil)
         let targetPath = kind.path
@@ -125,12 +120,12 @@ struct Copy: AsyncParsableCommand {
                 tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files
             ).run(console: console, started: started)
         case .localStore:
-            var options = LocalStoreImporter.Options()
+            var options = RecordCopier.Options()
             options.batchSize = batchSize
-            options.policy = try ConflictPolicy(parsing: onConflict)
+            options.policy = onConflict
             options.dryRun = dryRun
             options.temporaryDirectory = tempDir
-            return try CopyToLocalStore(
+            return try await CopyToLocalStore(
                 source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile, files: files
             ).run(console: console, started: started)
         }

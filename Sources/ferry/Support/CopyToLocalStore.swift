@@ -17,7 +17,7 @@ struct CopyToLocalStore {
     var source: any ChangeSource
     var sourcePath: String
     var target: String
-    var options: LocalStoreImporter.Options
+    var options: RecordCopier.Options
     var rejectFile: String?
     /// The copy's inputs and outputs, which the reject file may not replace.
     var files: RunFiles
@@ -26,12 +26,12 @@ struct CopyToLocalStore {
     ///
     /// A store it created is removed (nothing was written: no target), and assets it stored in an existing store
     /// ahead of records that never came are removed again.
-    func run(console: Console, started: Date) throws -> Int32 {
+    func run(console: Console, started: Date) async throws -> Int32 {
         let isNew = !options.dryRun && !FileManager.default.fileExists(atPath: target)
         // The existing store's asset chunks before the copy wrote any (counted once the copy opened it).
         var assetsBefore: Int?
         do {
-            return try copy(console: console, started: started, assetChunksBefore: &assetsBefore)
+            return try await copy(console: console, started: started, assetChunksBefore: &assetsBefore)
         } catch {
             if isNew {
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: target + suffix) }
@@ -51,7 +51,7 @@ struct CopyToLocalStore {
         }
     }
 
-    private func copy(console: Console, started: Date, assetChunksBefore: inout Int?) throws -> Int32 {
+    private func copy(console: Console, started: Date, assetChunksBefore: inout Int?) async throws -> Int32 {
         // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.
         var scratch: TemporaryDirectory?
         var storePath = target
@@ -82,7 +82,7 @@ struct CopyToLocalStore {
         let logger = console.logger
         let dryRunNote = options.dryRun ? " (dry run: in a transaction rolled back)" : ""
         logger.info(
-            "target: \(target), a local store\(dryRunNote); batches of \(options.batchSize) changes or \(Formatting.bytes(Int64(options.batchBytes))); on conflict \(options.policy.description)"
+            "target: \(target), a local store\(dryRunNote); batches of \(options.batchSize ?? 10_000) changes or \(Formatting.bytes(Int64(options.batchBytes))); on conflict \(options.policy.description)"
         )
         let meter = ProgressMeter(
             console: console, label: "copying \(sourcePath) → \(target)", unit: "changes", total: source.expectedChanges.map(Int64.init))
@@ -90,13 +90,14 @@ struct CopyToLocalStore {
         options.onCommit = { changes, checkpoint in
             logger.debug("committed a batch of \(changes) changes; checkpoint: \(checkpoint) of the source's changes done")
         }
-        let importer = LocalStoreImporter(store: store, source: source, options: options)
-        let resumeFrom = options.dryRun ? 0 : try importer.resumePoint()
+        let backend = LocalRecordStore(store)
+        let copier = RecordCopier(source: source, target: backend, journal: backend, options: options)
+        let resumeFrom = options.dryRun ? 0 : try await copier.resumePoint()
         if resumeFrom > 0 { console.note("resuming an interrupted copy: \(Formatting.count(Int(resumeFrom), "change")) already applied") }
         let rejects = try RejectLog(path: options.dryRun ? nil : rejectFile, console: console, files: files)
         var warnings = WarningLog(console: console)
         var seen = 0
-        let tally = try importer.run { item, outcome in
+        let tally = try await copier.run { item, outcome in
             seen += 1
             committed.set(seen)
             let change = item.change
