@@ -19,8 +19,10 @@ import Foundation
 public final class RecordCopier {
     /// Tuning and choices.
     public struct Options: Sendable {
-        /// Changes per round (and checkpoint); the target's request limits cut requests smaller. `nil`: the
-        /// backend's choice (2 000, or 10 000 per transaction for a local store's bulk path).
+        /// Changes per round (and checkpoint), `nil` for the backend's choice.
+        ///
+        /// The target's request limits cut requests smaller; the default is 2 000, or 10 000 per transaction for a
+        /// local store's bulk path.
         public var batchSize: Int?
         /// Record bytes per round at most, whatever ``batchSize`` says, so large records keep memory bounded.
         public var batchBytes = 16 << 20
@@ -475,9 +477,11 @@ extension Record {
     }
 }
 
-/// A backend that takes a whole copy faster than request by request (the local store: one transaction per batch with
-/// its checkpoint, indexes built at the end of a first copy, records encoded on the reading thread). The copy engine
-/// hands such a backend the copy; its outcomes, counts and resume points are those of the engine's own path.
+/// A backend that takes a whole copy faster than request by request.
+///
+/// The local store does (one transaction per batch with its checkpoint, indexes built at the end of a first copy,
+/// records encoded on the reading thread). The copy engine hands such a backend the copy; its outcomes, counts and
+/// resume points are those of the engine's own path.
 public protocol BulkCopying: RecordStore {
     /// Runs the copy of `source` into this backend.
     func bulkCopy(
