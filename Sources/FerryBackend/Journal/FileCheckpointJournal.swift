@@ -53,7 +53,7 @@ public final class FileCheckpointJournal: CheckpointJournal {
         let line = bare.canonicalJSON + [UInt8(ascii: "\n")]
         try lock.withLock { _ in
             let file = path(run, "deferred.ndjson")
-            if !FileManager.default.fileExists(atPath: file) { FileManager.default.createFile(atPath: file, contents: nil) }
+            if !FileManager.default.fileExists(atPath: file) { _ = FileManager.default.createFile(atPath: file, contents: nil) }
             guard let handle = FileHandle(forWritingAtPath: file) else {
                 throw CoreError(.writeFailed, "\(file): cannot write the copy journal")
             }

@@ -96,6 +96,15 @@ struct BundleTally {
     var read = 0
     var unreadable = 0
 
+    init() {}
+
+    /// The counts of a pack.
+    init(_ counts: BundlePacker.Counts) {
+        read = counts.read
+        unreadable = counts.unreadable
+        for (key, count) in counts.rejected { rejected[Key(type: key.recordType, zone: key.zoneID)] = count }
+    }
+
     mutating func count(_ change: RecordChange, rejected isRejected: Bool) {
         read += 1
         if isRejected { reject(change) }

@@ -26,45 +26,25 @@ struct CopyToBundle {
         options.zstdWorkers = zstdWorkers
         options.dryRun = dryRun
         options.files = files
-        // A bundle's assets follow its records: extracted first, so the writer has them as the records come.
-        let staged = try source.stageAssets(temporaryDirectory: tempDir)
-        if staged.assets > 0 {
-            console.logger.info(
-                "extracted \(Formatting.count(staged.assets, "asset")) (\(Formatting.bytes(staged.bytes))) of \(sourcePath) to scratch")
-        }
-        let writer = try BundleWriter(path: target, options: options, assets: source.assets)
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
-        var tally = BundleTally()
         var warnings = WarningLog(console: console)
         let meter = ProgressMeter(
             console: console, label: "reading \(sourcePath)", unit: "changes", total: source.expectedChanges.map(Int64.init))
-        try source.forEachChange { item in
-            let change = item.change
-            for problem in item.problems { warnings.add("\(item.shown): \(problem)") }
-            switch try writer.add(change) {
-            case .accepted(let found):
-                tally.count(change, rejected: false)
-                for warning in found { warnings.add("\(item.shown): \(warning)") }
-            case .rejected(let problems):
-                tally.count(change, rejected: true)
-                try rejects.reject(source: sourcePath, origin: item.origin, change: change, problems: problems)
-            }
-            meter.update(Int64(tally.read))
-        }
-        for finding in source.findings { warnings.add(finding) }
-        let creation = try CreationTime.resolve(flag: createdAt, inputs: [sourcePath])
-        let summary = try writer.finish(
-            createdAt: creation, progress: console.bundleProgress(target),
-            found: { found in
-                // Repeated names and DELETE_SELF overflows are only known at the end; the writer numbers the changes.
-                if found.problem.severity == .error {
-                    tally.reject(found.change)
-                    try rejects.reject(source: sourcePath, origin: "change \(found.origin)", change: found.change, problems: [found.problem])
-                } else {
-                    warnings.add("change \(found.origin) \(found.change.recordType) \(found.change.recordName): \(found.problem)")
-                }
+        let events = BundleCopier.Events(
+            warning: { about, text in warnings.add(about.map { "\($0): \(text)" } ?? text) },
+            rejected: { origin, change, problems in
+                try rejects.reject(source: sourcePath, origin: origin, change: change, problems: problems)
+            },
+            progress: { read in meter.update(Int64(read)) },
+            staged: { assets, bytes in
+                console.logger.info("extracted \(Formatting.count(assets, "asset")) (\(Formatting.bytes(bytes))) of \(sourcePath) to scratch")
             })
+        let (summary, counts) = try BundleCopier(source: source, path: target, options: options).run(
+            events, createdAt: { try CreationTime.resolve(flag: createdAt, inputs: [sourcePath]) }, progress: console.bundleProgress(target))
         try rejects.commit()
+        var tally = BundleTally()
+        tally.read = counts.read
+        for (key, count) in counts.rejected { tally.rejected[BundleTally.Key(type: key.recordType, zone: key.zoneID)] = count }
         try BundleReport(output: target, dryRun: dryRun, rejectFile: rejectFile, verb: dryRun ? "would copy" : "copied", started: started)
             .print(summary, tally: tally, rejected: rejects.count, warnings: warnings.count, console: console)
         return rejects.count > 0 ? ExitCodes.rejected : ExitCodes.success
