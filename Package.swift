@@ -53,7 +53,10 @@ let package = Package(
         // Core Data SQLite stores: safe opening, model discovery and decoding, entity and relationship mapping, objects.
         .target(
             name: "FerryCoreData",
-            dependencies: ["FerryCore", "FerryPlist", "CZlib", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FerryCore", "FerryPlist", "CZlib", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // Mapping plans and presets: objects of a source → records (names, zones, fields, references, assets).
         .target(
@@ -78,12 +81,15 @@ let package = Package(
         // Copies between sources and targets: change sources, the local-store importer (conflicts, resume), diffs.
         .target(
             name: "FerryTransfer",
-            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore"]
+            dependencies: [
+                "FerryCore", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryRecords", "CArchive", "CZstd", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["FerryCore", "FerryRecords", "CArchive", "CZstd"]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(
@@ -112,7 +118,7 @@ let package = Package(
         .testTarget(name: "FerryCoreDataTests", dependencies: ["FerryCore", "FerryPlist", "FerryCoreData", "FerryTesting"]),
         .testTarget(
             name: "FerryMappingTests",
-            dependencies: ["FerryCore", "FerryRecords", "FerryCoreData", "FerryMapping", "FerryTesting"]
+            dependencies: ["FerryCore", "FerryRecords", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryTesting"]
         ),
         .testTarget(
             name: "FerryTransferTests", dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
@@ -120,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "FerryBackendTests",
             dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
-        .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
+        .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting", "CZstd"]),
         .testTarget(
             name: "FerryEndToEndTests",
             dependencies: ["FerryCore", "FerryRecords", "FerryPlist", "FerryTesting"],
@@ -152,4 +158,9 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
                 name: name, dependencies: (dependencies + ["FuzzDriver"]).map { .target(name: $0) }, path: "Fuzz/\(name)",
                 linkerSettings: [.unsafeFlags(["-sanitize=fuzzer,address", "-use-ld=lld"])]))
     }
+}
+
+// Every Swift target: existential types spelled `any`, and members visible only from modules a file imports.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
 }

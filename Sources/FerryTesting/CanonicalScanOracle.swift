@@ -8,30 +8,30 @@ import FerryRecords
 /// target.
 public struct CanonicalScanOracle {
     /// The record file the lines are checked as part of.
-    public let recordType: String
-    public let zoneID: ZoneID
-    public let schema: RecordSchema
+    package let recordType: String
+    package let zoneID: ZoneID
+    package let schema: RecordSchema
 
     /// An oracle for the lines of one record file.
-    public init(recordType: String, zoneID: ZoneID, schema: RecordSchema) {
+    package init(recordType: String, zoneID: ZoneID, schema: RecordSchema) {
         self.recordType = recordType
         self.zoneID = zoneID
         self.schema = schema
     }
 
     /// What the scanner and the full checks found of one line.
-    public struct Verdict: Sendable {
+    package struct Verdict: Sendable {
         /// Whether the scanner accepted the line.
-        public var scannerAccepted: Bool
+        package var scannerAccepted: Bool
         /// Whether the full checks found the line a valid canonical record of the file.
-        public var fullyValid: Bool
+        package var fullyValid: Bool
         /// How the two disagree in a way the scanner must not (it accepted a line the full checks refuse, or reported
         /// other facts); `nil` when they agree or the scanner only declined.
-        public var disagreement: String?
+        package var disagreement: String?
     }
 
     /// Checks one line both ways.
-    public func verdict(_ line: [UInt8]) -> Verdict {
+    package func verdict(_ line: [UInt8]) -> Verdict {
         let scanned = scan(line)
         let full = fullCheck(line)
         var verdict = Verdict(scannerAccepted: scanned != nil, fullyValid: full.problem == nil, disagreement: nil)

@@ -6,24 +6,24 @@ import FerryRecords
 /// that decoding the line and writing the record in canonical form give.
 ///
 /// Used by the tests and the `transcode` fuzz target.
-public struct TranscodeOracle: Sendable {
+package struct TranscodeOracle: Sendable {
     private let decoder: CloudKitJSONDecoder
 
     /// An oracle for lines decoded with `decoder` (and its asset resolver).
-    public init(decoder: CloudKitJSONDecoder = CloudKitJSONDecoder()) { self.decoder = decoder }
+    package init(decoder: CloudKitJSONDecoder = CloudKitJSONDecoder()) { self.decoder = decoder }
 
     /// What the transcoder and the decoder made of one line.
-    public struct Verdict: Sendable {
+    package struct Verdict: Sendable {
         /// Whether the transcoder transcoded the line (rather than declining it).
-        public var transcoded: Bool
+        package var transcoded: Bool
         /// Whether the decoder decoded it to a record.
-        public var decodedRecord: Bool
+        package var decodedRecord: Bool
         /// How the two differ in a way the transcoder must not; `nil` when they agree or it only declined.
-        public var disagreement: String?
+        package var disagreement: String?
     }
 
     /// Transcodes and decodes one line, with a transcoder that may have seen other lines first (its caches).
-    public func verdict(_ line: [UInt8], transcoder: inout CloudKitJSONTranscoder) -> Verdict {
+    package func verdict(_ line: [UInt8], transcoder: inout CloudKitJSONTranscoder) -> Verdict {
         var json = JSONWriter()
         json.raw("garbage before")
         let prefix = json.count
@@ -56,7 +56,7 @@ public struct TranscodeOracle: Sendable {
     }
 
     /// Transcodes and decodes one line with a fresh transcoder.
-    public func verdict(_ line: [UInt8]) -> Verdict {
+    package func verdict(_ line: [UInt8]) -> Verdict {
         var transcoder = CloudKitJSONTranscoder(decoder: decoder)
         return verdict(line, transcoder: &transcoder)
     }
@@ -68,7 +68,7 @@ extension TranscodeOracle {
     ///
     /// A line it prepares must be a valid record (no problems) with the same canonical JSON, type, zone, key,
     /// references, assets and layout, and its `change` must be the decoded record.
-    public func preparedDisagreement(_ line: [UInt8], lines: inout LinePreparer, validator: RecordValidator = RecordValidator()) -> String? {
+    package func preparedDisagreement(_ line: [UInt8], lines: inout LinePreparer, validator: RecordValidator = RecordValidator()) -> String? {
         guard let fast = line.withUnsafeBytes({ lines.prepare($0) }) else { return nil }
         guard let change = try? decoder.decode(bytes: line) else { return "prepared a line the decoder refuses" }
         let slow = ChangePreparer(validator: validator).prepare(change)

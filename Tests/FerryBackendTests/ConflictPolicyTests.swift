@@ -1,4 +1,5 @@
 import FerryBackend
+import FerryCore
 import Testing
 
 @Suite struct ConflictPolicyTests {

@@ -208,7 +208,7 @@ public final class BundleWriter {
     /// - Returns: whether it was accepted, with all problems found.
     /// - Throws: only I/O errors on the scratch files.
     @discardableResult
-    public func add(_ lines: borrowing PreparedLines, at index: Int, origin: Int64? = nil) throws -> Admission {
+    package func add(_ lines: borrowing PreparedLines, at index: Int, origin: Int64? = nil) throws -> Admission {
         let entry = lines.entries[index]
         guard knowsLayout(entry.layout) else { return try add(lines.change(at: index), origin: origin) }
         let sequence = nextSequence(origin)

@@ -19,7 +19,7 @@ import FerryRecords
 /// case .declined: try writer.add(try decoder.decode(line: line))
 /// }
 /// ```
-public struct LinePreparer {
+package struct LinePreparer {
     private var transcoder: CloudKitJSONTranscoder
     private let validator: RecordValidator
     /// The record types and zones seen recently, and a scanner for each (`nil` where the type or zone is invalid):
@@ -34,14 +34,14 @@ public struct LinePreparer {
     private static let maxScanners = 16
 
     /// A preparer that reads values with `decoder` (and its asset resolver) and checks records against `validator`.
-    public init(decoder: CloudKitJSONDecoder, validator: RecordValidator) {
+    package init(decoder: CloudKitJSONDecoder, validator: RecordValidator) {
         transcoder = CloudKitJSONTranscoder(decoder: decoder)
         self.validator = validator
         shapes = RecordLineShapes(validator: validator)
     }
 
     /// What became of a line given to ``prepare(_:into:)``.
-    public enum Preparation {
+    package enum Preparation {
         /// Prepared through a known shape into the batch, as its line `index`.
         case batched(Int)
         /// Prepared the full way (a line of a new shape, or with assets).
@@ -51,7 +51,7 @@ public struct LinePreparer {
     }
 
     /// Prepares a line that is a valid record: into `lines` when it has a known shape (most lines), else on its own.
-    public mutating func prepare(_ line: UnsafeRawBufferPointer, into lines: inout PreparedLines) -> Preparation {
+    package mutating func prepare(_ line: UnsafeRawBufferPointer, into lines: inout PreparedLines) -> Preparation {
         let (start, referencesStart) = (lines.json.count, lines.references.count)
         if let shaped = shapes.prepare(line, into: &lines.json, references: &lines.references) {
             shapedLines += 1
@@ -66,7 +66,7 @@ public struct LinePreparer {
     }
 
     /// Prepares a line that is a valid record on its own; `nil` if it is declined.
-    public mutating func prepare(_ line: UnsafeRawBufferPointer) -> PreparedChange? {
+    package mutating func prepare(_ line: UnsafeRawBufferPointer) -> PreparedChange? {
         var lines = PreparedLines()
         switch prepare(line, into: &lines) {
         case .batched(let index): return lines.change(at: index)

@@ -8,7 +8,7 @@ import FerryRecords
 /// (``BundleWriter/add(_:at:origin:)``). Held as a ``PreparedChange`` each, a line cost its own arrays and strings:
 /// made on the worker, retained and released where they were admitted, freed on a third thread; that was about a
 /// tenth of `ferry pack`'s CPU time.
-public struct PreparedLines: Sendable {
+package struct PreparedLines: Sendable {
     /// Where one line's parts are.
     struct Entry {
         /// Its canonical JSON: `json[start..<end]`.
@@ -32,12 +32,12 @@ public struct PreparedLines: Sendable {
     var entries: [Entry] = []
 
     /// An empty batch with room for about `bytes` of canonical JSON.
-    public init(capacity bytes: Int = 0) {
+    package init(capacity bytes: Int = 0) {
         json = JSONWriter(capacity: bytes)
     }
 
     /// How many lines it holds.
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     /// The number of a record type and zone in ``files``, added if new.
     mutating func file(recordType: String, zoneID: ZoneID) -> Int32 {
@@ -67,7 +67,7 @@ public struct PreparedLines: Sendable {
     }
 
     /// Line `index` as a prepared change of its own (for the few lines that need one: the first of a layout, say).
-    public func change(at index: Int) -> PreparedChange {
+    package func change(at index: Int) -> PreparedChange {
         let entry = entries[index]
         let file = files[Int(entry.file)]
         return PreparedChange(

@@ -11,7 +11,7 @@ extension UnsafeRawBufferPointer {
     /// a time in place, the last word overlapping the one before: a call to `memcmp` for each cost more than the
     /// comparing (a tenth of preparing a line through its shape). Longer runs go through `memcmp`'s vector loop.
     @inlinable
-    public func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
+    package func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
         guard count == other.count else { return false }
         guard count > 0, let base = baseAddress, let otherBase = other.baseAddress else { return true }
         if count > 64 { return memcmp(base, otherBase, count) == 0 }

@@ -4,7 +4,7 @@ extension Array {
     /// For elements that hold many references (a prepared change): passed as a value, even to a `borrowing` parameter,
     /// an element is copied first, a retain and a release of every reference in it.
     @inlinable
-    public func forEachInPlace(_ body: (_ index: Int, _ element: UnsafePointer<Element>) throws -> Void) rethrows {
+    package func forEachInPlace(_ body: (_ index: Int, _ element: UnsafePointer<Element>) throws -> Void) rethrows {
         try withUnsafeBufferPointer { elements in
             guard let first = elements.baseAddress else { return }
             for index in elements.indices { try body(index, first + index) }

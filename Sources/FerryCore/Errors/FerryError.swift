@@ -1,3 +1,5 @@
+import Foundation
+
 /// The shape every Ferry module's error type shares.
 ///
 /// Each module has exactly one error type (`CoreError`, `RecordError`, `BundleError`, …) with a `Code`, a message that

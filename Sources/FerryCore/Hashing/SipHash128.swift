@@ -4,7 +4,7 @@
 /// identities took two of them, each buffering its input a byte at a time through its tail. This one computes the
 /// 128-bit variant in one pass over 8-byte words: half the rounds, no buffering. swift-crypto has no SipHash, so it
 /// is written here (the reference's vectors for SipHash-2-4-128 check it, see the tests).
-public struct SipHash128: Sendable {
+package struct SipHash128: Sendable {
     @usableFromInline let k0: UInt64
     @usableFromInline let k1: UInt64
     /// Rounds per 8-byte word and at the end: 1 and 3 as Swift's `Hasher` (SipHash-1-3), 2 and 4 for the reference.
@@ -12,7 +12,7 @@ public struct SipHash128: Sendable {
     @usableFromInline let finalizationRounds: Int
 
     /// A hash function keyed by two 64-bit words (the reference's key bytes 0-7 and 8-15, little-endian).
-    public init(key k0: UInt64, _ k1: UInt64, compressionRounds: Int = 1, finalizationRounds: Int = 3) {
+    package init(key k0: UInt64, _ k1: UInt64, compressionRounds: Int = 1, finalizationRounds: Int = 3) {
         self.k0 = k0
         self.k1 = k1
         self.compressionRounds = compressionRounds
@@ -21,14 +21,14 @@ public struct SipHash128: Sendable {
 
     /// A SipHash-1-3 keyed with fresh random bits: its values mean something only within this process, and nobody
     /// who chose the input bytes can choose collisions.
-    public static func random() -> SipHash128 {
+    package static func random() -> SipHash128 {
         var generator = SystemRandomNumberGenerator()
         return SipHash128(key: generator.next(), generator.next())
     }
 
     /// The 128-bit hash of `bytes`, as the reference's two little-endian output words.
     @inlinable @inline(__always)
-    public func hash(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+    package func hash(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
         var state = State(k0: k0, k1: k1)
         let count = bytes.count
         let whole = count & ~7

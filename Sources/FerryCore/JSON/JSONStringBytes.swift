@@ -5,18 +5,18 @@
 /// see that word. The word tests are the exact "has a zero byte" and "has a byte less than n" tests of Hacker's
 /// Delight §6-1 (no false negatives, no false positives): written by hand, as no library scans byte buffers this
 /// way on Linux, and the standard library's string search works on `String`, not on raw bytes.
-public enum JSONStringBytes {
+package enum JSONStringBytes {
     @usableFromInline static let ones: UInt64 = 0x0101_0101_0101_0101
     @usableFromInline static let highBits: UInt64 = 0x8080_8080_8080_8080
 
     /// Whether a little-endian word of eight string bytes holds `"`, `\` or a byte below 0x20.
     @inlinable
-    public static func needsEscape(_ word: UInt64) -> Bool { escapeMask(word) != 0 }
+    package static func needsEscape(_ word: UInt64) -> Bool { escapeMask(word) != 0 }
 
     /// The high bit of each byte of a little-endian word that may be `"`, `\` or below 0x20: the lowest bit set marks
     /// the first such byte exactly (a borrow only runs up from a byte that matches); those above it may be false.
     @inlinable
-    public static func escapeMask(_ word: UInt64) -> UInt64 {
+    package static func escapeMask(_ word: UInt64) -> UInt64 {
         let quote = word ^ (ones &* 0x22)
         let backslash = word ^ (ones &* 0x5C)
         let found = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
@@ -25,13 +25,13 @@ public enum JSONStringBytes {
 
     /// Whether a word holds a byte of 0x80 or above.
     @inlinable
-    public static func hasNonASCII(_ word: UInt64) -> Bool { word & highBits != 0 }
+    package static func hasNonASCII(_ word: UInt64) -> Bool { word & highBits != 0 }
 
     /// Steps from `offset` over whole words that need no escape, stopping at the first word that may (or where fewer
     /// than eight bytes are left); the offset reached, and whether any byte passed over is non-ASCII.
     /// - Parameter asciiOnly: stop at a word with a non-ASCII byte too.
     @inlinable
-    public static func skipPlainWords(_ bytes: UnsafeRawBufferPointer, from offset: Int, asciiOnly: Bool) -> (offset: Int, nonASCII: Bool) {
+    package static func skipPlainWords(_ bytes: UnsafeRawBufferPointer, from offset: Int, asciiOnly: Bool) -> (offset: Int, nonASCII: Bool) {
         guard let base = bytes.baseAddress else { return (offset, false) }
         var position = offset
         var high: UInt64 = 0
@@ -54,7 +54,7 @@ public enum JSONStringBytes {
     /// the whole content as UTF-8 afterwards read text with a non-ASCII character every few words twice, and reading
     /// every word with a non-ASCII byte a byte at a time was a quarter of preparing such lines.)
     @inlinable
-    public static func plainContentEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    package static func plainContentEnd(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
         guard let base = bytes.baseAddress else { return nil }
         var offset = start
         while true {

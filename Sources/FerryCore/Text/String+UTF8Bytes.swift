@@ -6,7 +6,7 @@ extension String {
     /// writing, binding, validation) those were a tenth of the reference counting. Strings Ferry makes are native and
     /// take the in-place path; any other is copied as before.
     @inlinable
-    public func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+    package func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
         var copy = self
         return try copy.withUTF8(body)

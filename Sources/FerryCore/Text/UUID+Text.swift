@@ -5,11 +5,11 @@ extension UUID {
     ///
     /// On Linux `uuidString` goes through `uuid_unparse` and `sprintf`, which costs more than the rest of naming a
     /// record; record naming and reference lookups call this once per record or reference.
-    public var text: String { text(prefixedBy: "") }
+    package var text: String { text(prefixedBy: "") }
 
     /// `prefix` followed by ``text``, made as one string (a record name such as `Car.0E6F…` without a second
     /// allocation for the UUID's text).
-    public func text(prefixedBy prefix: String) -> String {
+    package func text(prefixedBy prefix: String) -> String {
         prefix.withUTF8Bytes { head in
             String(unsafeUninitializedCapacity: head.count + 36) { buffer in
                 var position = 0
@@ -36,13 +36,13 @@ extension UUID {
 
     /// Parses exactly the form ``text`` writes (36 characters, uppercase hex, dashes at 8, 13, 18 and 23), so that
     /// `UUID(text: name)?.text == name` always holds; `nil` for anything else.
-    public init?(text: String) {
+    package init?(text: String) {
         guard let uuid = text.withUTF8Bytes({ UUID(utf8: $0) }) else { return nil }
         self = uuid
     }
 
     /// Parses the UTF-8 bytes of exactly the form ``text`` writes; `nil` for anything else.
-    public init?(utf8: UnsafeBufferPointer<UInt8>) {
+    package init?(utf8: UnsafeBufferPointer<UInt8>) {
         guard utf8.count == 36 else { return nil }
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let valid = withUnsafeMutableBytes(of: &bytes) { output -> Bool in

@@ -15,22 +15,22 @@ import FerryCore
 /// var facts = CanonicalRecordScanner.Facts()
 /// guard let key = scanner?.accept(line, index: number, into: &facts) else { /* decode the line the full way */ }
 /// ```
-public struct CanonicalRecordScanner {
+package struct CanonicalRecordScanner {
     /// What the checks across lines need of accepted lines, appended line after line.
-    public struct Facts: Sendable {
+    package struct Facts: Sendable {
         /// The targets of DELETE_SELF references, each with the index the caller gave the line holding it (not from a
         /// scanner made with `collectingReferences`, whose ``references`` hold them).
-        public var deleteSelf: [(line: Int, target: RecordKey)] = []
+        package var deleteSelf: [(line: Int, target: RecordKey)] = []
         /// The assets referenced.
-        public var assets: [(sha256: SHA256Digest, size: Int64)] = []
+        package var assets: [(sha256: SHA256Digest, size: Int64)] = []
         /// Every reference's target in field order, with whether it is DELETE_SELF; only from a scanner made with
         /// `collectingReferences` (instead of ``deleteSelf``).
-        public var references: [(target: RecordKey, deleteSelf: Bool)] = []
+        package var references: [(target: RecordKey, deleteSelf: Bool)] = []
         /// What the last record accepted counts toward CloudKit's record size (``RecordValidator/Limits/maxRecordBytes``).
-        public var recordBytes = 0
+        package var recordBytes = 0
 
         /// No facts yet.
-        public init() {}
+        package init() {}
     }
 
     /// The schema's fields of the file's type; `nil` to accept any valid field names and types.
@@ -58,7 +58,7 @@ public struct CanonicalRecordScanner {
     /// not in the schema (every line is then for the full checks to report).
     /// - Parameters:
     ///   - fieldTypes: the schema's fields of the record type.
-    public init?(recordType: String, zoneID: ZoneID, fieldTypes: [String: FieldType]?, validator: RecordValidator = RecordValidator()) {
+    package init?(recordType: String, zoneID: ZoneID, fieldTypes: [String: FieldType]?, validator: RecordValidator = RecordValidator()) {
         guard let fieldTypes else { return nil }
         self.init(recordType: recordType, zoneID: zoneID, schema: fieldTypes, validator: validator, collectingReferences: false)
     }
@@ -68,7 +68,7 @@ public struct CanonicalRecordScanner {
     ///
     /// There is no schema to fit, and it can collect every reference (``Facts/references``, instead of only the
     /// DELETE_SELF targets in ``Facts/deleteSelf``): what admitting records into a bundle needs.
-    public init?(recordType: String, zoneID: ZoneID, validator: RecordValidator, collectingReferences: Bool) {
+    package init?(recordType: String, zoneID: ZoneID, validator: RecordValidator, collectingReferences: Bool) {
         self.init(recordType: recordType, zoneID: zoneID, schema: nil, validator: validator, collectingReferences: collectingReferences)
     }
 
@@ -102,13 +102,13 @@ public struct CanonicalRecordScanner {
     /// Accepts a line (without its newline) that is a canonical, valid record of this file, appending its facts.
     /// - Parameter index: the line's index, recorded with its DELETE_SELF targets.
     /// - Returns: the record's key, or `nil` if the line is declined (and `facts` is left as it was).
-    public mutating func accept(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> RecordKey? {
+    package mutating func accept(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> RecordKey? {
         acceptWithLayout(line, index: index, into: &facts)?.key
     }
 
     /// Accepts a line like ``accept(_:index:into:)``; the record's key and layout (its type, zone, field names and
     /// types), or `nil` if the line is declined.
-    public mutating func acceptWithLayout(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> (
+    package mutating func acceptWithLayout(_ line: UnsafeRawBufferPointer, index: Int, into facts: inout Facts) -> (
         key: RecordKey, layout: RecordSchema.Layout
     )? {
         let deleteSelfCount = facts.deleteSelf.count

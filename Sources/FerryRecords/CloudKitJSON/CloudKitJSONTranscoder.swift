@@ -18,15 +18,15 @@ import FerryCore
 /// var json = JSONWriter()
 /// guard let record = transcoder.transcode(line, into: &json) else { /* decode the line the full way */ }
 /// ```
-public struct CloudKitJSONTranscoder {
+package struct CloudKitJSONTranscoder {
     /// What the caller needs of a transcoded record besides its canonical bytes.
-    public struct Transcoded {
+    package struct Transcoded {
         /// The record type.
-        public var recordType: String
+        package var recordType: String
         /// The record's zone.
-        public var zoneID: ZoneID
+        package var zoneID: ZoneID
         /// The assets of its fields, with each field's name, in field order.
-        public var assets: [(field: String, asset: Asset)]
+        package var assets: [(field: String, asset: Asset)]
     }
 
     /// A zone ID as some line wrote it, with what it decodes to and its canonical bytes.
@@ -55,13 +55,13 @@ public struct CloudKitJSONTranscoder {
     private static let cacheSize = 8
 
     /// A transcoder that decodes what it has no shortcut for with `decoder` (and its asset resolver).
-    public init(decoder: CloudKitJSONDecoder) {
+    package init(decoder: CloudKitJSONDecoder) {
         self.decoder = decoder
     }
 
     /// Appends the canonical form of a record line to `json`.
     /// - Returns: the record's type, zone and assets; `nil` if the line is declined (and `json` is left as it was).
-    public mutating func transcode(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) -> Transcoded? {
+    package mutating func transcode(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) -> Transcoded? {
         let start = json.count
         do {
             if let transcoded = try record(line, into: &json) { return transcoded }

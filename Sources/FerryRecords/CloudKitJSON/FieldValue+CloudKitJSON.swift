@@ -1,4 +1,5 @@
 import FerryCore
+import FoundationEssentials
 
 extension FieldValue {
     /// Writes the field dictionary `{"type":"…","value":…}` in canonical form.

@@ -8,21 +8,21 @@ import FerryCore
 /// if let prepared = shapes.prepare(line, into: &json, references: &references) { /* json holds the canonical form */ }
 /// else { /* the full path; then, if it accepted the line: */ shapes.learn(line, from: model, transcoder: &transcoder) }
 /// ```
-public struct RecordLineShapes {
+package struct RecordLineShapes {
     /// A line prepared through a shape: what the full path would have found.
-    public struct Prepared {
+    package struct Prepared {
         /// The record type (the shape's).
-        public var recordType: String
+        package var recordType: String
         /// The zone (the shape's).
-        public var zoneID: ZoneID
+        package var zoneID: ZoneID
         /// The record's identity key, from its zone and name.
-        public var key: RecordKey
+        package var key: RecordKey
         /// The record's layout (the shape's).
-        public var layout: RecordSchema.Layout
+        package var layout: RecordSchema.Layout
     }
 
     /// What the full path made of a line, for learning its shape.
-    public struct Model {
+    package struct Model {
         var canonical: [UInt8]
         var key: RecordKey
         var references: [(target: RecordKey, deleteSelf: Bool)]
@@ -32,7 +32,7 @@ public struct RecordLineShapes {
         var zoneID: ZoneID
 
         /// The canonical bytes, key, references and size the full path found for a line of this type, zone and layout.
-        public init(
+        package init(
             canonical: [UInt8], key: RecordKey, references: [(target: RecordKey, deleteSelf: Bool)], recordBytes: Int,
             layout: RecordSchema.Layout, recordType: String, zoneID: ZoneID
         ) {
@@ -55,7 +55,7 @@ public struct RecordLineShapes {
     private static let maxShapes = 8
 
     /// Shapes checked against `validator`'s rules, learned from at most `learnings` lines.
-    public init(validator: RecordValidator, learnings: Int = 24) {
+    package init(validator: RecordValidator, learnings: Int = 24) {
         self.validator = validator
         learningsLeft = learnings
     }
@@ -63,7 +63,7 @@ public struct RecordLineShapes {
     /// Prepares a line of a known shape, appending its canonical form to `json` and its references' targets (in
     /// canonical field order, each with whether it is DELETE_SELF) to `references`; `nil` (and both as they were) if
     /// it has none, or a value needs the full path.
-    public mutating func prepare(
+    package mutating func prepare(
         _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, references: inout [(target: RecordKey, deleteSelf: Bool)]
     ) -> Prepared? {
         // Through the buffer: taking each shape out of the array, and swapping two, retained and released them, for
@@ -85,7 +85,7 @@ public struct RecordLineShapes {
     }
 
     /// Learns the shape of a line the full path prepared (see ``RecordLineShape``), if it has one worth keeping.
-    public mutating func learn(_ line: UnsafeRawBufferPointer, from model: Model, transcoder: inout CloudKitJSONTranscoder) {
+    package mutating func learn(_ line: UnsafeRawBufferPointer, from model: Model, transcoder: inout CloudKitJSONTranscoder) {
         guard learningsLeft > 0 else { return }
         learningsLeft -= 1
         guard let shape = RecordLineShape.learned(from: line, model: model, validator: validator, transcoder: &transcoder) else { return }

@@ -19,7 +19,7 @@ public struct SourceChange: Sendable {
     /// What could not be carried over faithfully (written anyway, reported as warnings).
     public var problems: [String]
     /// The target's per-change work, done ahead on the reading thread (see ``PipelinedChangeSource/prepare``).
-    public var prepared: PreparedWrite?
+    package var prepared: PreparedWrite?
 
     /// Creates a change.
     public init(_ change: consuming RecordChange, origin: String, problems: [String] = []) {

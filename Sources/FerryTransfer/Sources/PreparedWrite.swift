@@ -3,17 +3,17 @@ import FerryLocalStore
 import FerryRecords
 
 /// The work a target does on each change that needs no target state, done ahead on the thread that reads the source.
-public struct PreparedWrite: Sendable {
+package struct PreparedWrite: Sendable {
     /// The change's validation errors.
-    public var errors: [RecordProblem]
+    package var errors: [RecordProblem]
     /// What the target holds as it is but CloudKit would refuse from a client (a name starting with `_`, a record over
     /// 1 MB), for the copy's warnings.
-    public var warnings: [RecordProblem]
+    package var warnings: [RecordProblem]
     /// A record's body as the local store keeps it, with its content digest.
-    public var encoded: (body: [UInt8], digest: SHA256Digest)?
+    package var encoded: (body: [UInt8], digest: SHA256Digest)?
 
     /// Validates and encodes a change for a local store.
-    public init(_ change: RecordChange, validator: RecordValidator) {
+    package init(_ change: RecordChange, validator: RecordValidator) {
         let problems = validator.problems(in: change)
         errors = problems.filter { $0.severity == .error }
         warnings = problems.filter { $0.severity == .warning }

@@ -3,6 +3,7 @@ import FerryBundle
 import FerryCore
 import FerryRecords
 import Foundation
+import Logging
 
 /// `ferry pack`: build a bundle from files of CloudKit record dictionaries (NDJSON or JSON documents).
 struct Pack: AsyncParsableCommand {

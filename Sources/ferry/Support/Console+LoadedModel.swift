@@ -1,4 +1,5 @@
 import FerryCoreData
+import Logging
 
 extension Console {
     /// Says which model a store is read with: the choice at info level (`-v`), what a user should doubt as warnings.

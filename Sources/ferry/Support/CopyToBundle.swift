@@ -3,6 +3,7 @@ import FerryCore
 import FerryRecords
 import FerryTransfer
 import Foundation
+import Logging
 
 /// `ferry copy` into a bundle: the source's changes through a bundle writer.
 struct CopyToBundle {

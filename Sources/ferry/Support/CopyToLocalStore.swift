@@ -1,8 +1,10 @@
+import FerryBackend
 import FerryCore
 import FerryLocalStore
 import FerryRecords
 import FerryTransfer
 import Foundation
+import Logging
 import Synchronization
 
 /// How many changes a copy has committed, read by the interruption handler on another thread.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryTransfer
+import FoundationEssentials
 
 /// `--since` and the status field: what an incremental export keeps.
 struct IncrementalOptions: ParsableArguments {

@@ -1,3 +1,4 @@
+import FerryRecords
 import FerryTransfer
 
 extension SourceChange {

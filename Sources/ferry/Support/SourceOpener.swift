@@ -2,6 +2,7 @@ import FerryCore
 import FerryCoreData
 import FerryLocalStore
 import FerryTransfer
+import Logging
 
 /// Opens any source by what it is: a bundle, a local store (read-only) or a Core Data store through a mapping.
 struct SourceOpener {
