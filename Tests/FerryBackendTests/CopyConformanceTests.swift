@@ -252,6 +252,29 @@ import Testing
     }
 }
 
+extension CopyConformanceTests {
+    @Test(arguments: ConformanceBackend.allCases)
+    func everyBackendIsASourceToEveryOther(_ kind: ConformanceBackend) async throws {
+        let scratch = try Scratch()
+        let (changes, assets) = try fleet(in: scratch)
+        let first = try await kind.make()
+        _ = try await copy(TestChangeSource(changes, assets: assets), into: first)
+        for other in ConformanceBackend.allCases {
+            let second = try await other.make()
+            let source = try await BackendChangeSource.open(first.store, kind: "test")
+            #expect(source.expectedChanges == 60)
+            let (tally, _) = try await copy(source, into: second)
+            #expect(tally.total.created == 60 && tally.assets == 6, "\(kind) → \(other)")
+            #expect(try await contents(of: second.store) == contents(of: first.store), "\(kind) → \(other)")
+            for case .record(let record) in changes {
+                for asset in record.fields.flatMap(\.value.assets) {
+                    #expect(try await second.store.assetBytes(asset).collected() == first.store.assetBytes(asset).collected())
+                }
+            }
+        }
+    }
+}
+
 /// A backend that answers its first `refusals` modify requests with THROTTLED for every operation.
 final class ThrottlingStore: RecordStore, @unchecked Sendable {
     let base: any RecordStore

@@ -4,9 +4,9 @@ import Synchronization
 
 /// Where the synchronous world (sources that read files and SQLite on a thread of their own) meets the asynchronous
 /// one (backends whose clients are async).
-enum AsyncBridge {
+package enum AsyncBridge {
     /// Runs blocking work on a thread of its own, so it never holds one of the cooperative pool's few threads.
-    static func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
+    package static func onThread<Result: Sendable>(_ body: @escaping @Sendable () throws -> Result) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 do {
@@ -20,8 +20,42 @@ enum AsyncBridge {
         }
     }
 
+    /// Runs blocking work that is not `Sendable` (a copy's closures, a source) on a thread of its own while the caller
+    /// waits: the work is handed over, used there alone, and released before the caller resumes.
+    package static func handOver<Result: Sendable>(_ work: @escaping () throws -> Result) async throws -> Result {
+        let box = WorkBox(work)
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                let outcome: Swift.Result<Result, any Error>
+                do {
+                    let work = box.take()
+                    outcome = .success(try work())
+                } catch {
+                    outcome = .failure(error)
+                }
+                continuation.resume(with: outcome)
+            }
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    /// Work handed to one thread, taken out once.
+    ///
+    /// `@unchecked Sendable`: the caller hands it over and waits; only the thread takes it.
+    private final class WorkBox<Result>: @unchecked Sendable {
+        private var work: (() throws -> Result)?
+
+        init(_ work: @escaping () throws -> Result) { self.work = work }
+
+        func take() -> () throws -> Result {
+            defer { work = nil }
+            return work ?? { throw CancellationError() }
+        }
+    }
+
     /// Waits, on a thread outside the cooperative pool (a source's reading thread), for async work.
-    static func wait<Result: Sendable>(_ work: @escaping @Sendable () async throws -> Result) throws -> Result {
+    package static func wait<Result: Sendable>(_ work: @escaping @Sendable () async throws -> Result) throws -> Result {
         let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task {

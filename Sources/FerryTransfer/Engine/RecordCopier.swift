@@ -73,7 +73,14 @@ public final class RecordCopier {
     ///
     /// A backend with a bulk path (``BulkCopying``: the local store) takes the whole copy itself.
     public func run(_ report: (inout SourceChange, TransferOutcome) throws -> Void) async throws -> TransferTally {
-        if let bulk = target as? any BulkCopying { return try bulk.bulkCopy(source, options: options, report: report) }
+        if let bulk = target as? any BulkCopying {
+            // A bulk path is synchronous and may wait for the source: it runs on a thread of its own, while this task waits.
+            let source = self.source
+            let options = self.options
+            return try await withoutActuallyEscaping(report) { report in
+                try await AsyncBridge.handOver { try bulk.bulkCopy(source, options: options, report: report) }
+            }
+        }
         var state = CopyState(options: options, target: target, journal: journal, source: source, run: run)
         state.tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = options.dryRun ? 0 : try await resumePoint()
@@ -138,6 +145,8 @@ struct CopyState {
     var countedAssets: Set<SHA256Digest> = []
     /// A dry run's records that would have been deferred, with their VALIDATE targets.
     var dryDeferred: [(Record, [RecordID])] = []
+    /// The source's assets, asked on threads of their own.
+    let sourceAssets: SourceAssets
 
     init(options: RecordCopier.Options, target: any RecordStore, journal: any CheckpointJournal, source: any ChangeSource, run: String) {
         self.options = options
@@ -145,6 +154,7 @@ struct CopyState {
         self.journal = journal
         self.source = source
         self.run = run
+        sourceAssets = SourceAssets(source)
     }
 
     /// Sends a round of changes, reports their outcomes in order and records the checkpoint.
@@ -307,7 +317,7 @@ struct CopyState {
                     targetDigest: current.digest, targetTag: current.tag, target: fetched[record.id], policy: options.policy)
                 switch decision {
                 case .write(let success):
-                    if let refusal = try countAssets(of: record, missing: missingAssets) {
+                    if let refusal = try await countAssets(of: record, missing: missingAssets) {
                         decided.append((index, refusal))
                     } else {
                         writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: success))
@@ -351,11 +361,11 @@ struct CopyState {
 
     /// A dry run's count of the assets a record would store: `nil` when each is in the target or comes from the
     /// source, else the record's refusal.
-    private mutating func countAssets(of record: Record, missing: Set<SHA256Digest>) throws -> TransferOutcome? {
+    private mutating func countAssets(of record: Record, missing: Set<SHA256Digest>) async throws -> TransferOutcome? {
         var new: [Asset] = []
         for field in record.fields {
             for asset in field.value.assets where missing.contains(asset.sha256) && !countedAssets.contains(asset.sha256) {
-                guard try source.canSupply(asset) else {
+                guard try await sourceAssets.canSupply(asset, now: false) else {
                     return .rejected(code: "MISSING_ASSET", reason: "\(field.name): asset \(asset.sha256) (\(asset.size) bytes) is not available")
                 }
                 new.append(asset)

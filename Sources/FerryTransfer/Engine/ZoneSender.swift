@@ -1,6 +1,7 @@
 import FerryBackend
 import FerryCore
 import FerryRecords
+import Foundation
 import Synchronization
 
 /// Sends one zone's changes of a copy round to the target: lookups, the policy's decisions, missing assets, the
@@ -158,11 +159,11 @@ struct ZoneSender: Sendable {
         var unavailable: [SHA256Digest: Asset] = [:]
         var counts = AssetCounts()
         for asset in missing {
-            guard let reader = try assets.open(asset) else {
+            guard try await assets.canSupply(asset) else {
                 unavailable[asset.sha256] = asset
                 continue
             }
-            if try await target.putAsset(asset, bytes: .reading(reader)) {
+            if try await assets.put(asset, into: target) {
                 counts.stored += 1
                 counts.bytes += asset.size
             }
@@ -252,20 +253,51 @@ struct UncheckedChangeSource: @unchecked Sendable {
     let base: any ChangeSource
 }
 
-/// A source's assets, for the copy's concurrent requests: one request at a time asks the source.
+/// A source's assets, for the copy's concurrent requests: one request at a time asks the source, and always on a
+/// thread of its own, since a source may wait for a backend (``BackendAssetProvider``) and no task of the cooperative
+/// pool may block on another.
 final class SourceAssets: Sendable {
     private let source: Mutex<UncheckedChangeSource>
 
     init(_ source: any ChangeSource) { self.source = Mutex(UncheckedChangeSource(base: source)) }
 
-    /// A reader of the asset's bytes, or `nil` when the source cannot supply it.
-    func open(_ asset: Asset) throws -> (any AssetReading)? {
-        try source.withLock { source in
-            guard try source.base.canSupply(asset), let provider = source.base.assets else { return nil }
-            return try provider.open(asset)
+    /// Whether the source can supply the asset; with `now`, from an asset provider while records are read (a
+    /// bundle's assets, which follow its records, come through ``ChangeSource/prepare(for:)-(any RecordStore)`` instead).
+    func canSupply(_ asset: Asset, now: Bool = true) async throws -> Bool {
+        try await AsyncBridge.onThread { [self] in
+            try source.withLock { source in try source.base.canSupply(asset) && (!now || source.base.assets != nil) }
         }
     }
 
-    /// Whether the source can supply the asset.
-    func canSupply(_ asset: Asset) throws -> Bool { try source.withLock { try $0.base.canSupply(asset) } }
+    /// Streams an asset from the source into `target`: a thread of its own reads it, 1 MiB at a time, a few pieces
+    /// ahead of the target.
+    /// - Returns: whether the target stored it (`false`: it had it).
+    func put(_ asset: Asset, into target: any RecordStore) async throws -> Bool {
+        let channel = PieceChannel()
+        let reader = Thread { [self] in
+            do {
+                guard let provider = source.withLock({ $0.base.assets }) else {
+                    throw TransferError(.missingAsset, "asset \(asset.sha256): the source has no assets to read it from")
+                }
+                let file = try provider.open(asset)
+                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                while true {
+                    let filled = try buffer.withUnsafeMutableBytes { try file.read(filling: $0) }
+                    if filled > 0 { try channel.push(Array(buffer[..<filled])) }
+                    if filled < buffer.count { break }
+                }
+                try file.finish()
+                channel.finish()
+            } catch is PieceChannel.Cancelled {
+                // The target stopped reading: its error is the copy's.
+            } catch {
+                channel.finish(throwing: error)
+            }
+        }
+        reader.stackSize = 1 << 20
+        reader.start()
+        // However the upload ends, the reading thread must not wait for room any more.
+        defer { channel.cancel() }
+        return try await target.putAsset(asset, bytes: channel.bytes)
+    }
 }

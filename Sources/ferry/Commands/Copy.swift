@@ -112,13 +112,14 @@ struct Copy: AsyncParsableCommand {
         let kind = try Endpoint.target(target ?? Endpoint.defaultLocalStore(), isDefault: target == nil)
         let targetPath = kind.path
         let files = try claimFiles(target: kind)
-        let changes = try openSource(console)
+        let changes = try await openSource(console)
         switch kind {
         case .bundle:
-            return try CopyToBundle(
+            let copy = CopyToBundle(
                 source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
-                tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files
-            ).run(console: console, started: started)
+                tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files)
+            // Synchronous, and its source may wait for a backend: on a thread of its own, off the cooperative pool.
+            return try await AsyncBridge.handOver { try copy.run(console: console, started: started) }
         case .localStore:
             var options = RecordCopier.Options()
             options.batchSize = batchSize
@@ -155,8 +156,8 @@ struct Copy: AsyncParsableCommand {
         return files
     }
 
-    private func openSource(_ console: Console) throws -> any ChangeSource {
-        try SourceOpener(
+    private func openSource(_ console: Console) async throws -> any ChangeSource {
+        try await SourceOpener(
             modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, incrementalOptions: incrementalOptions,
             selection: selection, tempDir: tempDir
         ).open(

@@ -39,15 +39,18 @@ struct Diff: AsyncParsableCommand {
     var limit = 50
 
     func run() async throws {
-        try CommandRunner.run(global, label: "diff") { console in try diff(console) }
+        try await CommandRunner.run(global, label: "diff") { console in
+            let opener = SourceOpener(
+                modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, incrementalOptions: incrementalOptions,
+                tempDir: tempDir)
+            let a = try await opener.open(first, console: console)
+            let b = try await opener.open(second, console: console)
+            // Comparing is synchronous, and a source may wait for a backend: on a thread of its own, off the cooperative pool.
+            return try await AsyncBridge.handOver { try diff(a, b, console: console) }
+        }
     }
 
-    private func diff(_ console: Console) throws -> Int32 {
-        let opener = SourceOpener(
-            modelOptions: modelOptions, mappingOptions: mappingOptions, cacheOptions: cacheOptions, incrementalOptions: incrementalOptions,
-            tempDir: tempDir)
-        let a = try opener.open(first, console: console)
-        let b = try opener.open(second, console: console)
+    private func diff(_ a: any ChangeSource, _ b: any ChangeSource, console: Console) throws -> Int32 {
         if let presetA = a.mappingPreset, let presetB = b.mappingPreset, presetA != presetB {
             // The store's side can be mapped again as the other side was; a bundle's side is as it was made.
             let wanted = a.kind == "core-data" ? presetB : b.kind == "core-data" ? presetA : nil

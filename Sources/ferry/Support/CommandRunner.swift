@@ -12,7 +12,7 @@ import Synchronization
 /// Runs a command body: sets up logging and signal handling, and turns thrown errors into a message and an exit
 /// code (through ``ExitCodes``, the only place that decides them).
 enum CommandRunner {
-    nonisolated(unsafe) private static var signalSources: [DispatchSourceSignal] = []
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
     private static let setUp: Void = {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         // Before any command opens a database.

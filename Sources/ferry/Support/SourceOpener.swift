@@ -15,8 +15,8 @@ struct SourceOpener {
     var tempDir: String?
 
     /// The source, narrowed by `--since` and `--pending-only`.
-    func open(_ path: String, console: Console) throws -> any ChangeSource {
-        let source = try openUnfiltered(path, console: console)
+    func open(_ path: String, console: Console) async throws -> any ChangeSource {
+        let source = try await openUnfiltered(path, console: console)
         var filter = incrementalOptions.filter(for: source)
         if let selection, !selection.types.isEmpty { filter.recordTypes = Set(selection.types) }
         if let selection, !selection.zones.isEmpty { filter.zoneNames = Set(selection.zones) }
@@ -24,14 +24,14 @@ struct SourceOpener {
         return PipelinedChangeSource(filter.isActive ? FilteredChangeSource(source, filter: filter) : source)
     }
 
-    private func openUnfiltered(_ path: String, console: Console) throws -> any ChangeSource {
+    private func openUnfiltered(_ path: String, console: Console) async throws -> any ChangeSource {
         let endpoint = try Endpoint.source(path)
         console.logger.info("source: \(path), read as \(endpoint.kindDescription)")
         switch endpoint {
         case .bundle(let path):
             return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
         case .localStore(let path):
-            return LocalStoreChangeSource(store: try LocalStore(path: path, readOnly: true))
+            return try await BackendChangeSource.open(LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local")
         case .archiveCache(let path):
             return try ArchiveChangeSource(
                 path: path,

@@ -1,0 +1,140 @@
+import FerryBackend
+import FerryCore
+import FerryRecords
+import Foundation
+import Synchronization
+
+/// The live records of any backend as a copy's source, read through the backend contract: zone by zone (the default
+/// zone first), each zone in change order (parents first when they were written parents first), with their change
+/// tags and times; assets streamed from the backend.
+///
+/// Read on a thread outside the cooperative pool (a copy's reading thread): each page of the change feed is a request
+/// the thread waits for.
+public final class BackendChangeSource: ChangeSource {
+    let store: any RecordStore
+    let kindName: String
+    let provider: BackendAssetProvider
+    let pageSize: Int
+    /// The zones and their tokens when the source was opened: what identifies its content.
+    private let zones: [ZoneSummary]
+
+    /// Reads from `store`; `kind` names it in bundle manifests (`local`, `postgres`).
+    public static func open(_ store: any RecordStore, kind: String, pageSize: Int = 2000) async throws -> BackendChangeSource {
+        BackendChangeSource(store: store, kind: kind, pageSize: pageSize, zones: try await store.zones())
+    }
+
+    private init(store: any RecordStore, kind: String, pageSize: Int, zones: [ZoneSummary]) {
+        self.store = store
+        kindName = kind
+        self.pageSize = pageSize
+        provider = BackendAssetProvider(store: store)
+        self.zones = zones
+    }
+
+    public var kind: String { kindName }
+    public var description: String { URL(fileURLWithPath: store.name).lastPathComponent }
+    public var assets: (any AssetProvider)? { provider }
+    public var expectedChanges: Int? { zones.reduce(0) { $0 + $1.recordCount } }
+
+    public var fingerprint: String {
+        "\(kindName)|\(store.name)|" + zones.map { "\($0.zoneID)=\($0.syncToken?.text ?? "")" }.joined(separator: ",")
+    }
+
+    public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
+        try forEachBatch { batch in
+            for index in batch.indices { try body(batch[index]) }
+        }
+    }
+
+    /// A page of the feed at a time.
+    public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
+        let (store, pageSize, label) = (self.store, self.pageSize, description)
+        for zone in zones {
+            var token: SyncToken?
+            while true {
+                let (page, next) = (token, zone.zoneID)
+                let changes = try AsyncBridge.wait { try await store.changes(in: next, since: page, limit: pageSize) }
+                var batch: [SourceChange] = []
+                batch.reserveCapacity(changes.changes.count)
+                for change in changes.changes {
+                    guard case .record(let record) = change else { continue }
+                    batch.append(SourceChange(.record(record), origin: "\(label) \(record.zoneID.zoneName)"))
+                }
+                if !batch.isEmpty { try body(batch) }
+                token = changes.syncToken
+                if !changes.moreComing { break }
+            }
+        }
+    }
+}
+
+/// A backend's assets for a writer that reads them synchronously (a bundle writer's threads): each piece is a request
+/// the reading thread waits for.
+final class BackendAssetProvider: AssetProvider {
+    let store: any RecordStore
+
+    init(store: any RecordStore) { self.store = store }
+
+    func canProvide(_ asset: Asset) throws -> Bool {
+        let store = self.store
+        return try AsyncBridge.wait { try await store.missingAssets([asset]).isEmpty }
+    }
+
+    func open(_ asset: Asset) throws -> any AssetReading {
+        let store = self.store
+        let bytes = try AsyncBridge.wait { try await store.assetBytes(asset) }
+        return BackendAssetReader(bytes: bytes, asset: asset)
+    }
+}
+
+/// Reads an asset's streamed pieces synchronously, checking its size and digest at the end.
+final class BackendAssetReader: AssetReading {
+    private let iterator: Pieces
+    private let asset: Asset
+    private var pending: [UInt8] = []
+    private var offset = 0
+    private var hasher = SHA256Hasher()
+    private var total: Int64 = 0
+
+    /// The stream's iterator, advanced by one waiting thread at a time.
+    private final class Pieces: @unchecked Sendable {
+        // @unchecked: only the reader's thread advances it, one `next()` at a time, through AsyncBridge.wait.
+        var iterator: AssetBytes.AsyncIterator
+        init(_ bytes: AssetBytes) { iterator = bytes.makeAsyncIterator() }
+        func next() async throws -> [UInt8]? { try await iterator.next() }
+    }
+
+    init(bytes: AssetBytes, asset: Asset) {
+        iterator = Pieces(bytes)
+        self.asset = asset
+    }
+
+    /// Checked as it is read (``finish()``).
+    var isVerified: Bool { false }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if offset == pending.count {
+            let pieces = iterator
+            guard let next = try AsyncBridge.wait({ try await pieces.next() }) else { return 0 }
+            pending = next
+            offset = 0
+            hasher.update(next)
+            total += Int64(next.count)
+        }
+        let count = min(buffer.count, pending.count - offset)
+        pending.withUnsafeBytes { source in
+            UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + count)]))
+        }
+        offset += count
+        return count
+    }
+
+    func finish() throws {
+        guard total == asset.size, hasher.finalize() == asset.sha256 else {
+            throw BackendError(
+                .damaged, "asset \(asset.sha256): the backend gave \(total) bytes that do not hash to it (expected \(asset.size)); verify the backend"
+            )
+        }
+    }
+}
