@@ -7,6 +7,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "ferry", targets: ["ferry"]),
+        .library(name: "FerryJSON", targets: ["FerryJSON"]),
+        .library(name: "FerrySorting", targets: ["FerrySorting"]),
+        .library(name: "FerryTextInput", targets: ["FerryTextInput"]),
         .library(name: "FerryRecords", targets: ["FerryRecords"]),
         .library(name: "FerryBundle", targets: ["FerryBundle"]),
         .library(name: "FerryPlist", targets: ["FerryPlist"]),
@@ -41,20 +44,26 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Zstandard, through a system-library shim: a .tar.zst bundle's multi-threaded compressor with small jobs.
         .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]),
-        // Shared basics: the error protocol and exit categories, hashing, JSON, atomic files, compressed inputs.
+        // Shared basics: the error protocol and exit categories, hashing, files (atomic, buffered, locked, scratch).
         .target(
             name: "FerryCore",
-            dependencies: ["CDirectIO", "CMalloc", "CZlib", "CZstd", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CDirectIO", "CMalloc", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        // JSON: a strict parser, a streaming scanner, the canonical writer, record text cut from NDJSON and documents.
+        .target(name: "FerryJSON", dependencies: ["FerryCore"]),
+        // Text inputs: bounded line reading, record text cut from NDJSON and JSON documents, gzip and Zstandard.
+        .target(name: "FerryTextInput", dependencies: ["FerryCore", "FerryJSON", "CZlib", "CZstd"]),
+        // External sorting and sorted sets in bounded memory (scratch files past a few MiB).
+        .target(name: "FerrySorting", dependencies: ["FerryCore"]),
         // The neutral record model: records, field values, CloudKit JSON, canonical form, validation, schema.
-        .target(name: "FerryRecords", dependencies: ["FerryCore"]),
+        .target(name: "FerryRecords", dependencies: ["FerryCore", "FerryTextInput", "FerryJSON", "FerrySorting"]),
         // Property lists (binary, XML, OpenStep) and NSKeyedArchiver archives, decoded safely from untrusted bytes.
-        .target(name: "FerryPlist", dependencies: ["FerryCore"]),
+        .target(name: "FerryPlist", dependencies: ["FerryCore", "FerryJSON"]),
         // Core Data SQLite stores: safe opening, model discovery and decoding, entity and relationship mapping, objects.
         .target(
             name: "FerryCoreData",
             dependencies: [
-                "FerryCore", "FerryPlist", "CZlib", .product(name: "GRDB", package: "GRDB.swift"),
+                "FerryCore", "FerryJSON", "FerryPlist", "CZlib", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
@@ -62,18 +71,18 @@ let package = Package(
         .target(
             name: "FerryMapping",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryPlist", "FerryCoreData", .product(name: "Crypto", package: "swift-crypto"),
+                "FerryCore", "FerryJSON", "FerryRecords", "FerryPlist", "FerryCoreData", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
         // The backend contract: record operations and outcomes, zones, change feeds, assets, the copy journal, the
         // in-memory reference store.
-        .target(name: "FerryBackend", dependencies: ["FerryCore", "FerryRecords"]),
+        .target(name: "FerryBackend", dependencies: ["FerryCore", "FerryJSON", "FerryRecords"]),
         // The embedded local sync store: one SQLite file with CloudKit's semantics (the default backend).
         .target(
             name: "FerryLocalStore",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBackend", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                "FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for the statements every copied record runs (LocalStoreBatch+StateQuery, +RecordWrite).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -82,25 +91,25 @@ let package = Package(
         .target(
             name: "FerryTransfer",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore",
+                "FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryRecords", "CArchive", "CZstd"]
+            dependencies: ["FerryCore", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd"]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(
             name: "FerryTesting",
-            dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // The command-line tool: parses, calls the library, prints.
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryBackend", "FerryLocalStore",
+                "FerryCore", "FerryTextInput", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryBackend", "FerryLocalStore",
                 "FerryTransfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -109,27 +118,30 @@ let package = Package(
         // Benchmark drivers for Scripts/bench (not installed): Ferry's side of each measured workload.
         .executableTarget(
             name: "ferry-bench",
-            dependencies: ["FerryCore", "FerryPlist", "FerryRecords", "FerryBundle", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["FerryCore", "FerryJSON", "FerryPlist", "FerryRecords", "FerryBundle", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/FerryBench"
         ),
-        .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryTesting"]),
-        .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryRecords", "FerryTesting"]),
-        .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryPlist", "FerryTesting"], exclude: ["Helpers"]),
-        .testTarget(name: "FerryCoreDataTests", dependencies: ["FerryCore", "FerryPlist", "FerryCoreData", "FerryTesting"]),
+        .testTarget(name: "FerryTextInputTests", dependencies: ["FerryCore", "FerryTextInput", "FerryTesting", "CZstd"]),
+        .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryJSON", "FerryTesting"]),
+        .testTarget(name: "FerryJSONTests", dependencies: ["FerryCore", "FerryJSON"]),
+        .testTarget(name: "FerrySortingTests", dependencies: ["FerryCore", "FerrySorting", "FerryTesting"]),
+        .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryTesting"]),
+        .testTarget(name: "FerryPlistTests", dependencies: ["FerryCore", "FerryJSON", "FerryPlist", "FerryTesting"], exclude: ["Helpers"]),
+        .testTarget(name: "FerryCoreDataTests", dependencies: ["FerryCore", "FerryJSON", "FerryPlist", "FerryCoreData", "FerryTesting"]),
         .testTarget(
             name: "FerryMappingTests",
             dependencies: ["FerryCore", "FerryRecords", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryTesting"]
         ),
         .testTarget(
             name: "FerryTransferTests", dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
-        .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTesting"]),
+        .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTesting"]),
         .testTarget(
             name: "FerryBackendTests",
             dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
-        .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting", "CZstd"]),
+        .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBundle", "FerryTesting", "CZstd"]),
         .testTarget(
             name: "FerryEndToEndTests",
-            dependencies: ["FerryCore", "FerryRecords", "FerryPlist", "FerryTesting"],
+            dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryPlist", "FerryTesting"],
             exclude: ["Snapshots"]
         ),
     ]
@@ -140,13 +152,13 @@ let package = Package(
 if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
     package.targets.append(.target(name: "FuzzDriver", path: "Fuzz/FuzzDriver"))
     for (name, dependencies) in [
-        ("FuzzJSON", ["FerryCore"]),
-        ("FuzzRecordText", ["FerryCore"]),
-        ("FuzzRecordDecoder", ["FerryCore", "FerryRecords"]),
+        ("FuzzJSON", ["FerryCore", "FerryJSON"]),
+        ("FuzzRecordText", ["FerryCore", "FerryJSON", "FerryTextInput"]),
+        ("FuzzRecordDecoder", ["FerryCore", "FerryJSON", "FerryRecords"]),
         ("FuzzCanonicalScanner", ["FerryCore", "FerryRecords", "FerryTesting"]),
         ("FuzzTranscoder", ["FerryCore", "FerryRecords", "FerryBundle", "FerryTesting"]),
         ("FuzzBundleMetadata", ["FerryCore", "FerryBundle"]),
-        ("FuzzPlist", ["FerryCore", "FerryPlist", "FerryTesting"]),
+        ("FuzzPlist", ["FerryCore", "FerryJSON", "FerryPlist", "FerryTesting"]),
         ("FuzzKeyedArchive", ["FerryPlist"]),
         ("FuzzModelXML", ["FerryCoreData"]),
         ("FuzzCompiledModel", ["FerryCoreData"]),

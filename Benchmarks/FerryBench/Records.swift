@@ -3,6 +3,7 @@
 // them) and prints microseconds per record for each.
 import FerryBundle
 import FerryCore
+import FerryJSON
 import FerryRecords
 import Foundation
 

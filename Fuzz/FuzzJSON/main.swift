@@ -3,6 +3,7 @@
 // in two chunks anywhere it must end where it ends in one, and on a valid container or string only whitespace may
 // follow the end it finds.
 import FerryCore
+import FerryJSON
 import Foundation
 import FuzzDriver
 

@@ -2,6 +2,7 @@
 // crash, a hang or unbounded memory — and a tree must survive being written back as a binary plist. The streamed JSON
 // (`convert`) must announce its exact size, refuse past its limit, and give the tree's JSON byte for byte.
 import FerryCore
+import FerryJSON
 import FerryPlist
 import FerryTesting
 import Foundation

@@ -4,6 +4,7 @@
 // operations in order, each inside the input, each change round-tripping like a record's; and a text the single-record
 // decoder reads must read the same as contents.
 import FerryCore
+import FerryJSON
 import FerryRecords
 import Foundation
 import FuzzDriver

@@ -3,6 +3,8 @@
 // compressed, every record's bytes must be the file's bytes at its position, positions must rise, and its line must
 // be one more than the newlines before it.
 import FerryCore
+import FerryJSON
+import FerryTextInput
 import Foundation
 import FuzzDriver
 

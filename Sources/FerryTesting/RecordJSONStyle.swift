@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// The ways other tools lay out the same CloudKit record dictionary, for tests of readers that must not care.

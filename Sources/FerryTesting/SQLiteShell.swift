@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import Foundation
 
 /// The `sqlite3` command-line shell, used by tests to read stores independently of Ferry's own SQLite code.

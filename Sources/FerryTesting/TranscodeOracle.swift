@@ -1,5 +1,6 @@
 import FerryBundle
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// Holds ``CloudKitJSONTranscoder`` to its promise: a line it transcodes gets exactly the bytes, type, zone and assets

@@ -1,5 +1,6 @@
 import FerryBundle
 import FerryCore
+import FerryJSON
 import FerryRecords
 import FerryTesting
 import Foundation

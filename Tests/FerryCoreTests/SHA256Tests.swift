@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import Testing
 
 @Suite struct SHA256Tests {

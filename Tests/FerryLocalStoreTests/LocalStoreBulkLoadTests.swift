@@ -1,5 +1,6 @@
 import FerryBackend
 import FerryCore
+import FerryJSON
 import FerryLocalStore
 import FerryRecords
 import FerryTesting

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
 import FerryTesting
 import Foundation

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// What a backend holds under a record name: enough to skip an unchanged record or detect a conflict without

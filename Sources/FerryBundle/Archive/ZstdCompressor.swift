@@ -1,5 +1,6 @@
 import CZstd
 import FerryCore
+import FerryTextInput
 
 /// Compresses a byte stream with Zstandard on the library's own worker threads, into an ``OutputFile``.
 ///

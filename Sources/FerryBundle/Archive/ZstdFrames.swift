@@ -1,5 +1,6 @@
 import CZstd
 import FerryCore
+import FerryTextInput
 
 /// Makes whole Zstandard frames in one call, for runs of record lines compressed while records are still being read.
 ///

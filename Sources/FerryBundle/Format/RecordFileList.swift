@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// The record and deletion files of a bundle, in bundle order: in memory while few, in a scratch file beyond.
 ///

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// The zones of a bundle, sorted and each once, in bounded memory whatever their number (an app with a zone per user
 /// or per share may have hundreds of thousands): those of its record files as the writer lists them in `schema.json`,

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// What a bundle writer (or verifier) must remember of every record it sees, kept on disk in sorted runs rather than
 /// in tables, so that a bundle of any size is written and checked in bounded memory.

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerryTextInput
 import Foundation
 
 /// Packs files of records in CloudKit's JSON form (NDJSON, JSON documents, `records/modify` requests, compressed or

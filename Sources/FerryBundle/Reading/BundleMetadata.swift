@@ -1,5 +1,7 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
+import FerrySorting
 
 /// The tag files and JSON metadata of a bundle, checked against each other.
 package struct BundleMetadata {

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// Receives a bundle's assets as they stream by (see ``BundleReader/forEachAsset(into:)``).
 public protocol BundleAssetSink: AnyObject {

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 import Foundation
 
 /// Reads a bundle — an archive file or an extracted bag directory — checking everything as it streams.

@@ -1,5 +1,7 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
+import FerrySorting
 
 /// The result of a full check of a bundle.
 public struct VerificationReport: Sendable {

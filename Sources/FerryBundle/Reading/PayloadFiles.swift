@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// A bundle's payload files but its assets, by path: each one's SHA-256 from the payload manifest, joined with what
 /// `manifest.json` says of the record and deletion files.

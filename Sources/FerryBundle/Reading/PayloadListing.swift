@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySorting
 
 /// What a bundle's payload manifest lists, in memory that stays bounded whatever the number of files: every asset by
 /// digest, and every other payload file by path.

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySorting
 
 /// Reads a payload manifest into a ``PayloadListing`` as its bytes arrive, never holding it whole: its files are
 /// sorted in bounded memory, by digest for the assets and by path for the others.

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// The assets of the records a bundle writer admitted, each once, in bounded memory: the recent ones in a small table
 /// (so the asset source is asked about each asset once, mostly), all of them in an ``ExternalSorter`` that becomes the

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// Writes a bundle's assets into its archive, in digest order, reading each from its provider again.
 ///

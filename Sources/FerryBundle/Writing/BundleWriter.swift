@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 import Foundation
 
 /// Writes a bundle: admits records one by one (validating them), then packs them with their assets into a

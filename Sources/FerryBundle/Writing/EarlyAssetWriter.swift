@@ -1,6 +1,7 @@
 import Dispatch
 import FerryCore
 import FerryRecords
+import FerrySorting
 import Synchronization
 
 /// Writes a .tar.zst bundle's larger assets into its file while its records are still being added, so that the disk

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// A file of the bundle made piece by piece whenever it is needed (once to learn its size and SHA-256, again to write
 /// it), never held whole: a bundle may list a million assets or a hundred thousand record files.

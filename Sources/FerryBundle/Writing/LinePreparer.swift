@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// Prepares record lines for a ``BundleWriter`` without decoding them into records: the fast path of `ferry pack`.

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// A record or deletion with everything done that does not depend on other records: per-record validation, the

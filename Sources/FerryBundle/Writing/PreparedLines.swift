@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// Valid record lines of one batch, prepared through their shapes and held together: one buffer of canonical JSON,

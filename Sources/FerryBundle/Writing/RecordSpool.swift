@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// The records admitted to a bundle, kept in one scratch log until the bundle is written: filled while records arrive
 /// in any order, read back by record type and zone in dependency order at the end.

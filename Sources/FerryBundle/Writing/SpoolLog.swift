@@ -1,5 +1,6 @@
 import Dispatch
 import FerryCore
+import FerrySorting
 import Synchronization
 
 /// The spool's scratch log and its list of runs, filled on a queue of their own, a flush at a time.

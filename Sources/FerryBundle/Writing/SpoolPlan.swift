@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// The record and deletion files of a bundle about to be written, as ``RecordSpool/plan(ranks:dropping:temporaryDirectory:fileListMemoryLimit:rejected:)``
 /// worked them out: in bundle order, each with its size, lines and SHA-256 and the runs of the spool's log that hold

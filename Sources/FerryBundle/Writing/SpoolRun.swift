@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySorting
 
 /// Where a run of one file's lines lies in the spool's log, and how it is stored there: as it is, or as one Zstandard
 /// frame (``ZstdFrameEncoder``).

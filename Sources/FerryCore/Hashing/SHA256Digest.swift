@@ -98,17 +98,8 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
         }
     }
 
-    /// Appends the 64 lowercase hex digits to a JSON writer (without quotes), building no string.
-    public func writeHex(to writer: inout JSONWriter) {
-        writer.appendRaw { bytes in
-            let start = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: 64))
-            bytes.withUnsafeMutableBytes { writeHex(into: UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + 64)])) }
-        }
-    }
-
     /// Writes the 64 hex digits into exactly 64 bytes.
-    private func writeHex(into buffer: UnsafeMutableRawBufferPointer) {
+    package func writeHex(into buffer: UnsafeMutableRawBufferPointer) {
         let digits = Hex.lowercaseDigits
         var position = 0
         for index in 0..<4 {

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FerryPlist
 
 /// Writes objects as `ferry dump` prints them — entity, key, URI, attributes by model type, references — straight

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// Dumps a store's objects as JSON Lines.
 ///

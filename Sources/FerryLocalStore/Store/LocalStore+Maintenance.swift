@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 import Foundation
 import GRDB
 

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// How a property list's JSON is laid out.
 public enum PlistJSONStyle: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import FerryCore
+import FerrySorting
 
 /// The asset files a ``DirectoryAssetProvider`` has read or found, by digest, in bounded memory whatever their number.
 ///

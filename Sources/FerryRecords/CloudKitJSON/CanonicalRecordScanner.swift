@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// Recognizes record lines that are already in canonical form and pass every check a line can pass on its own,
 /// without decoding them into ``Record`` values: the fast path of `ferry verify`, whose bundles hold nothing else.

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import Foundation
 
 /// What the decoder knows about the field it is reading.

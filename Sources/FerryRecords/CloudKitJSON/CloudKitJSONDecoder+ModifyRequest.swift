@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// Thrown by the record decoder at a key that only a CloudKit `records/modify` request has (`operations`, `atomic`,
 /// `desiredKeys`, `numbersAsStrings`), so that the text is decoded as a request instead.

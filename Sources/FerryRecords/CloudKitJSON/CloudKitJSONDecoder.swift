@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// Decodes records and deletions from CloudKit Web Services record dictionaries.
 ///

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// Rewrites a record line into its canonical form without building a ``Record``: the fast path of `ferry pack`.
 ///

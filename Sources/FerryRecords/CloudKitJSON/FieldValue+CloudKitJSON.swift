@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import FoundationEssentials
 
 extension FieldValue {

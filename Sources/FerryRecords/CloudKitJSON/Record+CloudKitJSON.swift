@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 extension Record {
     /// Writes the record as a CloudKit record dictionary in canonical form (keys sorted, no whitespace).

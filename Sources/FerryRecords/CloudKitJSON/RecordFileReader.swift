@@ -1,4 +1,6 @@
 import FerryCore
+import FerryJSON
+import FerryTextInput
 
 /// Reads records and deletions from a file of CloudKit record dictionaries, compressed or not.
 ///

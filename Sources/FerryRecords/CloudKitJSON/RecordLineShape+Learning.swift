@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// Learning a shape from a line the full path prepared.
 ///

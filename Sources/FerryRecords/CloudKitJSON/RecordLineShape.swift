@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// The shape of a record line: its bytes with the values that differ from record to record taken out, and its
 /// canonical form with the same values taken out.

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// The shapes of the record lines seen recently (``RecordLineShape``), most recently used first: how `ferry pack`
 /// prepares most lines of a file written by one program without transcoding them.

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 
 /// The record types seen in a set of records, with each field's type, and the zones they live in.
 ///

@@ -1,5 +1,7 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
+import FerrySorting
 
 /// Compares two sources record by record, by content digest (system fields such as change tags left out): the
 /// check to run after a migration.

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryRecords
+import FerrySorting
 
 /// What happened to one change of a copy into a local store.
 public enum TransferOutcome: Sendable, Hashable {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import FerryJSON
 import FerryPlist
 
 /// `ferry convert`: property lists and keyed archives as JSON.

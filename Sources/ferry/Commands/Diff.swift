@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import FerryJSON
 import FerryRecords
 import FerryTransfer
 import Foundation

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryCore
 import FerryCoreData
+import FerryJSON
 import Foundation
 
 /// `ferry dump`: a store's objects as NDJSON.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryCore
 import FerryCoreData
+import FerryJSON
 import FerryPlist
 
 /// `ferry inspect`: what a Core Data store, property list or keyed archive is.

@@ -2,6 +2,7 @@ import ArgumentParser
 import FerryBackend
 import FerryBundle
 import FerryCore
+import FerryJSON
 import FerryLocalStore
 import FerryRecords
 import FerryTransfer

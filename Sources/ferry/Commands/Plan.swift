@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryCore
 import FerryCoreData
+import FerryJSON
 import FerryMapping
 
 /// `ferry plan`: a complete, commented mapping plan for a store, to read and edit.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryBundle
 import FerryCore
+import FerryJSON
 
 /// `ferry unpack`: extract a bundle into a new directory, verified.
 struct Unpack: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import FerryJSON
 import FerryLocalStore
 
 /// `ferry vacuum`: drops what a local store holds that no record uses.

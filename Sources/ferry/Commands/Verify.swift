@@ -1,6 +1,7 @@
 import ArgumentParser
 import FerryBundle
 import FerryCore
+import FerryJSON
 import FerryLocalStore
 import FerryTransfer
 

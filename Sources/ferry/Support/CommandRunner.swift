@@ -1,5 +1,6 @@
 import ArgumentParser
 import FerryCore
+import FerryJSON
 import FerryLocalStore
 import Foundation
 import Logging

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryJSON
 import Foundation
 import Logging
 import Synchronization

@@ -1,5 +1,7 @@
 import FerryCore
+import FerryJSON
 import FerryRecords
+import FerryTextInput
 
 /// Collects rejected records: each goes to the reject file (JSON Lines, written atomically at the end), the first
 /// few to stderr, and in `--json` mode an `error` message to stdout.

@@ -1,5 +1,6 @@
 import FerryCore
 import FerryCoreData
+import FerryJSON
 
 /// Prints a store inspection for people (or as JSON).
 enum StoreReport {

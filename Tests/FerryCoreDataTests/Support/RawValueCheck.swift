@@ -1,5 +1,6 @@
 import FerryCore
 import FerryCoreData
+import FerryJSON
 import Foundation
 
 /// A column value as the `sqlite3` shell reports it: `typeof(c)` and the value (blobs as hex).

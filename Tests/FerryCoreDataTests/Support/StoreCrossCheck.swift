@@ -1,5 +1,6 @@
 import FerryCore
 import FerryCoreData
+import FerryJSON
 import FerryTesting
 import Foundation
 import Testing
