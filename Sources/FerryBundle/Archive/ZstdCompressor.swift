@@ -7,8 +7,7 @@ import FerryTextInput
 /// Always in Zstandard's multi-threaded mode, with at least one worker beside the caller: its output does not depend
 /// on the number of workers, so a bundle is the same file on a two-core laptop and on a build server. Each job is
 /// 1 MiB, which keeps the buffers to a few MB per worker (libarchive's zstd filter cannot set the job size, and its
-/// default 8 MiB jobs cost about 60 MB for two workers). Level 3 (`tar --zstd`'s) and a content checksum, as the
-/// `zstd` tool writes.
+/// default jobs are eight times as large). Level 3 (`tar --zstd`'s) and a content checksum, as the `zstd` tool writes.
 ///
 /// ```swift
 /// let zstd = try ZstdCompressor(file: output, workers: 2)

@@ -10,7 +10,7 @@ final class AssetCatalog {
     private let sorter: ExternalSorter<AssetEntry>
     private let temporaryDirectory: String?
 
-    /// How many assets the table of recent ones holds before it starts again (2-3 MB).
+    /// How many assets the table of recent ones holds before it starts again.
     static let recentLimit = 1 << 16
 
     /// An empty catalog keeping at most about `memoryLimit` bytes of entries in memory (scratch files go under

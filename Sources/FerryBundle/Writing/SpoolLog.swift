@@ -43,8 +43,7 @@ final class SpoolLog: @unchecked Sendable {
     /// The most flushes handed over and not yet stored.
     ///
     /// With one, the admitting thread and the workers behind it stalled whenever a flush took the queue longer than the
-    /// next took to fill (the queue's hashing and compressing is about two thirds of a core on the bench input); with
-    /// four they rarely do: pack 1.25 s → 1.16 s, peak RSS 68 → 83 MB on the bench input, 87 MB with 400 000 assets.
+    /// next took to fill (the queue hashes and compresses); with four they rarely do, at a few MB more.
     static let waitingRounds = 4
 
     /// Creates the log and the list in `directory`.

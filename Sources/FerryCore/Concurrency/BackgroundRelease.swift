@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// Freeing a batch of decoded records costs about as much as making it, so the thread that everyone waits for (an
 /// in-order consumer) hands that work off. The bound keeps memory bounded when the background thread falls behind on a
-/// busy machine: an unbounded queue once held 35 batches (about 40 MB) that were only waiting to be freed.
+/// busy machine.
 ///
 /// ```swift
 /// let release = BackgroundRelease(limit: 4)

@@ -12,9 +12,8 @@ import Synchronization
 /// optionally around the page cache (`O_DIRECT`).
 ///
 /// Copying into the page cache is the costliest step of writing a large file on the machines measured: the kernel
-/// takes a fresh page for every 4 KiB, and on a VM whose memory was just freed that ran at 0.4-0.7 GB/s, on the
-/// thread that everything else waited for (the one admitting records, or the one feeding the compressor). Here the
-/// writes run beside that thread, and a direct write skips the copy (the same VM's disk took 2.5 GB/s).
+/// takes a fresh page for every 4 KiB, on the thread that everything else waits for (the one admitting records, or the
+/// one feeding the compressor). Here the writes run beside that thread, and a direct write skips the copy.
 ///
 /// Buffers are allocated once, aligned for direct I/O, and reused: the owner fills one (``take()``), hands it over
 /// (``submit(_:)``) and takes the next, waiting while all of them are in flight, so memory stays bounded. Direct

@@ -27,8 +27,6 @@ public final class OutputFile {
     ///   - truncate: whether to empty an existing file (`false` writes over it from its start, for
     ///     ``AtomicOutputFile/prepend(atMost:inPlace:_:)``).
     ///   - bufferSize: bytes kept in memory before a write (default: 1 MiB when writing in the background, else 256 KiB).
-    ///     With 256 KiB background direct writes, the writing queue was the slowest step of a .tar.zst bundle's last
-    ///     phase on the VM measured (0.40 s, against 0.30 s with 1 MiB; 4 MiB gained nothing more).
     ///   - writesInBackground: write full buffers on a thread of their own (``BackgroundWrites``), four of
     ///     `bufferSize` in all, so that the caller does not wait for the kernel; ``flush()``, ``sync()`` and
     ///     ``close()`` wait for them, and a write that failed is reported by the next call.

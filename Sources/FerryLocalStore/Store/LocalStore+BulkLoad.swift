@@ -37,8 +37,8 @@ final class BulkLoad {
 ///
 /// Every record a copy writes inserts a random record name into `records_name` and its DELETE_SELF targets into
 /// `refs_target`; in transactions of thousands of records that dirties most of both indexes' pages each time, and the
-/// write-ahead log carries them again and again (a fresh copy of the standard large store wrote 7.7 GB of pages for a
-/// 1.1 GB store). Sorting once at the end writes each index page once.
+/// write-ahead log carries them again and again (several times the store's size, Docs/design-notes.md). Sorting once at
+/// the end writes each index page once.
 ///
 /// While the indexes are dropped, the store answers lookups from the ``BulkLoad`` set; anything the set cannot answer
 /// (a name written twice, a VALIDATE reference to a record written, a deletion, a zone deleted) ends the load first,

@@ -9,8 +9,8 @@ import FerryRecords
 
 /// Blobs kept for the length of a copy in one scratch file: each appended once, read back by offset.
 ///
-/// One file rather than one per blob: removing the 400 small files of the standard large store at the end of a copy
-/// took up to 0.45 s while the target's pages were being written back; one file is one removal. The bytes were hashed
+/// One file rather than one per blob: removing hundreds of small files at the end of a copy was slow while the target's
+/// pages were being written back; one file is one removal. The bytes were hashed
 /// in memory before they were written, and nobody else writes the file, so readers need not hash them again.
 final class ScratchBlobs: @unchecked Sendable {
     /// Where a blob lies in the file.

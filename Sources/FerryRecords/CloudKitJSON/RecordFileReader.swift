@@ -187,7 +187,7 @@ private struct LineBatch: Sendable {
     var entries: [Entry] = []
 
     /// Up to about 128 KiB (512 lines), or `nil` at the end of the file: small batches keep few decoded records in
-    /// flight while the window stays deep (with 256 KiB, pack took as long and 3-5 MB more memory).
+    /// flight while the window stays deep.
     static func read(from reader: LineReader) throws -> LineBatch? {
         var batch = LineBatch()
         batch.bytes.reserveCapacity(128 << 10)

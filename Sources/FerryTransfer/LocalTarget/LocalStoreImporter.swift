@@ -18,7 +18,7 @@ public final class LocalStoreImporter {
         /// Changes per transaction (and checkpoint).
         ///
         /// Large transactions write hot pages (the end of the records table, index pages) to the WAL once instead of
-        /// once per commit: 10 000 took the standard large store from 108 s to 77 s.
+        /// once per commit.
         public var batchSize = 10_000
         /// Record bytes per transaction at most, whatever ``batchSize`` says, so large records keep memory bounded.
         public var batchBytes = 16 << 20
@@ -107,7 +107,7 @@ public final class LocalStoreImporter {
         func commit() throws {
             // The batches are this function's own from here (moved out, not shared), so each change goes to the applier,
             // the tally and `report` by address (`inout`): passed by value, an element of an array is copied first,
-            // every string and array in it retained and released (7 % of the writing thread on the standard large store).
+            // every string and array in it retained and released.
             var batches: [[SourceChange]] = []
             swap(&batches, &pending)
             pendingCount = 0
