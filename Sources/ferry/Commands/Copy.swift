@@ -80,7 +80,7 @@ struct Copy: AsyncParsableCommand {
     var rejectFile: String?
 
     @Option(help: "The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the source's modification time).")
-    var createdAt: String?
+    var createdAt: TimeArgument?
 
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
     var tempDir: String?
@@ -95,9 +95,6 @@ struct Copy: AsyncParsableCommand {
         if let target, ArchiveFormat(fileName: target) == nil, format != nil {
             throw ValidationError(
                 "--format applies to bundle targets named .tar.gz, .tar.zst or .zip; \(target) is not one (the extension must agree with the format)")
-        }
-        if let createdAt, CreationTime.parse(createdAt) == nil {
-            throw ValidationError("--created-at \(createdAt): expected an ISO 8601 time or seconds since 1970, from 1970 to the end of 9999")
         }
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }

@@ -12,7 +12,7 @@ struct CopyToBundle {
     var target: String
     var format: ArchiveFormat?
     var rejectFile: String?
-    var createdAt: String?
+    var createdAt: TimeArgument?
     var tempDir: String?
     var zstdWorkers: Int
     var dryRun: Bool

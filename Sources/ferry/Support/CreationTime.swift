@@ -1,3 +1,4 @@
+import ArgumentParser
 import FerryCore
 import Foundation
 
@@ -38,8 +39,8 @@ enum CreationTime {
     }
 
     /// The flag's time, else `SOURCE_DATE_EPOCH`, else the newest modification time among `inputs`.
-    static func resolve(flag: String?, inputs: [String]) throws -> Date {
-        if let flag, let date = parse(flag) { return date }
+    static func resolve(flag: TimeArgument?, inputs: [String]) throws -> Date {
+        if let flag { return flag.date }
         if let epoch = Environment.value("SOURCE_DATE_EPOCH") {
             guard let seconds = Int64(epoch), (0...latest).contains(seconds) else {
                 throw CoreError(.readFailed, "SOURCE_DATE_EPOCH=\(epoch) is not a number of seconds from 1970 to the end of 9999")
@@ -54,4 +55,21 @@ enum CreationTime {
         }
         return newest
     }
+}
+
+/// A time given on the command line (`--created-at`, `--since`), parsed once where it is given: an ISO 8601 time, an
+/// ISO 8601 date (its midnight, UTC) or seconds since 1970, from 1970 to the end of 9999.
+struct TimeArgument: ExpressibleByArgument, Sendable {
+    /// The time.
+    let date: Date
+
+    init?(argument: String) {
+        guard let date = CreationTime.parse(argument) else { return nil }
+        self.date = date
+    }
+
+    /// Milliseconds since 1970, as TIMESTAMP fields hold them.
+    var milliseconds: Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    static var defaultCompletionKind: CompletionKind { .default }
 }

@@ -7,7 +7,7 @@ struct IncrementalOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Only records whose --since-field is at or after this time (ISO 8601 time or date, or seconds since 1970).", valueName: "time"))
-    var since: String?
+    var since: TimeArgument?
 
     @Flag(
         help: "Only changes still to be synced, from any source: a status (--status-field) of 0 (add) or 3 (update); 2 becomes a deletion.")
@@ -19,16 +19,10 @@ struct IncrementalOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The sync-status field --pending-only reads (0 add, 1 up to date, 2 delete, 3 update).", valueName: "field"))
     var statusField = "cloudStatus"
 
-    func validate() throws {
-        if let since, CreationTime.parse(since) == nil {
-            throw ValidationError("--since \(since): expected an ISO 8601 time or seconds since 1970")
-        }
-    }
-
     /// The filter for a source; a cache's mapper reads the status itself (it is not a field of its records).
     func filter(for source: any ChangeSource) -> FilteredChangeSource.Filter {
         var filter = FilteredChangeSource.Filter()
-        filter.since = since.flatMap(CreationTime.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        filter.since = since?.milliseconds
         filter.sinceField = sinceField
         filter.pendingOnly = pendingOnly && !(source is ArchiveChangeSource)
         filter.statusField = statusField
