@@ -47,10 +47,12 @@ let package = Package(
         // Shared basics: the error protocol and exit categories, hashing, files (atomic, buffered, locked, scratch).
         .target(
             name: "FerryCore",
-            dependencies: ["CDirectIO", "CMalloc", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CDirectIO", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // JSON: a strict parser, a streaming scanner, the canonical writer, record text cut from NDJSON and documents.
         .target(name: "FerryJSON", dependencies: ["FerryCore"]),
+        // glibc's malloc_trim, for the two phases that free a lot before allocating a lot (bundle writing, bulk loads).
+        .target(name: "FerryMemory", dependencies: ["CMalloc"]),
         // Text inputs: bounded line reading, record text cut from NDJSON and JSON documents, gzip and Zstandard.
         .target(name: "FerryTextInput", dependencies: ["FerryCore", "FerryJSON", "CZlib", "CZstd"]),
         // External sorting and sorted sets in bounded memory (scratch files past a few MiB).
@@ -82,7 +84,7 @@ let package = Package(
         .target(
             name: "FerryLocalStore",
             dependencies: [
-                "FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                "FerryCore", "FerryMemory", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for the statements every copied record runs (LocalStoreBatch+StateQuery, +RecordWrite).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -98,7 +100,7 @@ let package = Package(
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd"]
+            dependencies: ["FerryCore", "FerryMemory", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd"]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(

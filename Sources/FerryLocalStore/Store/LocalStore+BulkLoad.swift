@@ -1,4 +1,5 @@
 import FerryCore
+import FerryMemory
 import FerryRecords
 import GRDB
 
