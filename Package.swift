@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .executable(name: "ferry", targets: ["ferry"]),
         .library(name: "FerryJSON", targets: ["FerryJSON"]),
+        .library(name: "FerryDirectIO", targets: ["FerryDirectIO"]),
+        .library(name: "FerryMemory", targets: ["FerryMemory"]),
         .library(name: "FerrySorting", targets: ["FerrySorting"]),
         .library(name: "FerryTextInput", targets: ["FerryTextInput"]),
         .library(name: "FerryRecords", targets: ["FerryRecords"]),
@@ -47,10 +49,12 @@ let package = Package(
         // Shared basics: the error protocol and exit categories, hashing, files (atomic, buffered, locked, scratch).
         .target(
             name: "FerryCore",
-            dependencies: ["CDirectIO", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         // JSON: a strict parser, a streaming scanner, the canonical writer, record text cut from NDJSON and documents.
         .target(name: "FerryJSON", dependencies: ["FerryCore"]),
+        // Writes around the page cache and block-shifting prepends (O_DIRECT, fallocate), for the bundle writer.
+        .target(name: "FerryDirectIO", dependencies: ["FerryCore", "CDirectIO"]),
         // glibc's malloc_trim, for the two phases that free a lot before allocating a lot (bundle writing, bulk loads).
         .target(name: "FerryMemory", dependencies: ["CMalloc"]),
         // Text inputs: bounded line reading, record text cut from NDJSON and JSON documents, gzip and Zstandard.
@@ -100,7 +104,7 @@ let package = Package(
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryMemory", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd"]
+            dependencies: ["FerryCore", "FerryDirectIO", "FerryMemory", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd"]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(
@@ -125,6 +129,7 @@ let package = Package(
         ),
         .testTarget(name: "FerryTextInputTests", dependencies: ["FerryCore", "FerryTextInput", "FerryTesting", "CZstd"]),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryJSON", "FerryTesting"]),
+        .testTarget(name: "FerryDirectIOTests", dependencies: ["FerryCore", "FerryDirectIO", "FerryTesting"]),
         .testTarget(name: "FerryJSONTests", dependencies: ["FerryCore", "FerryJSON"]),
         .testTarget(name: "FerrySortingTests", dependencies: ["FerryCore", "FerrySorting", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryTesting"]),

@@ -1,4 +1,5 @@
 import FerryCore
+import FerryDirectIO
 import FerryMemory
 import FerryRecords
 import FerrySorting

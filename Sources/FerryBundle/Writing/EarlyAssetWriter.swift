@@ -1,5 +1,6 @@
 import Dispatch
 import FerryCore
+import FerryDirectIO
 import FerryRecords
 import FerrySorting
 import Synchronization

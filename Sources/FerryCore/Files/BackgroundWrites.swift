@@ -1,4 +1,3 @@
-import CDirectIO
 import Dispatch
 import Synchronization
 
@@ -21,7 +20,7 @@ import Synchronization
 /// and any write the filesystem refuses with `EINVAL` turn them off for the rest of the file: those
 /// bytes, and everything after, go through the page cache as before. A failed write is reported by the next call
 /// that takes a buffer, hands one over or drains, and nothing after it is written.
-final class BackgroundWrites: @unchecked Sendable {
+package final class BackgroundWrites: @unchecked Sendable {
     /// A buffer aligned for direct I/O: filled by the file's owner, then written by the queue.
     final class Buffer: @unchecked Sendable {
         let memory: UnsafeMutableRawBufferPointer
@@ -33,7 +32,7 @@ final class BackgroundWrites: @unchecked Sendable {
     }
 
     /// The alignment of buffers, sizes and offsets that direct writes need (the page size covers every block size).
-    static let alignment = 4096
+    package static let alignment = 4096
 
     private let queue = DispatchQueue(label: "ferry.output-file")
     /// Buffers not in flight; `available` counts them.
@@ -44,13 +43,17 @@ final class BackgroundWrites: @unchecked Sendable {
     private let path: String
     /// Whether writes still go around the page cache; touched on the queue only.
     private var direct: Bool
+    /// The flag `descriptor` was opened with for direct writes (0: none).
+    private let directFlag: Int32
 
     /// Writes to `descriptor` (named `path` in errors) through `depth` buffers of `capacity` bytes.
-    /// - Parameter direct: whether `descriptor` was opened with `O_DIRECT` (the caller's `open` decides).
-    init(descriptor: Int32, path: String, depth: Int, capacity: Int, direct: Bool) {
+    /// - Parameter directFlag: the `O_DIRECT` flag `descriptor` was opened with, 0 when it was not (the caller's
+    ///   `open` decides; FerryDirectIO knows the platform's value).
+    init(descriptor: Int32, path: String, depth: Int, capacity: Int, directFlag: Int32) {
         self.descriptor = descriptor
         self.path = path
-        self.direct = direct
+        self.direct = directFlag != 0
+        self.directFlag = directFlag
         let size = max(Self.alignment, (capacity + Self.alignment - 1) / Self.alignment * Self.alignment)
         let buffers = (0..<max(2, depth)).map { _ in Buffer(capacity: size) }
         spare = Mutex(buffers)
@@ -127,15 +130,12 @@ final class BackgroundWrites: @unchecked Sendable {
 
     private func stopDirectWrites() {
         direct = false
-        Self.clearDirectFlag(of: descriptor)
+        Self.clearFlag(directFlag, of: descriptor)
     }
 
     /// Makes a descriptor's later writes go through the page cache.
-    static func clearDirectFlag(of descriptor: Int32) {
+    package static func clearFlag(_ flag: Int32, of descriptor: Int32) {
         let flags = fcntl(descriptor, F_GETFL)
-        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~directFlag) }
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~flag) }
     }
-
-    /// The flag that opens a file for direct writes; 0 where the platform has none.
-    static var directFlag: Int32 { Int32(ferry_o_direct) }
 }

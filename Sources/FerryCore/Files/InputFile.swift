@@ -8,7 +8,7 @@
 public final class InputFile: ByteReading {
     /// The path the file was opened with.
     public let path: String
-    private(set) var descriptor: Int32
+    package private(set) var descriptor: Int32
 
     /// Opens a file for reading.
     /// - Throws: ``CoreError`` naming the file when it cannot be opened or is a directory.

@@ -8,9 +8,9 @@
 public final class OutputFile {
     /// The path (or a name such as `<stdout>`) being written.
     public let path: String
-    let fd: Int32
+    package let fd: Int32
     private let ownsDescriptor: Bool
-    private var isClosed = false
+    package private(set) var isClosed = false
     private var buffer: [UInt8] = []
     private let capacity: Int
     /// Where full buffers are written when the file writes in the background, and the one being filled.
@@ -30,19 +30,28 @@ public final class OutputFile {
     ///   - writesInBackground: write full buffers on a thread of their own (``BackgroundWrites``), four of
     ///     `bufferSize` in all, so that the caller does not wait for the kernel; ``flush()``, ``sync()`` and
     ///     ``close()`` wait for them, and a write that failed is reported by the next call.
-    ///   - direct: with `writesInBackground`, write around the page cache (`O_DIRECT`) where the filesystem allows it,
-    ///     for large files nobody reads back soon (a bundle, a spool read once). Reads see the same bytes.
-    public init(
+    public convenience init(
         path: String, exclusive: Bool = false, append: Bool = false, truncate: Bool = true, bufferSize: Int? = nil,
-        writesInBackground: Bool = false, direct: Bool = false
+        writesInBackground: Bool = false
+    ) throws {
+        try self.init(
+            path: path, exclusive: exclusive, append: append, truncate: truncate, bufferSize: bufferSize,
+            writesInBackground: writesInBackground, directFlag: 0)
+    }
+
+    /// Opens a file for writing, around the page cache when `directFlag` is the platform's `O_DIRECT` (see
+    /// FerryDirectIO, which knows it) and the filesystem takes it.
+    package init(
+        path: String, exclusive: Bool = false, append: Bool = false, truncate: Bool = true, bufferSize: Int? = nil,
+        writesInBackground: Bool = false, directFlag: Int32
     ) throws {
         self.path = path
         var flags = O_WRONLY | O_CREAT | O_CLOEXEC
         flags |= exclusive ? O_EXCL : 0
         flags |= append ? O_APPEND : truncate ? O_TRUNC : 0
         // Direct writes need aligned offsets, which a file appended to does not start at.
-        let wantsDirect = writesInBackground && direct && !append && BackgroundWrites.directFlag != 0
-        var descriptor = open(path, flags | (wantsDirect ? BackgroundWrites.directFlag : 0), 0o644)
+        let wantsDirect = writesInBackground && directFlag != 0 && !append
+        var descriptor = open(path, flags | (wantsDirect ? directFlag : 0), 0o644)
         var isDirect = wantsDirect
         if descriptor < 0 && wantsDirect && errno == EINVAL {
             // A filesystem without direct I/O refuses the flag when the file is opened (nothing was created).
@@ -55,7 +64,7 @@ public final class OutputFile {
         let bufferSize = bufferSize ?? (writesInBackground ? 1 << 20 : 1 << 18)
         capacity = bufferSize
         if writesInBackground {
-            background = BackgroundWrites(descriptor: descriptor, path: path, depth: 4, capacity: bufferSize, direct: isDirect)
+            background = BackgroundWrites(descriptor: descriptor, path: path, depth: 4, capacity: bufferSize, directFlag: isDirect ? directFlag : 0)
         } else {
             background = nil
             buffer.reserveCapacity(bufferSize)

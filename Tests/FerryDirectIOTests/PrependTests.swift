@@ -1,4 +1,5 @@
 import FerryCore
+import FerryDirectIO
 import FerryTesting
 import Foundation
 import Testing

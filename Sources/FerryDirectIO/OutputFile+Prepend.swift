@@ -1,4 +1,5 @@
 import CDirectIO
+import FerryCore
 
 #if canImport(Glibc)
     import Glibc
@@ -115,7 +116,7 @@ extension OutputFile {
                 if errno == EINTR { continue }
                 if errno == EINVAL && !retriedBuffered {
                     retriedBuffered = true
-                    BackgroundWrites.clearDirectFlag(of: fd)
+                    BackgroundWrites.clearFlag(DirectIO.openFlag, of: fd)
                     continue
                 }
                 throw SystemError.current.coreError("write", path: path, writing: true)
