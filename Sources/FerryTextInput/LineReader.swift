@@ -20,7 +20,7 @@ public final class LineReader {
         public var offset: Int64
 
         /// The position just past `bytes`, which start at this position: a part of a record's text found later.
-        public func advanced(over bytes: UnsafeRawBufferPointer) -> Position {
+        package func advanced(over bytes: UnsafeRawBufferPointer) -> Position {
             Position(line: line + bytes.reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }, offset: offset + Int64(bytes.count))
         }
     }

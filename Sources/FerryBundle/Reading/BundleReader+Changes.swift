@@ -27,7 +27,7 @@ extension BundleReader {
     /// - Parameter body: receives each line without its newline.
     /// - Returns: the number of lines passed on.
     @discardableResult
-    public func forEachChangeLine(_ selection: Selection = Selection(), _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    package func forEachChangeLine(_ selection: Selection = Selection(), _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         try forEachChangeLine(selection) { line, _, _ in try body(line) }
     }
 

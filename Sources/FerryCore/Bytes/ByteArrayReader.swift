@@ -10,7 +10,7 @@ public final class ByteArrayReader {
 
     /// Fills `buffer` with the next bytes.
     /// - Returns: their count; 0 at the end.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         let count = min(buffer.count, bytes.count - offset)
         bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
         offset += count

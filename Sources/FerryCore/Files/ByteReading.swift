@@ -7,7 +7,7 @@ public protocol ByteReading {
 extension ByteReading {
     /// Reads the next bytes until `buffer` is full or the end comes.
     /// - Returns: the number of bytes read; fewer than `buffer.count` only at the end.
-    public func read(filling buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    @usableFromInline package func read(filling buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var filled = 0
         while filled < buffer.count {
             let count = try read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))

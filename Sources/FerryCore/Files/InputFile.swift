@@ -56,7 +56,7 @@ public final class InputFile: ByteReading {
 
     /// Reads up to `buffer.count` bytes at `offset`, without moving the file position (`pread`).
     /// - Returns: the number of bytes read; fewer than asked only at the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         var done = 0
         while done < buffer.count {
@@ -74,7 +74,7 @@ public final class InputFile: ByteReading {
 
     /// Fills `buffer` with the bytes at `offset`.
     /// - Throws: ``CoreError`` when they cannot be read, or the file ends first.
-    public func read(exactly buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
+    package func read(exactly buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws {
         let count = try read(into: buffer, at: offset)
         guard count == buffer.count else {
             throw CoreError(.readFailed, "\(path): ends before byte \(offset + Int64(buffer.count))")

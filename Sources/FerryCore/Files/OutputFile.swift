@@ -88,7 +88,7 @@ public final class OutputFile {
     }
 
     /// Appends bytes.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+    @usableFromInline package func write(_ bytes: UnsafeRawBufferPointer) throws {
         position += Int64(bytes.count)
         if let background {
             try write(bytes, through: background)
@@ -123,7 +123,7 @@ public final class OutputFile {
     /// - Parameter body: fills the buffer it is given (or a part of it, at least one byte) and returns how many bytes
     ///   it put there; called until `count` bytes are in.
     /// - Throws: ``CoreError`` when a write fails, or what `body` throws.
-    public func fill(count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
+    package func fill(count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Int) throws {
         guard let background else {
             // Without background writes, through a buffer of its own.
             let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: min(count, 1 << 16), alignment: 16)

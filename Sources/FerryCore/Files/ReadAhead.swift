@@ -46,7 +46,7 @@ public final class ReadAhead {
     ///
     /// The chunk is valid until the next call.
     /// - Throws: what reading the file or naming the ranges threw.
-    public func next() throws -> UnsafeRawBufferPointer? {
+    package func next() throws -> UnsafeRawBufferPointer? {
         if !rest.isEmpty {
             defer { rest = UnsafeRawBufferPointer(start: nil, count: 0) }
             return rest
@@ -74,7 +74,7 @@ public final class ReadAhead {
     /// Copies the ranges' next bytes into `buffer`: up to its size, at most what is left of the current chunk (as
     /// `read(2)` may return less); 0 at the end.
     /// - Throws: what reading the file or naming the ranges threw.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard !buffer.isEmpty, let bytes = try take(upTo: buffer.count) else { return 0 }
         UnsafeMutableRawBufferPointer(rebasing: buffer[..<bytes.count]).copyMemory(from: bytes)
         return bytes.count

@@ -35,7 +35,7 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Creates a digest from its 32 bytes in memory.
     /// - Parameter bytes: exactly 32 bytes; returns `nil` otherwise.
-    public init?(bytes: UnsafeRawBufferPointer) {
+    package init?(bytes: UnsafeRawBufferPointer) {
         guard bytes.count == 32 else { return nil }
         func word(_ index: Int) -> UInt64 { UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) }
         words = (word(0), word(1), word(2), word(3))
@@ -51,7 +51,7 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Parses 64 hex digits (either case) from bytes, such as a JSON string in place.
     /// - Parameter hex: the digest text; returns `nil` unless it is exactly 64 hex digits.
-    public init?(hex: UnsafeRawBufferPointer) {
+    package init?(hex: UnsafeRawBufferPointer) {
         guard hex.count == 64 else { return nil }
         var values: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         for word in 0..<4 {
@@ -82,7 +82,7 @@ public struct SHA256Digest: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     /// Calls `body` with the 32 bytes (big-endian), laid out on the stack: no array is made.
-    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         var bigEndian = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
         return try Swift.withUnsafeBytes(of: &bigEndian, body)
     }

@@ -11,7 +11,7 @@ public struct SHA256Hasher: Sendable {
     public init() {}
 
     /// Adds bytes to the computation.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         state.update(bufferPointer: bytes)
     }
 

@@ -17,7 +17,7 @@ public enum JSONParser {
 
     /// Parses one complete JSON document; only whitespace may follow it.
     /// - Throws: ``JSONSyntaxError`` with the byte offset of the first problem.
-    public static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONValue {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth) throws(JSONSyntaxError) -> JSONValue {
         var scanner = JSONScanner(bytes)
         let value = try scanner.value(maxDepth: maxDepth)
         try scanner.finish()

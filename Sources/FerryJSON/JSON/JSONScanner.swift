@@ -32,7 +32,7 @@ public struct JSONScanner {
     private var scratch: [UInt8] = []
 
     /// Reads from a buffer that must outlive the scanner.
-    public init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
     // MARK: - Structure
 
@@ -464,7 +464,7 @@ public struct JSONScanner {
 /// a view of the input, valid while the input is.
 public struct JSONRawString {
     /// The bytes between the quotes, as written (escapes included).
-    public let raw: UnsafeRawBufferPointer
+    @usableFromInline package let raw: UnsafeRawBufferPointer
     /// The string with its escapes resolved, when it had any.
     public let unescaped: String?
 
@@ -476,7 +476,7 @@ public struct JSONRawString {
 
     /// Calls `body` with the string's UTF-8 bytes, escapes resolved (the input itself when there were none).
     @inlinable
-    public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         guard var unescaped else { return try body(raw) }
         return try unescaped.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
     }

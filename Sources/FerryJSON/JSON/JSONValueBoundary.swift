@@ -33,7 +33,7 @@ public struct JSONValueBoundary: Sendable {
     /// Scans the next bytes of the input.
     /// - Returns: the index in `bytes` just past the value's last byte, or `nil` when the bytes end first (scan the
     ///   bytes that follow them next).
-    public mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int? {
+    package mutating func scan(_ bytes: UnsafeRawBufferPointer) -> Int? {
         var index = 0
         while index < bytes.count {
             if inString, !escaped {

@@ -27,7 +27,7 @@ public struct JSONWriter: Sendable {
     public mutating func raw(_ json: [UInt8]) { bytes.append(contentsOf: json) }
 
     /// Appends raw, already valid JSON bytes from a buffer.
-    public mutating func raw(_ json: UnsafeRawBufferPointer) { bytes.append(contentsOf: json) }
+    package mutating func raw(_ json: UnsafeRawBufferPointer) { bytes.append(contentsOf: json) }
 
     /// The number of bytes written so far.
     public var count: Int { bytes.count }
@@ -44,7 +44,7 @@ public struct JSONWriter: Sendable {
     }
 
     /// Appends bytes as a quoted standard base64 string with padding.
-    public mutating func base64(_ data: UnsafeBufferPointer<UInt8>) {
+    package mutating func base64(_ data: UnsafeBufferPointer<UInt8>) {
         let count = data.count
         let encoded = (count + 2) / 3 * 4
         let start = bytes.count

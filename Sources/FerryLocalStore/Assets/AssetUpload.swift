@@ -25,7 +25,7 @@ public final class AssetUpload {
     }
 
     /// Appends bytes.
-    public func append(_ bytes: UnsafeRawBufferPointer) throws {
+    package func append(_ bytes: UnsafeRawBufferPointer) throws {
         var rest = bytes[...]
         while !rest.isEmpty {
             let take = min(rest.count, LocalStoreBatch.chunkSize - buffer.count)

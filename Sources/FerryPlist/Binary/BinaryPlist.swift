@@ -42,7 +42,7 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
     }
 
     /// Whether bytes start with the binary plist signature.
-    public static func hasSignature(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func hasSignature(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= 8 && magic.indices.allSatisfy { bytes[$0] == magic[$0] }
     }
 
@@ -238,7 +238,7 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
     }
 
     /// A data object's bytes, in place (valid while the plist's bytes are).
-    public func dataBytes(_ object: Int) throws(PlistError) -> UnsafeRawBufferPointer {
+    package func dataBytes(_ object: Int) throws(PlistError) -> UnsafeRawBufferPointer {
         let header = try header(object)
         guard header.marker >> 4 == 0x4 else { throw mismatch(header, expected: "data") }
         try require(header, length: header.count, what: "data")

@@ -39,7 +39,7 @@ extension CloudKitJSONDecoder {
     /// Decodes a record dictionary, or a `records/modify` request into its operations.
     /// - Throws: ``RecordError`` when the text is neither (for a request: when its own keys or its JSON are wrong;
     ///   a wrong operation is in its ``RequestOperation/outcome``).
-    public func decodeContents(line: UnsafeRawBufferPointer) throws(RecordError) -> Contents {
+    package func decodeContents(line: UnsafeRawBufferPointer) throws(RecordError) -> Contents {
         do {
             var scanner = JSONScanner(line)
             return .change(try decodeRecord(&scanner))

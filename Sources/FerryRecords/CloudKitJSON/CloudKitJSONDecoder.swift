@@ -29,7 +29,7 @@ public struct CloudKitJSONDecoder: Sendable {
 
     /// Decodes one NDJSON line (a record dictionary).
     /// - Throws: ``RecordError`` saying what is wrong and where.
-    public func decode(line: UnsafeRawBufferPointer) throws(RecordError) -> RecordChange {
+    package func decode(line: UnsafeRawBufferPointer) throws(RecordError) -> RecordChange {
         var scanner = JSONScanner(line)
         do {
             return try decodeRecord(&scanner)

@@ -25,7 +25,7 @@ public struct RecordFileReader {
     /// One non-blank line, for callers that handle some lines without the full decoder.
     public struct Line: ~Copyable {
         /// The line's bytes, without its newline (`nil` for a line over the length limit); valid during the call only.
-        public let bytes: UnsafeRawBufferPointer?
+        package let bytes: UnsafeRawBufferPointer?
         /// Where the line is.
         public let position: LineReader.Position
         fileprivate let length: Int

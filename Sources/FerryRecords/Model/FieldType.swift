@@ -48,7 +48,7 @@ public enum FieldType: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a type tag from the bytes of a JSON string (without quotes), building no string.
-    public init?(tag bytes: UnsafeRawBufferPointer) {
+    package init?(tag bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return nil }
         for (tag, type) in Self.tags where tag.utf8CodeUnitCount == bytes.count {
             if memcmp(base, tag.utf8Start, bytes.count) == 0 {

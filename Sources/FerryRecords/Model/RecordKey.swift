@@ -68,7 +68,7 @@ public struct RecordKey: Sendable, Hashable {
 
         /// The key of the record of this zone with this name (its UTF-8 bytes).
         @inline(__always)
-        public func key(recordName: UnsafeRawBufferPointer) -> RecordKey {
+        package func key(recordName: UnsafeRawBufferPointer) -> RecordKey {
             let (high, low) = function.hash(recordName)
             return RecordKey(high: high, low: low)
         }

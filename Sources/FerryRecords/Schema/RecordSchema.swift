@@ -170,7 +170,7 @@ public struct RecordSchema: Sendable, Hashable {
     ///     track zones). Without it, the schema keeps them.
     /// - Throws: ``RecordError`` naming what is malformed, `JSONSyntaxError` for bytes that are not JSON, or what
     ///   `read` or `zones` throws.
-    public init(reading read: (UnsafeMutableRawBufferPointer) throws -> Int, zones handOver: ((ZoneID) throws -> Void)? = nil) throws {
+    package init(reading read: (UnsafeMutableRawBufferPointer) throws -> Int, zones handOver: ((ZoneID) throws -> Void)? = nil) throws {
         let decoder = CloudKitJSONDecoder()
         var zones: Set<ZoneID> = []
         let object = try JSONParser.parseObject(reading: read, streaming: "zones") { value, index in

@@ -131,7 +131,7 @@ public struct RecordValidator: Sendable {
 
     /// Why a record name, given as UTF-8 bytes (such as a JSON string in place), is invalid, or `nil` if it is valid;
     /// a valid name costs no allocation.
-    public func recordNameProblem(utf8 name: UnsafeRawBufferPointer) -> String? {
+    package func recordNameProblem(utf8 name: UnsafeRawBufferPointer) -> String? {
         recordNameFormatProblem(utf8: name) ?? leadingUnderscoreProblem(utf8: name)
     }
 

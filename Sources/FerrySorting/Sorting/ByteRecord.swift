@@ -71,7 +71,7 @@ public struct ByteRecordReader {
     private var offset = 0
 
     /// A reader of one record's bytes (which must outlive it).
-    public init(_ bytes: UnsafeRawBufferPointer) {
+    package init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
     }
 
@@ -114,10 +114,10 @@ public struct ByteRecordReader {
     }
 
     /// Reads `count` raw bytes.
-    public mutating func raw(_ count: Int) throws -> UnsafeRawBufferPointer { try take(count) }
+    package mutating func raw(_ count: Int) throws -> UnsafeRawBufferPointer { try take(count) }
 
     /// Reads every byte left.
-    public mutating func rest() -> UnsafeRawBufferPointer {
+    package mutating func rest() -> UnsafeRawBufferPointer {
         defer { offset = bytes.count }
         return UnsafeRawBufferPointer(rebasing: bytes[offset...])
     }

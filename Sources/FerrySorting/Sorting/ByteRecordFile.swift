@@ -20,7 +20,7 @@ public final class ByteRecordFile {
 
     /// Appends a record.
     /// - Throws: ``CoreError`` when it cannot be written, or after ``finish()``.
-    public func append(_ record: UnsafeRawBufferPointer) throws {
+    package func append(_ record: UnsafeRawBufferPointer) throws {
         guard let output else { throw CoreError(.writeFailed, "\(path): a scratch file was written after it was finished") }
         var length = UInt32(record.count).littleEndian
         try withUnsafeBytes(of: &length) { try output.write($0) }
@@ -41,7 +41,7 @@ public final class ByteRecordFile {
 
     /// Calls `body` with each record in the order written (valid only during the call).
     /// - Throws: ``CoreError`` when the file cannot be read or ends inside a record, or what `body` throws.
-    public func forEach(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package func forEach(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
         try finish()
         let reader = try Reader(path: path)
         while let record = try reader.next() { try body(record) }
@@ -63,7 +63,7 @@ public final class ByteRecordFile {
         deinit { buffer.deallocate() }
 
         /// The next record, valid until the next call; `nil` at the end of the file.
-        public func next() throws -> UnsafeRawBufferPointer? {
+        package func next() throws -> UnsafeRawBufferPointer? {
             guard try fill(4) else { return nil }
             var length: UInt32 = 0
             withUnsafeMutableBytes(of: &length) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[start..<start + 4])) }

@@ -45,7 +45,7 @@ public final class ExternalByteSorter {
 
     /// Adds a record.
     /// - Throws: ``CoreError`` when a run cannot be written.
-    public func append(_ record: UnsafeRawBufferPointer) throws {
+    package func append(_ record: UnsafeRawBufferPointer) throws {
         if !records.isEmpty, arena.count + record.count + (records.count + 1) * 16 > memoryLimit { try spill() }
         records.append((arena.count, record.count))
         arena.append(contentsOf: record)
@@ -61,7 +61,7 @@ public final class ExternalByteSorter {
     /// Visits every record in ascending order (equal records in no particular order), each valid only during its call;
     /// may be called again, and records may be appended between calls.
     /// - Throws: ``CoreError`` when a run cannot be written or read back, or what `visit` throws.
-    public func forEachSorted(_ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
+    package func forEachSorted(_ visit: (UnsafeRawBufferPointer) throws -> Void) throws {
         guard runs.isEmpty else {
             try spill()
             return try merge(visit)
@@ -83,7 +83,7 @@ public final class ExternalByteSorter {
     }
 
     /// Whether `lhs` orders before `rhs`: byte by byte, then by length.
-    public static func precedes(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+    package static func precedes(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         let common = min(lhs.count, rhs.count)
         if common > 0, let left = lhs.baseAddress, let right = rhs.baseAddress {
             let order = memcmp(left, right, common)

@@ -81,7 +81,7 @@ public final class SortedByteTable {
 
     /// Calls `body` with every entry's rank, key and value in key order (each valid only during its call).
     /// - Throws: ``CoreError`` when the scratch file cannot be read, or what `body` throws.
-    public func forEach(_ body: (_ rank: Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws {
+    package func forEach(_ body: (_ rank: Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws {
         switch storage {
         case .memory(let block):
             try block.forEach { try body($0, $1, $2) }
@@ -201,7 +201,7 @@ extension SortedByteTable {
 
         /// Adds the next entry, whose key must order after the last one's.
         /// - Throws: ``CoreError`` for a key out of order or when the scratch file cannot be written.
-        public mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        package mutating func append(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
             if let lastKey {
                 guard lastKey.withUnsafeBytes({ ExternalByteSorter.precedes($0, key) }) else {
                     throw CoreError(.writeFailed, "a sorted scratch table was given keys out of order or twice")
