@@ -79,12 +79,12 @@ import Testing
             var given = 0
             init(failAfter: Int) { self.failAfter = failAfter }
             var isVerified: Bool { true }
-            func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            // Through the public protocol alone (no buffer reading): what a reader outside Ferry implements.
+            func read(upTo maxCount: Int) throws -> [UInt8] {
                 guard given < failAfter else { throw CoreError(.readFailed, "the disk went away") }
-                let count = min(buffer.count, failAfter - given)
-                buffer.initializeMemory(as: UInt8.self, repeating: 0x5A)
+                let count = min(maxCount, failAfter - given)
                 given += count
-                return count
+                return [UInt8](repeating: 0x5A, count: count)
             }
             func finish() throws {}
         }

@@ -127,7 +127,7 @@ import Testing
         var back: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 100_000)
         while true {
-            let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            let count = try buffer.withUnsafeMutableBytes { try reader.readBytes(into: $0) }
             if count == 0 { break }
             back += buffer[..<count]
         }

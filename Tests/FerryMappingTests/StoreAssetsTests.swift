@@ -14,7 +14,7 @@ import Testing
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 1)
         defer { buffer.deallocate() }
         while true {
-            let count = try reader.read(into: buffer)
+            let count = try reader.readBytes(into: buffer)
             if count == 0 { break }
             bytes += buffer[0..<count]
         }

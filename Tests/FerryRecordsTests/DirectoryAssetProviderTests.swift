@@ -15,7 +15,7 @@ import Testing
         let reader = try provider.open(asset)
         #expect(reader.isVerified)
         var buffer = [UInt8](repeating: 0, count: 64)
-        let count = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+        let count = try buffer.withUnsafeMutableBytes { try reader.readBytes(into: $0) }
         #expect(Array(buffer[0..<count]) == Array("picture".utf8))
         try reader.finish()
         // Named again, with and without a file name of its own: each record gets its own name, the file is not read again.
@@ -73,7 +73,7 @@ import Testing
             #expect(try !provider.canProvide(Asset(sha256: asset.sha256, size: asset.size + 1)))
             let reader = try provider.open(asset)
             var buffer = [UInt8](repeating: 0, count: 64)
-            let read = try buffer.withUnsafeMutableBytes { try reader.read(into: $0) }
+            let read = try buffer.withUnsafeMutableBytes { try reader.readBytes(into: $0) }
             #expect(String(decoding: buffer[0..<read], as: UTF8.self) == "photo \(index % 250)")
             try reader.finish()
         }

@@ -60,7 +60,7 @@ final class AssetCopier {
         guard let provider else { throw BundleError(.missingAsset, "no asset source for \(asset.sha256)") }
         try Self.reading(asset, from: provider) { reader, hasher in
             try copier.copy(to: path(of: asset), size: asset.size) { buffer in
-                let count = try reader.read(into: buffer)
+                let count = try reader.readBytes(into: buffer)
                 hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                 return count
             }

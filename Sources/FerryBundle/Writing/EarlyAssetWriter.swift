@@ -218,7 +218,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
             let block = ZstdRawFrame.blockHeader(size: size, last: left == 0 && padding.isEmpty)
             try withUnsafeBytes(of: block) { try output.write($0) }
             try output.fill(count: size) { buffer in
-                let count = try reader.read(into: buffer)
+                let count = try reader.readBytes(into: buffer)
                 guard count > 0 else { throw Self.resized(asset, grew: false) }
                 hasher?.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
                 return count
@@ -273,7 +273,7 @@ final class EarlyAssetWriter: @unchecked Sendable {
     /// Checks that the asset has no bytes past its size.
     private static func checkEnd(of reader: any AssetReading, asset: Asset) throws {
         var byte: UInt8 = 0
-        let more = try withUnsafeMutableBytes(of: &byte) { try reader.read(into: $0) }
+        let more = try withUnsafeMutableBytes(of: &byte) { try reader.readBytes(into: $0) }
         guard more == 0 else { throw resized(asset, grew: true) }
     }
 

@@ -5,7 +5,7 @@
 #endif
 
 /// A file opened for reading, with errors that name the file.
-public final class InputFile: ByteReading {
+public final class InputFile: BufferReading {
     /// The path the file was opened with.
     public let path: String
     package private(set) var descriptor: Int32
@@ -36,7 +36,7 @@ public final class InputFile: ByteReading {
 
     /// Reads up to `buffer.count` bytes.
     /// - Returns: the number of bytes read; 0 at the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
         while true {
             let count = Glibc.read(descriptor, base, buffer.count)

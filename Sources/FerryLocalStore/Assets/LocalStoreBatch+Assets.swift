@@ -65,7 +65,7 @@ public final class LocalStoreAssets: AssetProvider, @unchecked Sendable {
 }
 
 /// Reads an asset chunk by chunk, one short read transaction per chunk.
-final class LocalAssetReader: AssetReading {
+final class LocalAssetReader: AssetReading, BufferReading {
     let store: LocalStore
     let asset: Asset
     private var chunk = 0

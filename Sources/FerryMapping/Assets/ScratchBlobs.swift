@@ -66,7 +66,7 @@ final class ScratchBlobs: @unchecked Sendable {
 }
 
 /// One blob of a ``ScratchBlobs`` file, read from its start.
-final class ScratchBlobReader: AssetReading {
+final class ScratchBlobReader: AssetReading, BufferReading {
     let isVerified = true
     private let blobs: ScratchBlobs
     private let slice: ScratchBlobs.Slice

@@ -12,19 +12,17 @@ public protocol AssetProvider: AnyObject, Sendable {
     func open(_ asset: Asset) throws -> any AssetReading
 }
 
-/// An open asset.
-public protocol AssetReading: AnyObject, ByteReading {
+/// An open asset, read from start to end (``ByteReading/read(upTo:)``).
+public protocol AssetReading: ByteReading {
     /// Whether the bytes are already known to hash to the asset's digest (so a writer need not hash them again).
     var isVerified: Bool { get }
-    /// Reads the next bytes; 0 at the end.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
     /// Checks, after the last byte, that the source did not change while it was read.
     func finish() throws
 }
 
 /// An asset reader that can also read at any offset, from several threads at once, so that a bundle writer can read
 /// and compress the pieces of a large asset in parallel.
-public protocol PositionalAssetReading: AssetReading, Sendable {
+package protocol PositionalAssetReading: AssetReading, BufferReading, Sendable {
     /// Reads up to `buffer.count` bytes at `offset` (fewer only at the end of the file; 0 past it).
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int
 }

@@ -88,7 +88,7 @@ final class BackendAssetProvider: AssetProvider {
 }
 
 /// Reads an asset's streamed pieces synchronously, checking its size and digest at the end.
-final class BackendAssetReader: AssetReading {
+final class BackendAssetReader: AssetReading, BufferReading {
     private let iterator: Pieces
     private let asset: Asset
     private var pending: [UInt8] = []
