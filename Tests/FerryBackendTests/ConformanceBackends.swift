@@ -92,8 +92,9 @@ struct ConformanceFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A backend seen only through ``RecordStore``: it hides any faster path the backend has (``BulkCopying``).
-final class ContractOnlyStore: RecordStore {
+/// A backend seen only through ``RecordStore``: it hides any faster path the backend has (``BulkCopying``), and
+/// subclasses change what they test (``ThrottlingStore``).
+class ContractOnlyStore: RecordStore, @unchecked Sendable {
     let base: any RecordStore
 
     init(_ base: any RecordStore) { self.base = base }

@@ -25,6 +25,18 @@ import Testing
         return (records.map { .record($0) }, try DirectoryAssetProvider(root: directory))
     }
 
+    /// Checks that every asset the changes use is in `store`, byte for byte as `provider` gives it.
+    func expectAssets(of changes: [RecordChange], from provider: DirectoryAssetProvider, in store: any RecordStore) async throws {
+        for case .record(let record) in changes {
+            for asset in record.fields.flatMap(\.value.assets) {
+                let reader = try provider.open(asset)
+                var expected = [UInt8](repeating: 0, count: Int(asset.size))
+                _ = try expected.withUnsafeMutableBytes { try reader.read(filling: $0) }
+                #expect(try await store.assetBytes(asset).collected() == expected)
+            }
+        }
+    }
+
     func copy(
         _ source: any ChangeSource, into backend: OpenBackend, _ configure: (inout RecordCopier.Options) -> Void = { _ in }
     ) async throws -> (TransferTally, [TransferOutcome]) {
@@ -54,14 +66,7 @@ import Testing
         let copied = try await contents(of: backend.store)
         #expect(copied.count == 60)
         for case .record(let record) in changes { #expect(copied[record.id] == record) }
-        for case .record(let record) in changes {
-            for asset in record.fields.flatMap(\.value.assets) {
-                let reader = try assets.open(asset)
-                var expected = [UInt8](repeating: 0, count: Int(asset.size))
-                _ = try expected.withUnsafeMutableBytes { try reader.read(filling: $0) }
-                #expect(try await backend.store.assetBytes(asset).collected() == expected)
-            }
-        }
+        try await expectAssets(of: changes, from: assets, in: backend.store)
     }
 
     @Test(arguments: ConformanceBackend.allCases)
@@ -239,14 +244,7 @@ import Testing
         let backend = try await kind.make()
         let (tally, _) = try await copy(try BundleChangeSource(path: scratch.file("fleet.tar.gz")), into: backend)
         #expect(tally.total.created == 24 && tally.assets == 3)
-        for case .record(let record) in changes {
-            for asset in record.fields.flatMap(\.value.assets) {
-                let reader = try assets.open(asset)
-                var expected = [UInt8](repeating: 0, count: Int(asset.size))
-                _ = try expected.withUnsafeMutableBytes { try reader.read(filling: $0) }
-                #expect(try await backend.store.assetBytes(asset).collected() == expected)
-            }
-        }
+        try await expectAssets(of: changes, from: assets, in: backend.store)
         let (again, _) = try await copy(try BundleChangeSource(path: scratch.file("fleet.tar.gz")), into: backend)
         #expect(again.total.unchanged == 24 && again.assets == 0)
     }
@@ -276,32 +274,17 @@ extension CopyConformanceTests {
 }
 
 /// A backend that answers its first `refusals` modify requests with THROTTLED for every operation.
-final class ThrottlingStore: RecordStore, @unchecked Sendable {
-    let base: any RecordStore
+final class ThrottlingStore: ContractOnlyStore, @unchecked Sendable {
     private let lock = NSLock()
     private var remaining: Int
     private(set) var refused = 0
 
     init(_ base: any RecordStore, refusals: Int) {
-        self.base = base
         remaining = refusals
+        super.init(base)
     }
 
-    var name: String { base.name }
-    var capabilities: BackendCapabilities { base.capabilities }
-    func zones() async throws -> [ZoneSummary] { try await base.zones() }
-    func createZone(_ zone: ZoneID) async throws -> Bool { try await base.createZone(zone) }
-    func deleteZone(_ zone: ZoneID) async throws -> Bool { try await base.deleteZone(zone) }
-    func lookup(_ ids: [RecordID]) async throws -> [RecordID: RecordVersion] { try await base.lookup(ids) }
-    func fetch(_ ids: [RecordID]) async throws -> [RecordID: Record] { try await base.fetch(ids) }
-    func missingAssets(_ assets: [Asset]) async throws -> [Asset] { try await base.missingAssets(assets) }
-    func putAsset(_ asset: Asset, bytes: AssetBytes) async throws -> Bool { try await base.putAsset(asset, bytes: bytes) }
-    func assetBytes(_ asset: Asset) async throws -> AssetBytes { try await base.assetBytes(asset) }
-    func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
-        try await base.changes(in: zone, since: token, limit: limit)
-    }
-
-    func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool) async throws -> [RecordOutcome] {
+    override func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool) async throws -> [RecordOutcome] {
         let refuse = lock.withLock {
             guard remaining > 0 else { return false }
             remaining -= 1

@@ -158,16 +158,7 @@ public final class InMemoryRecordStore: RecordStore, CheckpointJournal {
         let id = record.id
         guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
         let live = zone.records[record.recordName].flatMap { $0.record == nil ? nil : $0 }
-        func tagProblem() -> RecordOutcome? {
-            guard let live else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
-            guard let tag = operation.recordChangeTag else {
-                return .failed(id, .badRequest, reason: "missing required field 'recordChangeTag' for \(operation.kind.rawValue)")
-            }
-            guard tag == live.changeTag else {
-                return .failed(id, .conflict, reason: "change tag \(tag) is not current (\(live.changeTag)); fetch the record and retry")
-            }
-            return nil
-        }
+        func tagProblem() -> RecordOutcome? { operation.changeTagProblem(liveTag: live?.changeTag) }
         func merged() -> Record {
             guard var base = live?.record else { return record }
             for field in record.fields { base.fields[field.name] = field.value }

@@ -44,3 +44,21 @@ public struct RecordOperation: Sendable, Hashable {
             recordChangeTag: recordChangeTag)
     }
 }
+
+extension RecordOperation {
+    /// Why an operation that needs the record's current change tag cannot apply, or `nil` when it can.
+    ///
+    /// For update, replace and delete against a record whose live change tag is `liveTag` (`nil`: no live record):
+    /// NOT_FOUND without a record, BAD_REQUEST without a tag, CONFLICT for another tag. Every backend answers so.
+    public func changeTagProblem(liveTag: String?) -> RecordOutcome? {
+        let id = record.id
+        guard let liveTag else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
+        guard let tag = recordChangeTag else {
+            return .failed(id, .badRequest, reason: "missing required field 'recordChangeTag' for \(kind.rawValue)")
+        }
+        guard tag == liveTag else {
+            return .failed(id, .conflict, reason: "change tag \(tag) is not current (\(liveTag)); fetch the record and retry")
+        }
+        return nil
+    }
+}

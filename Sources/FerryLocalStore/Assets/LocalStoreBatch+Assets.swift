@@ -69,8 +69,7 @@ final class LocalAssetReader: AssetReading, BufferReading {
     let store: LocalStore
     let asset: Asset
     private var chunk = 0
-    private var pending: [UInt8] = []
-    private var offset = 0
+    private var pending = PendingPiece()
 
     init(store: LocalStore, asset: Asset) {
         self.store = store
@@ -81,24 +80,17 @@ final class LocalAssetReader: AssetReading, BufferReading {
     var isVerified: Bool { true }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if offset == pending.count {
+        while pending.isEmpty {
             let key = Data(asset.sha256.bytes)
             let index = chunk
             let next = try store.read { db in
                 try Data.fetchOne(db, sql: "SELECT bytes FROM asset_chunks WHERE sha256 = ? AND n = ?", arguments: [key, index])
             }
             guard let next else { return 0 }
-            pending = Array(next)
-            offset = 0
+            pending.refill(Array(next))
             chunk += 1
         }
-        let count = min(buffer.count, pending.count - offset)
-        pending.withUnsafeBytes { source in
-            UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + count)]))
-        }
-        offset += count
-        return count
+        return pending.copy(into: buffer)
     }
 
     func finish() throws {}

@@ -172,16 +172,7 @@ public final class LocalStoreBatch {
         case .found(let number, let stored): (zone, live) = (number, stored)
         case .failed(let failure): return failure
         }
-        func tagProblem() -> RecordOutcome? {
-            guard let live else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
-            guard let tag = operation.recordChangeTag else {
-                return .failed(id, .badRequest, reason: "missing required field 'recordChangeTag' for \(operation.kind.rawValue)")
-            }
-            guard tag == live.changeTag else {
-                return .failed(id, .conflict, reason: "change tag \(tag) is not current (\(live.changeTag)); fetch the record and retry")
-            }
-            return nil
-        }
+        func tagProblem() -> RecordOutcome? { operation.changeTagProblem(liveTag: live?.changeTag) }
         switch operation.kind {
         case .create:
             if live != nil { return .failed(id, .exists, reason: "record \(record.recordName) already exists in \(record.zoneID)") }

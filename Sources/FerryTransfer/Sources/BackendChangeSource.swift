@@ -91,8 +91,7 @@ final class BackendAssetProvider: AssetProvider {
 final class BackendAssetReader: AssetReading, BufferReading {
     private let iterator: Pieces
     private let asset: Asset
-    private var pending: [UInt8] = []
-    private var offset = 0
+    private var pending = PendingPiece()
     private var hasher = SHA256Hasher()
     private var total: Int64 = 0
 
@@ -113,21 +112,15 @@ final class BackendAssetReader: AssetReading, BufferReading {
     var isVerified: Bool { false }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        if offset == pending.count {
+        // An empty piece is no end: the next one is fetched.
+        while pending.isEmpty {
             let pieces = iterator
             guard let next = try AsyncBridge.wait({ try await pieces.next() }) else { return 0 }
-            pending = next
-            offset = 0
+            pending.refill(next)
             hasher.update(next)
             total += Int64(next.count)
         }
-        let count = min(buffer.count, pending.count - offset)
-        pending.withUnsafeBytes { source in
-            UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + count)]))
-        }
-        offset += count
-        return count
+        return pending.copy(into: buffer)
     }
 
     func finish() throws {

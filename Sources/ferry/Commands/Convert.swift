@@ -42,7 +42,7 @@ struct Convert: AsyncParsableCommand {
     var maxOutput: Int64 = 1 << 30
 
     func run() async throws {
-        try CommandRunner.run(global, label: "convert") { console in
+        try await CommandRunner.runBlocking(global, label: "convert") { console in
             var worst: Int32 = 0
             for file in files {
                 do {

@@ -28,7 +28,7 @@ struct Dump: AsyncParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func run() async throws {
-        try CommandRunner.run(global, label: "dump") { console in
+        try await CommandRunner.runBlocking(global, label: "dump") { console in
             let started = Date()
             let opened = try CoreDataStore(path: store, model: modelOptions.choice)
             console.logModel(opened)

@@ -27,7 +27,7 @@ struct Inspect: AsyncParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func run() async throws {
-        try CommandRunner.run(global, label: "inspect") { console in
+        try await CommandRunner.runBlocking(global, label: "inspect") { console in
             if MagicNumber.sqlite.matches(try InputFile(path: file).readPrefix(16)) {
                 return try StoreReport.print(try StoreInspection(CoreDataStore(path: file, model: modelOptions.choice)), console: console)
             }

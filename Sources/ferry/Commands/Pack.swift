@@ -70,7 +70,7 @@ struct Pack: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try CommandRunner.run(global, label: "pack") { console in try pack(console) }
+        try await CommandRunner.runBlocking(global, label: "pack") { console in try pack(console) }
     }
 
     private func pack(_ console: Console) throws -> Int32 {

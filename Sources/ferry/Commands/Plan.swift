@@ -29,7 +29,7 @@ struct Plan: AsyncParsableCommand {
     @OptionGroup var modelOptions: ModelOptions
 
     func run() async throws {
-        try CommandRunner.run(global, label: "plan") { console in
+        try await CommandRunner.runBlocking(global, label: "plan") { console in
             let opened = try CoreDataStore(path: store, model: modelOptions.choice)
             console.logModel(opened)
             let plan = try MappingPlan.preset(preset, for: opened.schema)

@@ -24,7 +24,7 @@ struct Unpack: AsyncParsableCommand {
     var directory: String
 
     func run() async throws {
-        try CommandRunner.run(global, label: "unpack") { console in
+        try await CommandRunner.runBlocking(global, label: "unpack") { console in
             let reader = try BundleReader(path: bundle)
             let total = reader.payloadBytes
             let meter = ProgressMeter(console: console, label: "extracting \(bundle)", unit: nil, total: total)

@@ -30,7 +30,7 @@ struct Vacuum: AsyncParsableCommand {
     var tempDir: String?
 
     func run() async throws {
-        try CommandRunner.run(global, label: "vacuum") { console in
+        try await CommandRunner.runBlocking(global, label: "vacuum") { console in
             let opened = try LocalStore(path: store)
             let result = try opened.vacuum(compact: compact, temporaryDirectory: tempDir)
             try opened.close()

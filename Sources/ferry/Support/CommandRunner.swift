@@ -2,6 +2,7 @@ import ArgumentParser
 import FerryCore
 import FerryJSON
 import FerryLocalStore
+import FerryTransfer
 import Foundation
 import Logging
 import Synchronization
@@ -38,23 +39,16 @@ enum CommandRunner {
     /// What an interruption leaves, when it is not "partial output removed" (a local store keeps what it committed).
     static let interruptionNote = Mutex<(@Sendable () -> String)?>(nil)
 
-    /// Runs `body` with a console; exits with the code its result or error calls for.
-    static func run(_ options: GlobalOptions, label: String, _ body: (Console) throws -> Int32) throws {
-        _ = setUp
-        let console = Console(options: options, label: label)
-        let code: Int32
-        do {
-            code = try body(console)
-        } catch let error as ValidationError {
-            throw error
-        } catch {
-            code = ExitCodes.code(for: error)
-            report(error, code: code, console: console)
+    /// Runs a synchronous `body` with a console, on a thread of its own (it reads files and may wait for a backend,
+    /// which no thread of the cooperative pool may do); exits with the code its result or error calls for.
+    static func runBlocking(_ options: GlobalOptions, label: String, _ body: (Console) throws -> Int32) async throws {
+        try await withoutActuallyEscaping(body) { body in
+            try await run(options, label: label) { console in try await AsyncBridge.handOver { try body(console) } }
         }
-        try finish(code, console: console)
     }
 
-    /// Runs an async `body` (one that reads or writes a backend through the backend contract) with a console.
+    /// Runs an async `body` (one that reads or writes a backend through the backend contract) with a console; exits
+    /// with the code its result or error calls for.
     static func run(_ options: GlobalOptions, label: String, _ body: (Console) async throws -> Int32) async throws {
         _ = setUp
         let console = Console(options: options, label: label)
