@@ -70,6 +70,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: scratch.file("app.backup")))
     }
 
+    @Test func parallelSaysWhenItHasNothingToDo() throws {
+        let scratch = try Scratch()
+        let copied = try run(["copy", Self.cars, "a.ferry", "--parallel", "4"], in: scratch)
+        #expect(copied.errors.contains("--parallel 4 applies to network backends; a.ferry is a local store"), "\(copied.errors)")
+        #expect(
+            try run(["copy", Self.cars, "b.tar.gz", "--parallel", "0"], in: scratch, expect: 64).errors.contains(
+                "--parallel must be between 1 and 64"))
+        #expect(!(try run(["copy", Self.cars, "c.tar.gz", "--parallel", "1", "-q"], in: scratch).errors.contains("--parallel")))
+    }
+
     @Test func postgresAndCloudKitURLsAreNotYetAndHideTheirPasswords() throws {
         let scratch = try Scratch()
         _ = try run(["copy", Self.cars, "a.tar.gz", "-q"], in: scratch)

@@ -88,6 +88,11 @@ struct Copy: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Changes per transaction (and checkpoint) in a local store, up to 16 MiB of records.", valueName: "n"))
     var batchSize = 10_000
 
+    @Option(
+        help: ArgumentHelp(
+            "Requests in flight at once into a network backend (zones in parallel, each zone's requests in order).", valueName: "n"))
+    var parallel: Int?
+
     @Flag(name: [.customShort("n"), .long], help: "Map, check and count everything; write nothing.")
     var dryRun = false
 
@@ -98,6 +103,7 @@ struct Copy: AsyncParsableCommand {
         }
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }
+        if let parallel, !(1...64).contains(parallel) { throw ValidationError("--parallel must be between 1 and 64") }
     }
 
     func run() async throws {
@@ -110,6 +116,12 @@ struct Copy: AsyncParsableCommand {
         let targetPath = kind.path
         let files = try claimFiles(target: kind)
         let changes = try await openSource(console)
+        if let parallel, parallel > 1 {
+            // Said, not silently dropped: neither a bundle nor a local store takes requests.
+            console.warning(
+                "--parallel \(parallel) applies to network backends; \(targetPath) is a \(kindName(kind)), written in one stream, so it "
+                    + "has no effect here")
+        }
         switch kind {
         case .bundle:
             let copy = CopyToBundle(
@@ -121,11 +133,19 @@ struct Copy: AsyncParsableCommand {
             var options = RecordCopier.Options()
             options.batchSize = batchSize
             options.policy = onConflict
+            options.parallel = parallel ?? 1
             options.dryRun = dryRun
             options.temporaryDirectory = tempDir
             return try await CopyToLocalStore(
                 source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile, files: files
             ).run(console: console, started: started)
+        }
+    }
+
+    private func kindName(_ kind: Endpoint.Target) -> String {
+        switch kind {
+        case .bundle: "bundle"
+        case .localStore: "local store (copied through its bulk path)"
         }
     }
 
