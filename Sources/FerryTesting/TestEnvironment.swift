@@ -19,6 +19,12 @@ public enum TestEnvironment {
     /// Whether this is a CI run (where missing fixtures are an error, not a skip).
     public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"] != nil }
 
+    /// The PostgreSQL server the tests use (`$FERRY_TEST_PG_URL`: `Scripts/test` starts one, or a developer's own),
+    /// if any.
+    public static var postgresURL: String? {
+        ProcessInfo.processInfo.environment["FERRY_TEST_PG_URL"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// The `ferry` executable built beside the test bundle (or `$FERRY_BINARY`).
     public static var ferryBinary: String {
         if let explicit = ProcessInfo.processInfo.environment["FERRY_BINARY"] { return explicit }
