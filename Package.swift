@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "FerryMapping", targets: ["FerryMapping"]),
         .library(name: "FerryBackend", targets: ["FerryBackend"]),
         .library(name: "FerryLocalStore", targets: ["FerryLocalStore"]),
+        .library(name: "FerryPostgres", targets: ["FerryPostgres"]),
         .library(name: "FerryTransfer", targets: ["FerryTransfer"]),
         .library(name: "FerryTesting", targets: ["FerryTesting"]),
     ],
@@ -28,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // libarchive, through a tiny system-library shim (engineering.md §2).
@@ -93,6 +96,14 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // The PostgreSQL backend: connection settings as libpq reads them, the schema, the backend contract over it.
+        .target(
+            name: "FerryPostgres",
+            dependencies: [
+                "FerryCore", "FerryJSON", "FerryRecords", "FerryBackend", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Copies between sources and targets: change sources, the local-store importer (conflicts, resume), diffs.
         .target(
             name: "FerryTransfer",
@@ -130,6 +141,9 @@ let package = Package(
         .testTarget(name: "FerryTextInputTests", dependencies: ["FerryCore", "FerryTextInput", "FerryTesting", "CZstd"]),
         .testTarget(name: "FerryCoreTests", dependencies: ["FerryCore", "FerryJSON", "FerryTesting"]),
         .testTarget(name: "FerryDirectIOTests", dependencies: ["FerryCore", "FerryDirectIO", "FerryTesting"]),
+        .testTarget(
+            name: "FerryPostgresTests",
+            dependencies: ["FerryCore", "FerryBackend", "FerryPostgres", "FerryTesting", .product(name: "PostgresNIO", package: "postgres-nio")]),
         .testTarget(name: "FerryJSONTests", dependencies: ["FerryCore", "FerryJSON"]),
         .testTarget(name: "FerrySortingTests", dependencies: ["FerryCore", "FerrySorting", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryTesting"]),

@@ -1,0 +1,97 @@
+import PostgresNIO
+
+/// Ferry's tables in a PostgreSQL schema, and their migrations.
+///
+/// `ferry_meta` holds the layout version; each migration runs in one transaction, so a schema is at one version or
+/// the one before. A schema made by a newer Ferry is refused rather than written in a layout this one does not know.
+public enum PostgresSchema {
+    /// The layout this Ferry writes.
+    public static let version = 1
+
+    /// Creates the schema or brings it to ``version``.
+    /// - Returns: the version it was at before (0 for a new schema).
+    /// - Throws: ``PostgresBackendError`` `newer-schema` (78), `permission` (77) without CREATE on the database.
+    @discardableResult
+    public static func migrate(_ database: PostgresDatabase) async throws -> Int {
+        let schema = database.settings.schema
+        let found = try await currentVersion(database)
+        if found > version {
+            throw PostgresBackendError(
+                .newerSchema,
+                "\(database.settings): schema \(schema) has Ferry's layout version \(found), newer than this Ferry writes (\(version)); update Ferry")
+        }
+        guard found < version else { return found }
+        try await database.transaction { connection in
+            for step in (found + 1)...version {
+                for statement in statements(step, schema: schema) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
+                }
+            }
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                        """), logger: database.logger)
+        }
+        return found
+    }
+
+    /// The layout version of the schema, 0 when it has none.
+    public static func currentVersion(_ database: PostgresDatabase) async throws -> Int {
+        let schema = database.settings.schema
+        var exists = false
+        try await database.query("SELECT to_regclass(\(schema + ".ferry_meta")) IS NOT NULL") { row in
+            exists = try row.decode(Bool.self)
+        }
+        guard exists else { return 0 }
+        var version = 0
+        try await database.query(PostgresQuery(unsafeSQL: "SELECT value FROM \(schema).ferry_meta WHERE key = 'version'")) { row in
+            version = Int(try row.decode(String.self)) ?? 0
+        }
+        return version
+    }
+
+    /// The statements that take a schema from `step - 1` to `step`.
+    ///
+    /// `schema` is a plain identifier (``PostgresSettings`` checks it), so it is written into the statements as it is.
+    static func statements(_ step: Int, schema: String) -> [String] {
+        switch step {
+        case 1:
+            return [
+                "CREATE SCHEMA IF NOT EXISTS \(schema)",
+                "CREATE TABLE \(schema).ferry_meta (key text PRIMARY KEY, value text NOT NULL)",
+                """
+                CREATE TABLE \(schema).zones (
+                    id bigserial PRIMARY KEY, zone_name text NOT NULL, owner_name text NOT NULL, last_seq bigint NOT NULL DEFAULT 0,
+                    UNIQUE (zone_name, owner_name))
+                """,
+                """
+                CREATE TABLE \(schema).records (
+                    zone bigint NOT NULL REFERENCES \(schema).zones(id) ON DELETE CASCADE, name text NOT NULL, type text NOT NULL,
+                    tag text NOT NULL, seq bigint NOT NULL, created timestamptz NOT NULL, modified timestamptz NOT NULL,
+                    created_by text, modified_by text, deleted boolean NOT NULL DEFAULT false, digest bytea, fields jsonb,
+                    PRIMARY KEY (zone, name))
+                """,
+                "CREATE INDEX records_feed ON \(schema).records (zone, seq)",
+                """
+                CREATE TABLE \(schema).refs (
+                    zone bigint NOT NULL, source text NOT NULL, target text NOT NULL, action text NOT NULL,
+                    FOREIGN KEY (zone, source) REFERENCES \(schema).records(zone, name) ON DELETE CASCADE)
+                """,
+                "CREATE INDEX refs_target ON \(schema).refs (zone, target)",
+                "CREATE INDEX refs_source ON \(schema).refs (zone, source)",
+                "CREATE TABLE \(schema).assets (sha256 bytea PRIMARY KEY, size bigint NOT NULL, chunks integer NOT NULL)",
+                "CREATE TABLE \(schema).asset_chunks (sha256 bytea NOT NULL, n integer NOT NULL, bytes bytea NOT NULL, PRIMARY KEY (sha256, n))",
+                """
+                CREATE TABLE \(schema).copy_journal (
+                    run text PRIMARY KEY, done bigint NOT NULL, finished boolean NOT NULL, source text NOT NULL)
+                """,
+                "CREATE TABLE \(schema).copy_deferred (run text NOT NULL, seq bigint NOT NULL, record jsonb NOT NULL, PRIMARY KEY (run, seq))",
+                "INSERT INTO \(schema).zones(zone_name, owner_name) VALUES ('_defaultZone', '__defaultOwner__')",
+            ]
+        default:
+            return []
+        }
+    }
+}
