@@ -158,7 +158,9 @@ let package = Package(
         .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTesting"]),
         .testTarget(
             name: "FerryBackendTests",
-            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
+            dependencies: [
+                "FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryPostgres", "FerryTransfer", "FerryTesting",
+            ]),
         .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBundle", "FerryTesting", "CZstd"]),
         .testTarget(
             name: "FerryEndToEndTests",

@@ -64,7 +64,7 @@ ferry_postgres_start() {
     ferry_postgres_as "$ferry_pg_user" sh -c "printf '%s\n' 'local all all trust' 'host all ferry 127.0.0.1/32 trust' \
         'host all all 127.0.0.1/32 scram-sha-256' > '$ferry_pg_dir/data/pg_hba.conf'"
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/pg_ctl" -D "$ferry_pg_dir/data" -l "$ferry_pg_dir/server.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $ferry_pg_dir -c fsync=off -c max_connections=50" start >/dev/null \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $ferry_pg_dir -c fsync=off -c max_connections=200" start >/dev/null \
         || { cat "$ferry_pg_dir/server.log" >&2; echo "error: the PostgreSQL server did not start" >&2; exit 1; }
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/createdb" -h 127.0.0.1 -p "$port" -U ferry ferry_test \
         || { echo "error: could not create the test database" >&2; exit 1; }

@@ -1,5 +1,6 @@
 import FerryBackend
 import FerryLocalStore
+import FerryPostgres
 import FerryRecords
 import FerryTesting
 import Foundation
@@ -14,8 +15,16 @@ enum ConformanceBackend: String, CaseIterable, CustomTestStringConvertible, Send
     case local
     /// The local store seen only through the contract, so that copies into it go request by request.
     case localByRequests
+    /// PostgreSQL, on the server `Scripts/test` starts (or `FERRY_TEST_PG_URL`), in a schema of the test's own.
+    case postgres
 
     var testDescription: String { self == .localByRequests ? "local (request by request)" : rawValue }
+
+    /// Every backend; PostgreSQL only with a server (in CI a missing server fails its tests instead of leaving them out).
+    static var allCases: [ConformanceBackend] {
+        TestEnvironment.postgresURL != nil || TestEnvironment.isCI
+            ? [.memory, .local, .localByRequests, .postgres] : [.memory, .local, .localByRequests]
+    }
 
     /// A fresh, empty backend with one custom zone, `CarZone`, whose clock moves one second per write.
     func make() async throws -> OpenBackend {
@@ -32,6 +41,17 @@ enum ConformanceBackend: String, CaseIterable, CustomTestStringConvertible, Send
             let store = LocalRecordStore(local)
             _ = try await store.createZone(OpenBackend.zone)
             return OpenBackend(store: self == .local ? store : ContractOnlyStore(store), journal: store, scratch: scratch)
+        case .postgres:
+            guard let url = TestEnvironment.postgresURL else {
+                throw ConformanceFailure("FERRY_TEST_PG_URL is not set: Scripts/test starts the server")
+            }
+            let schema = "c_\(UInt32.random(in: 0...UInt32.max))"
+            let settings = try PostgresSettings(url: url + (url.contains("?") ? "&" : "?") + "schema=\(schema)&sslmode=disable")
+            let database = try await PostgresDatabase.open(settings)
+            try await PostgresSchema.migrate(database)
+            let store = PostgresRecordStore(database, clock: { ticks.next() })
+            _ = try await store.createZone(OpenBackend.zone)
+            return OpenBackend(store: store, journal: store, scratch: nil, keeper: PoolKeeper(database))
         }
     }
 }
@@ -43,6 +63,8 @@ struct OpenBackend {
     let store: any RecordStore
     let journal: any CheckpointJournal
     let scratch: Scratch?
+    /// Ends a server backend's connection pool when the test is done with it.
+    var keeper: PoolKeeper? = nil
 
     /// One operation's outcome.
     func one(_ operation: RecordOperation, atomic: Bool = false) async throws -> RecordOutcome {
@@ -115,4 +137,11 @@ class ContractOnlyStore: RecordStore, @unchecked Sendable {
     func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
         try await base.changes(in: zone, since: token, limit: limit)
     }
+}
+
+/// Ends a PostgreSQL pool when the last copy of a test's backend goes.
+final class PoolKeeper: Sendable {
+    let database: PostgresDatabase
+    init(_ database: PostgresDatabase) { self.database = database }
+    deinit { database.shutDown() }
 }

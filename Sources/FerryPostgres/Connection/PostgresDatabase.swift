@@ -1,4 +1,5 @@
 import FerryCore
+import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
@@ -29,7 +30,16 @@ public final class PostgresDatabase: Sendable {
         // One connection first: the pool retries a failing server until its breaker trips and hides why it failed.
         try await probe(settings, logger: logger)
         let client = PostgresClient(configuration: try configuration(settings), backgroundLogger: logger)
-        let runner = Task { await client.run() }
+        // The pool serves only once run() has begun: wait for its task to start it.
+        let runner = await withCheckedContinuation { (started: CheckedContinuation<Task<Void, Never>, Never>) in
+            let started = StartSignal(started)
+            let task = Task {
+                started.resume()
+                await client.run()
+            }
+            started.set(task)
+        }
+        await Task.yield()
         let database = PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger)
         do {
             try await database.execute("SELECT 1")
@@ -98,6 +108,7 @@ public final class PostgresDatabase: Sendable {
                 host: host, port: port, username: settings.user, password: settings.password, database: settings.database, tls: tls)
         }
         configuration.options.connectTimeout = .seconds(10)
+        configuration.options.maximumConnections = 8
         return configuration
     }
 
@@ -183,6 +194,9 @@ public final class PostgresDatabase: Sendable {
         await runner.value
     }
 
+    /// Starts ending the pool without waiting for it (where nothing can wait: a deinit).
+    public func shutDown() { runner.cancel() }
+
     /// A PostgresNIO error as a ``PostgresBackendError`` that names the server and says what to do.
     func translate(_ error: any Error) -> PostgresBackendError { Self.translate(error, settings: settings) }
 
@@ -225,5 +239,36 @@ public final class PostgresDatabase: Sendable {
         default:
             return PostgresBackendError(.server, "\(server): \(psql.code)", cause: error)
         }
+    }
+}
+
+/// Hands the pool's task to the opener once the task has begun.
+private final class StartSignal: @unchecked Sendable {
+    // @unchecked: `set` and `resume` each run once; the lock orders them.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Task<Void, Never>, Never>?
+    private var task: Task<Void, Never>?
+    private var begun = false
+
+    init(_ continuation: CheckedContinuation<Task<Void, Never>, Never>) { self.continuation = continuation }
+
+    func set(_ task: Task<Void, Never>) {
+        lock.withLock {
+            self.task = task
+            resumeIfReady()
+        }
+    }
+
+    func resume() {
+        lock.withLock {
+            begun = true
+            resumeIfReady()
+        }
+    }
+
+    private func resumeIfReady() {
+        guard begun, let task, let continuation else { return }
+        self.continuation = nil
+        continuation.resume(returning: task)
     }
 }

@@ -1,0 +1,532 @@
+import FerryBackend
+import FerryCore
+import FerryJSON
+import FerryRecords
+import Foundation
+import Logging
+import PostgresNIO
+
+/// PostgreSQL as a ``RecordStore``: Ferry's schema in a database, with CloudKit's semantics, and the journal of
+/// copies into it.
+///
+/// Each modify request is one transaction. A write takes its zone's row for its next change sequence, so two writers
+/// of one zone take turns and the change feed has no gaps; writers of different zones do not wait for each other.
+/// Records are kept in their canonical CloudKit form as `jsonb` (readable with SQL), with the content digest the other
+/// backends compute; DELETE_SELF references are kept in `refs` for cascades; deletions leave tombstones in the feed;
+/// assets are stored once, in 1 MiB chunks.
+public final class PostgresRecordStore: RecordStore, CheckpointJournal {
+    /// The database.
+    public let database: PostgresDatabase
+    private let clock: @Sendable () -> Int64
+    private var schema: String { database.settings.schema }
+    private var logger: Logger { database.logger }
+
+    /// The store over `database`, whose schema must be migrated (``PostgresSchema/migrate(_:)``).
+    public init(_ database: PostgresDatabase, clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }) {
+        self.database = database
+        self.clock = clock
+    }
+
+    public var name: String { database.settings.description }
+
+    public var capabilities: BackendCapabilities {
+        BackendCapabilities(
+            atomicZones: true, changeFeed: true, reportsTombstones: true, maxOperationsPerRequest: 1000, maxRequestBytes: 16 << 20,
+            concurrentRequests: 4)
+    }
+
+    private func sql(_ text: String) -> PostgresQuery { PostgresQuery(unsafeSQL: text) }
+
+    // MARK: Zones
+
+    public func zones() async throws -> [ZoneSummary] {
+        var zones: [ZoneSummary] = []
+        try await database.query(
+            sql(
+                """
+                SELECT z.id, z.zone_name, z.owner_name, z.last_seq,
+                       (SELECT count(*) FROM \(schema).records r WHERE r.zone = z.id AND NOT r.deleted)
+                FROM \(schema).zones z
+                ORDER BY (z.zone_name = '_defaultZone' AND z.owner_name = '__defaultOwner__') DESC, z.zone_name, z.owner_name
+                """)
+        ) { row in
+            let (id, zoneName, owner, last, count) = try row.decode((Int64, String, String, Int64, Int64).self)
+            zones.append(
+                ZoneSummary(zoneID: ZoneID(zoneName: zoneName, ownerName: owner), syncToken: Self.token(id, last), recordCount: Int(count)))
+        }
+        return zones
+    }
+
+    public func createZone(_ zone: ZoneID) async throws -> Bool {
+        var created = false
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: "INSERT INTO \(schema).zones(zone_name, owner_name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
+                binds: try Self.binds(zone.zoneName, zone.ownerName))
+        ) { _ in created = true }
+        return created
+    }
+
+    public func deleteZone(_ zone: ZoneID) async throws -> Bool {
+        guard zone != .default else { return false }
+        var deleted = false
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: "DELETE FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2 RETURNING id",
+                binds: try Self.binds(zone.zoneName, zone.ownerName))
+        ) { _ in deleted = true }
+        return deleted
+    }
+
+    private func zoneNumber(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
+                binds: try Self.binds(zone.zoneName, zone.ownerName)),
+            logger: logger)
+        for try await row in rows { return try row.decode(Int64.self) }
+        return nil
+    }
+
+    // MARK: Records
+
+    public func lookup(_ ids: [RecordID]) async throws -> [RecordID: RecordVersion] {
+        var found: [RecordID: RecordVersion] = [:]
+        for (zone, names) in Dictionary(grouping: ids, by: \.zoneID) {
+            try await database.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT r.name, r.type, r.tag, r.deleted, r.digest FROM \(schema).records r JOIN \(schema).zones z ON z.id = r.zone
+                        WHERE z.zone_name = $1 AND z.owner_name = $2 AND r.name = ANY($3)
+                        """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
+            ) { row in
+                let (name, type, tag, deleted, digest) = try row.decode((String, String, String, Bool, Data?).self)
+                found[RecordID(recordName: name, zoneID: zone)] = RecordVersion(
+                    recordType: type, changeTag: tag, isDeleted: deleted, contentDigest: digest.flatMap { SHA256Digest(bytes: Array($0)) })
+            }
+        }
+        return found
+    }
+
+    public func fetch(_ ids: [RecordID]) async throws -> [RecordID: Record] {
+        var found: [RecordID: Record] = [:]
+        for (zone, names) in Dictionary(grouping: ids, by: \.zoneID) {
+            try await database.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT r.name, r.tag, r.created, r.modified, r.fields::text FROM \(schema).records r
+                        JOIN \(schema).zones z ON z.id = r.zone
+                        WHERE z.zone_name = $1 AND z.owner_name = $2 AND r.name = ANY($3) AND NOT r.deleted
+                        """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
+            ) { row in
+                let (name, tag, created, modified, fields) = try row.decode((String, String, Date, Date, String).self)
+                found[RecordID(recordName: name, zoneID: zone)] = try Self.record(
+                    fields, tag: tag, created: created, modified: modified, store: self.name)
+            }
+        }
+        return found
+    }
+
+    public func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool) async throws -> [RecordOutcome] {
+        if atomic && zone == .default {
+            return operations.map { .failed($0.record.id, .badRequest, reason: "atomic operations are not supported in the default zone (\(zone))") }
+        }
+        let now = clock()
+        return try await database.transaction { connection in
+            let number = try await zoneNumber(zone, on: connection)
+            if atomic { try await connection.query("SAVEPOINT atomic_batch", logger: logger) }
+            var seen: Set<String> = []
+            var outcomes: [RecordOutcome] = []
+            for operation in operations {
+                let id = operation.record.id
+                if operation.record.zoneID != zone {
+                    outcomes.append(.failed(id, .badRequest, reason: "the record is in zone \(operation.record.zoneID), the request in \(zone)"))
+                } else if !seen.insert(operation.record.recordName).inserted {
+                    outcomes.append(.failed(id, .badRequest, reason: "one operation per record per request"))
+                } else if let number {
+                    outcomes.append(try await apply(operation, zone: number, on: connection, now: now))
+                } else {
+                    outcomes.append(.failed(id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first"))
+                }
+            }
+            guard atomic, outcomes.contains(where: { $0.errorCode != nil }) else { return outcomes }
+            try await connection.query("ROLLBACK TO SAVEPOINT atomic_batch", logger: logger)
+            return outcomes.map { outcome in
+                outcome.errorCode != nil ? outcome : .failed(outcome.recordID, .atomicError, reason: "another operation of the atomic batch failed")
+            }
+        }
+    }
+
+    /// A live record's state, locked for this transaction.
+    private struct Live {
+        var type: String
+        var tag: String
+        var created: Date
+    }
+
+    private func live(_ name: String, zone: Int64, on connection: PostgresConnection) async throws -> Live? {
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT type, tag, created FROM \(schema).records WHERE zone = $1 AND name = $2 AND NOT deleted FOR UPDATE",
+                binds: try Self.binds(zone, name)), logger: logger)
+        for try await row in rows {
+            let (type, tag, created) = try row.decode((String, String, Date).self)
+            return Live(type: type, tag: tag, created: created)
+        }
+        return nil
+    }
+
+    private func apply(_ operation: RecordOperation, zone: Int64, on connection: PostgresConnection, now: Int64) async throws -> RecordOutcome {
+        let record = operation.record
+        let id = record.id
+        guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
+        let current = try await live(record.recordName, zone: zone, on: connection)
+        func merged() async throws -> Record {
+            guard current != nil else { return record }
+            let rows = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT fields::text FROM \(schema).records WHERE zone = $1 AND name = $2",
+                    binds: try Self.binds(zone, record.recordName)),
+                logger: logger)
+            var base = record
+            for try await row in rows { base = try Self.record(try row.decode(String.self), tag: nil, created: nil, modified: nil, store: name) }
+            for field in record.fields { base.fields[field.name] = field.value }
+            base.recordType = record.recordType
+            return base
+        }
+        switch operation.kind {
+        case .create:
+            if current != nil { return .failed(id, .exists, reason: "record \(record.recordName) already exists in \(record.zoneID)") }
+            return try await save(record, zone: zone, created: nil, on: connection, now: now)
+        case .update:
+            if let problem = operation.changeTagProblem(liveTag: current?.tag) { return problem }
+            return try await save(try await merged(), zone: zone, created: current?.created, on: connection, now: now)
+        case .forceUpdate:
+            return try await save(try await merged(), zone: zone, created: current?.created, on: connection, now: now)
+        case .replace:
+            if let problem = operation.changeTagProblem(liveTag: current?.tag) { return problem }
+            return try await save(record, zone: zone, created: current?.created, on: connection, now: now)
+        case .forceReplace:
+            return try await save(record, zone: zone, created: current?.created, on: connection, now: now)
+        case .delete:
+            if let problem = operation.changeTagProblem(liveTag: current?.tag) { return problem }
+            try await delete(record.recordName, zone: zone, on: connection, now: now)
+            return .deleted(id)
+        case .forceDelete:
+            guard current != nil else { return .failed(id, .notFound, reason: "no record \(record.recordName) in \(record.zoneID)") }
+            try await delete(record.recordName, zone: zone, on: connection, now: now)
+            return .deleted(id)
+        }
+    }
+
+    /// The zone's next change sequence; its row stays locked until the transaction ends.
+    private func nextSequence(_ zone: Int64, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "UPDATE \(schema).zones SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq", binds: try Self.binds(zone)),
+            logger: logger)
+        for try await row in rows { return try row.decode(Int64.self) }
+        throw PostgresBackendError(.server, "\(name): zone \(zone) vanished during a write")
+    }
+
+    private func save(_ record: Record, zone: Int64, created: Date?, on connection: PostgresConnection, now: Int64) async throws -> RecordOutcome {
+        var deleteSelf: [String] = []
+        for field in record.fields {
+            for reference in field.value.references {
+                if reference.zoneID != record.zoneID {
+                    return .failed(
+                        record.id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
+                }
+                if reference.action == .validate, try await live(reference.recordName, zone: zone, on: connection) == nil {
+                    return .failed(
+                        record.id, .validatingReferenceError,
+                        reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
+                }
+                if reference.action == .deleteSelf { deleteSelf.append(reference.recordName) }
+            }
+        }
+        var bare = record
+        bare.system = nil
+        let content = RecordContent(bare)
+        guard !content.body.containsEscapedNUL else {
+            return .failed(record.id, .badRequest, reason: "a string holds \\u0000, which PostgreSQL's jsonb cannot store")
+        }
+        let sequence = try await nextSequence(zone, on: connection)
+        let tag = String(sequence, radix: 36)
+        let modified = Date(timeIntervalSince1970: Double(now) / 1000)
+        let createdAt = created ?? modified
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO \(schema).records(zone, name, type, tag, seq, created, modified, deleted, digest, fields)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7, false, $8, $9::jsonb)
+                    ON CONFLICT (zone, name) DO UPDATE SET type = excluded.type, tag = excluded.tag, seq = excluded.seq,
+                        created = excluded.created, modified = excluded.modified, deleted = false, digest = excluded.digest,
+                        fields = excluded.fields
+                    """,
+                binds: try Self.binds(
+                    zone, record.recordName, record.recordType, tag, sequence, createdAt, modified, Data(content.digest.bytes),
+                    String(decoding: content.body, as: UTF8.self))), logger: logger)
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "DELETE FROM \(schema).refs WHERE zone = $1 AND source = $2", binds: try Self.binds(zone, record.recordName)),
+            logger: logger)
+        for target in Set(deleteSelf) {
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(schema).refs(zone, source, target, action) VALUES ($1, $2, $3, 'DELETE_SELF')",
+                    binds: try Self.binds(zone, record.recordName, target)), logger: logger)
+        }
+        bare.system = SystemFields(
+            changeTag: tag, created: RecordStamp(timestamp: Self.milliseconds(createdAt)), modified: RecordStamp(timestamp: now))
+        return .saved(bare)
+    }
+
+    /// Leaves a tombstone, then deletes, transitively, the live records of the zone that point here with DELETE_SELF.
+    private func delete(_ name: String, zone: Int64, on connection: PostgresConnection, now: Int64) async throws {
+        var pending = [name]
+        var visited: Set<String> = []
+        let modified = Date(timeIntervalSince1970: Double(now) / 1000)
+        while let current = pending.popLast() {
+            guard visited.insert(current).inserted, try await live(current, zone: zone, on: connection) != nil else { continue }
+            let sequence = try await nextSequence(zone, on: connection)
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        UPDATE \(schema).records SET deleted = true, tag = $3, seq = $4, modified = $5, digest = NULL, fields = NULL
+                        WHERE zone = $1 AND name = $2
+                        """, binds: try Self.binds(zone, current, String(sequence, radix: 36), sequence, modified)), logger: logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM \(schema).refs WHERE zone = $1 AND source = $2", binds: try Self.binds(zone, current)),
+                logger: logger)
+            let rows = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT f.source FROM \(schema).refs f JOIN \(schema).records r ON r.zone = f.zone AND r.name = f.source
+                        WHERE f.zone = $1 AND f.target = $2 AND NOT r.deleted
+                        """, binds: try Self.binds(zone, current)), logger: logger)
+            for try await row in rows { pending.append(try row.decode(String.self)) }
+        }
+    }
+
+    // MARK: Assets
+
+    public func missingAssets(_ assets: [Asset]) async throws -> [Asset] {
+        guard !assets.isEmpty else { return [] }
+        var held: [Data: Int64] = [:]
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT sha256, size FROM \(schema).assets WHERE sha256 IN (SELECT decode(h, 'hex') FROM unnest($1::text[]) AS h)",
+                binds: try Self.binds(assets.map(\.sha256.hex)))
+        ) { row in
+            let (digest, size) = try row.decode((Data, Int64).self)
+            held[digest] = size
+        }
+        return assets.filter { held[Data($0.sha256.bytes)] != $0.size }
+    }
+
+    public func putAsset(_ asset: Asset, bytes: AssetBytes) async throws -> Bool {
+        guard try await !missingAssets([asset]).isEmpty else { return false }
+        let key = Data(asset.sha256.bytes)
+        return try await database.transaction { connection in
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM \(schema).asset_chunks WHERE sha256 = $1", binds: try Self.binds(key)), logger: logger)
+            var hasher = SHA256Hasher()
+            var total: Int64 = 0
+            var chunk = 0
+            var buffer: [UInt8] = []
+            func flush() async throws {
+                guard !buffer.isEmpty else { return }
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "INSERT INTO \(schema).asset_chunks(sha256, n, bytes) VALUES ($1, $2, $3)",
+                        binds: try Self.binds(key, chunk, Data(buffer))),
+                    logger: logger)
+                chunk += 1
+                buffer.removeAll(keepingCapacity: true)
+            }
+            for try await piece in bytes {
+                hasher.update(piece)
+                total += Int64(piece.count)
+                buffer += piece
+                if buffer.count >= 1 << 20 { try await flush() }
+            }
+            try await flush()
+            guard total == asset.size, hasher.finalize() == asset.sha256 else {
+                throw BackendError(
+                    .damaged, "asset \(asset.sha256): \(total) bytes received do not hash to it (expected \(asset.size)); the source is damaged")
+            }
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(schema).assets(sha256, size, chunks) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING",
+                    binds: try Self.binds(key, total, chunk)), logger: logger)
+            return true
+        }
+    }
+
+    public func assetBytes(_ asset: Asset) async throws -> AssetBytes {
+        guard try await missingAssets([asset]).isEmpty else {
+            throw BackendError(.assetNotFound, "\(name): no asset \(asset.sha256) (\(asset.size) bytes)")
+        }
+        let (database, schema, key) = (self.database, self.schema, Data(asset.sha256.bytes))
+        let next = ChunkCounter()
+        return AsyncThrowingStream(unfolding: {
+            let index = next.take()
+            var piece: [UInt8]?
+            try await database.query(
+                PostgresQuery(unsafeSQL: "SELECT bytes FROM \(schema).asset_chunks WHERE sha256 = $1 AND n = $2", binds: try Self.binds(key, index))
+            ) { row in piece = Array(try row.decode(Data.self)) }
+            return piece
+        })
+    }
+
+    // MARK: Change feed
+
+    public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
+        var number: Int64?
+        var last: Int64 = 0
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
+                binds: try Self.binds(zone.zoneName, zone.ownerName))
+        ) { row in (number, last) = try row.decode((Int64, Int64).self) }
+        guard let number else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
+        var after: Int64 = 0
+        if let token {
+            guard let (tokenZone, sequence) = Self.parse(token), tokenZone == number else {
+                throw BackendError(.invalidToken, "\(name): sync token \(token) was not issued for zone \(zone); start without a token")
+            }
+            after = sequence
+        }
+        var changes: [RecordChange] = []
+        var lastSeen = after
+        var rows = 0
+        let pageLimit = max(limit, 1)
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT name, type, tag, seq, created, modified, deleted, fields::text FROM \(schema).records
+                    WHERE zone = $1 AND seq > $2 ORDER BY seq LIMIT $3
+                    """, binds: try Self.binds(number, after, pageLimit + 1))
+        ) { row in
+            rows += 1
+            guard rows <= pageLimit else { return }
+            let (recordName, type, tag, sequence, created, modified, deleted, fields) = try row.decode(
+                (String, String, String, Int64, Date, Date, Bool, String?).self)
+            lastSeen = sequence
+            if deleted {
+                changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
+            } else {
+                changes.append(.record(try Self.record(fields ?? "", tag: tag, created: created, modified: modified, store: self.name)))
+            }
+        }
+        let moreComing = rows > pageLimit
+        return ChangePage(changes: changes, syncToken: Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing: moreComing)
+    }
+
+    // MARK: Journal
+
+    public func checkpoint(run: String) async throws -> CopyCheckpoint? {
+        var found: CopyCheckpoint?
+        try await database.query(
+            PostgresQuery(unsafeSQL: "SELECT done, finished FROM \(schema).copy_journal WHERE run = $1", binds: try Self.binds(run))
+        ) { row in
+            let (done, finished) = try row.decode((Int64, Bool).self)
+            found = CopyCheckpoint(done: done, finished: finished)
+        }
+        return found
+    }
+
+    public func setCheckpoint(run: String, source: String, _ checkpoint: CopyCheckpoint) async throws {
+        try await database.execute(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO \(schema).copy_journal(run, done, finished, source) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT (run) DO UPDATE SET done = excluded.done, finished = excluded.finished, source = excluded.source
+                    """, binds: try Self.binds(run, checkpoint.done, checkpoint.finished, source)))
+    }
+
+    public func deferRecord(_ record: Record, run: String) async throws {
+        var bare = record
+        bare.system = nil
+        try await database.execute(
+            PostgresQuery(
+                unsafeSQL: """
+                    INSERT INTO \(schema).copy_deferred(run, seq, record)
+                    SELECT $1, coalesce(max(seq), 0) + 1, $2::jsonb FROM \(schema).copy_deferred WHERE run = $1
+                    """, binds: try Self.binds(run, String(decoding: bare.canonicalJSON, as: UTF8.self))))
+    }
+
+    public func takeDeferred(run: String) async throws -> [Record] {
+        var records: [Record] = []
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: "DELETE FROM \(schema).copy_deferred WHERE run = $1 RETURNING seq, record::text", binds: try Self.binds(run))
+        ) { row in
+            let (sequence, text) = try row.decode((Int64, String).self)
+            records.append((sequence, try Self.record(text, tag: nil, created: nil, modified: nil, store: self.name)).1)
+            _ = sequence
+        }
+        return records
+    }
+
+    public func close() async throws { await database.close() }
+
+    // MARK: Helpers
+
+    private static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken {
+        SyncToken("p\(String(zone, radix: 36))-\(String(sequence, radix: 36))")
+    }
+
+    private static func parse(_ token: SyncToken) -> (Int64, Int64)? {
+        guard token.text.hasPrefix("p") else { return nil }
+        let parts = token.text.dropFirst().split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let zone = Int64(parts[0], radix: 36), let sequence = Int64(parts[1], radix: 36), sequence >= 0 else {
+            return nil
+        }
+        return (zone, sequence)
+    }
+
+    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// A stored record decoded from its `jsonb` text, with its system fields when given.
+    private static func record(_ text: String, tag: String?, created: Date?, modified: Date?, store: String) throws -> Record {
+        guard case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: Array(text.utf8)) else {
+            throw BackendError(.damaged, "\(store): a stored record does not decode as CloudKit JSON; verify the database")
+        }
+        if let tag {
+            record.system = SystemFields(
+                changeTag: tag, created: created.map { RecordStamp(timestamp: milliseconds($0)) },
+                modified: modified.map { RecordStamp(timestamp: milliseconds($0)) })
+        }
+        return record
+    }
+
+    private static func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values { try bindings.append(value) }
+        return bindings
+    }
+}
+
+/// The next chunk an asset stream reads, counted by its one consumer.
+private final class ChunkCounter: @unchecked Sendable {
+    // @unchecked: the stream's unfolding closure is called by its one consumer, one call at a time.
+    private var next = 0
+
+    func take() -> Int {
+        defer { next += 1 }
+        return next
+    }
+}
+
+extension [UInt8] {
+    /// Whether canonical JSON text holds an escaped NUL (`\u0000`), which `jsonb` refuses.
+    fileprivate var containsEscapedNUL: Bool {
+        let needle = Array("\\u0000".utf8)
+        guard count >= needle.count else { return false }
+        for start in 0...(count - needle.count) where self[start] == needle[0] && Array(self[start..<(start + needle.count)]) == needle {
+            return true
+        }
+        return false
+    }
+}
