@@ -127,6 +127,7 @@ let package = Package(
             name: "ferry",
             dependencies: [
                 "FerryCore", "FerryTextInput", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryBackend", "FerryLocalStore",
+                "FerryPostgres",
                 "FerryTransfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -42,6 +42,7 @@ struct Ferry: AsyncParsableCommand {
     /// answer with the general help and success.
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        ArgumentScrubber.hidePasswords()
         if arguments.count >= 2, arguments[0] == "help", !arguments[1].hasPrefix("-") {
             let verbs = configuration.subcommands.map { $0.configuration.commandName ?? String(describing: $0).lowercased() }
             if !verbs.contains(arguments[1]) {

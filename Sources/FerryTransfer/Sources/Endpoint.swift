@@ -14,6 +14,8 @@ public enum Endpoint: Sendable, Hashable {
     case coreData(String)
     /// A property list or NSKeyedArchiver cache of objects.
     case archiveCache(String)
+    /// A PostgreSQL database (`postgres://` or `postgresql://`), as given (its password included: open it, never show it).
+    case postgres(String)
 
     /// What the source is, for logs: `a bundle`, `a Core Data store`.
     public var kindDescription: String {
@@ -22,13 +24,15 @@ public enum Endpoint: Sendable, Hashable {
         case .localStore: "a Ferry local store"
         case .coreData: "a Core Data store"
         case .archiveCache: "a plist or keyed-archive cache"
+        case .postgres: "a PostgreSQL database"
         }
     }
 
-    /// The path.
+    /// The path, or for a database its URL without its password.
     public var path: String {
         switch self {
         case .bundle(let path), .localStore(let path), .coreData(let path), .archiveCache(let path): path
+        case .postgres(let url): Endpoint.redacted(url)
         }
     }
 
@@ -45,6 +49,7 @@ public enum Endpoint: Sendable, Hashable {
             }
             return .localStore(path)
         }
+        if isPostgresURL(name) { return .postgres(name) }
         try refuseURL(name, as: "source")
         let path = name
         if ArchiveFormat(fileName: path) != nil { return .bundle(path) }
@@ -77,6 +82,12 @@ public enum Endpoint: Sendable, Hashable {
         "Ferry reads bundles (.tar.gz, .tar.zst, .zip), unpacked bags (a directory with bagit.txt), Core Data stores, "
         + "Ferry local stores (local:PATH or a .ferry file) and plist / keyed-archive caches"
 
+    /// Whether a name is a PostgreSQL URL.
+    static func isPostgresURL(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
+    }
+
     /// The file a name stands for: the path of `local:PATH`, else the name itself.
     public static func filePath(_ name: String) -> String {
         name.hasPrefix("local:") ? String(name.dropFirst("local:".count)) : name
@@ -99,10 +110,6 @@ public enum Endpoint: Sendable, Hashable {
         let scheme = name[..<range.lowerBound].lowercased()
         let shown = redacted(name)
         switch scheme {
-        case "postgres", "postgresql":
-            throw TransferError(
-                .notYetSupported,
-                "\(shown): PostgreSQL is not a \(role) in this version of Ferry yet; copy through a bundle or a local store meanwhile")
         case "cloudkit":
             throw TransferError(
                 .notYetSupported,
@@ -115,14 +122,30 @@ public enum Endpoint: Sendable, Hashable {
         }
     }
 
-    /// A URL with its password, if any, shown as `****` (a URL given on the command line is never printed whole).
+    /// A URL with its password, if any (in its user part, or as a `password=` parameter), shown as `****`; any
+    /// other name as it is.
     public static func redacted(_ url: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return url }
         let rest = url[schemeEnd.upperBound...]
         let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        var shown = url
         let authority = rest[..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
-        return String(url[..<authority.index(after: colon)]) + "****" + String(url[at...])
+        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+            shown = String(url[..<authority.index(after: colon)]) + "****" + String(url[at...])
+        }
+        // Each `password=` parameter's value, up to the next `&` or `#`.
+        var result = ""
+        var remaining = shown[...]
+        while let found = remaining.range(of: "password=") {
+            let before = remaining[..<found.lowerBound]
+            result += before + "password="
+            let value = remaining[found.upperBound...]
+            let end = value.firstIndex { $0 == "&" || $0 == "#" } ?? value.endIndex
+            let isParameter = before.last == "?" || before.last == "&"
+            result += isParameter && end > value.startIndex ? "****" : String(value[..<end])
+            remaining = value[end...]
+        }
+        return result + remaining
     }
 
     /// What `ferry copy` can write.
@@ -131,12 +154,21 @@ public enum Endpoint: Sendable, Hashable {
         case bundle(String)
         /// A local store, created when missing.
         case localStore(String)
+        /// A PostgreSQL database, as given (its password included: open it, never show it).
+        case postgres(String)
 
-        /// The path.
+        /// The path, or for a database its URL without its password.
         public var path: String {
             switch self {
             case .bundle(let path), .localStore(let path): path
+            case .postgres(let url): Endpoint.redacted(url)
             }
+        }
+
+        /// Whether it is a PostgreSQL database.
+        public var isPostgres: Bool {
+            if case .postgres = self { return true }
+            return false
         }
     }
 
@@ -154,6 +186,7 @@ public enum Endpoint: Sendable, Hashable {
             }
             return .localStore(path)
         }
+        if isPostgresURL(name) { return .postgres(name) }
         try refuseURL(name, as: "target")
         let path = name
         if ArchiveFormat(fileName: path) != nil { return .bundle(path) }

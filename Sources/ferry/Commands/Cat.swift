@@ -36,11 +36,13 @@ struct Cat: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandRunner.run(global, label: "cat") { console in
-            switch try BackendOpener.open(bundle, verb: "cat") {
+            switch try await BackendOpener.open(bundle, verb: "cat", console: console) {
             case .bundle(let path): return try catBundle(path, console: console)
             case .backend(let store, let local):
                 defer { try? local?.close() }
-                return try await catBackend(store, console: console)
+                let code = try await catBackend(store, console: console)
+                if local == nil { try await store.close() }
+                return code
             }
         }
     }

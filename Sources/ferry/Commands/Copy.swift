@@ -5,9 +5,11 @@ import FerryCore
 import FerryCoreData
 import FerryLocalStore
 import FerryMapping
+import FerryPostgres
 import FerryRecords
 import FerryTransfer
 import Foundation
+import Synchronization
 
 /// `ferry copy`: move a source's data into a target, through a mapping.
 struct Copy: AsyncParsableCommand {
@@ -85,8 +87,11 @@ struct Copy: AsyncParsableCommand {
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
     var tempDir: String?
 
-    @Option(help: ArgumentHelp("Changes per transaction (and checkpoint) in a local store, up to 16 MiB of records.", valueName: "n"))
-    var batchSize = 10_000
+    @Option(
+        help: ArgumentHelp(
+            "Changes per transaction (and checkpoint), up to 16 MiB of records (default: 10 000 into a local store, 2 000 into a database).",
+            valueName: "n"))
+    var batchSize: Int?
 
     @Option(
         help: ArgumentHelp(
@@ -101,7 +106,7 @@ struct Copy: AsyncParsableCommand {
             throw ValidationError(
                 "--format applies to bundle targets named .tar.gz, .tar.zst or .zip; \(target) is not one (the extension must agree with the format)")
         }
-        if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }
         if let parallel, !(1...64).contains(parallel) { throw ValidationError("--parallel must be between 1 and 64") }
     }
@@ -116,7 +121,7 @@ struct Copy: AsyncParsableCommand {
         let targetPath = kind.path
         let files = try claimFiles(target: kind)
         let changes = try await openSource(console)
-        if let parallel, parallel > 1 {
+        if let parallel, parallel > 1, !kind.isPostgres {
             // Said, not silently dropped: neither a bundle nor a local store takes requests.
             console.warning(
                 "--parallel \(parallel) applies to network backends; \(targetPath) is a \(kindName(kind)), written in one stream, so it "
@@ -125,19 +130,51 @@ struct Copy: AsyncParsableCommand {
         switch kind {
         case .bundle:
             let copy = CopyToBundle(
-                source: changes, sourcePath: source, target: targetPath, format: format, rejectFile: rejectFile, createdAt: createdAt,
+                source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, format: format, rejectFile: rejectFile,
+                createdAt: createdAt,
                 tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files)
             // Synchronous, and its source may wait for a backend: on a thread of its own, off the cooperative pool.
             return try await AsyncBridge.handOver { try copy.run(console: console, started: started) }
-        case .localStore:
+        case .postgres(let url):
             var options = RecordCopier.Options()
             options.batchSize = batchSize
+            options.policy = onConflict
+            options.dryRun = dryRun
+            options.temporaryDirectory = tempDir
+            options.parallel = parallel ?? 4
+            let store = try await PostgresOpener.open(url, console: console, migrate: !dryRun)
+            let committed = CommittedCount()
+            let (shown, dryRun) = (targetPath, self.dryRun)
+            CommandRunner.interruptionNote.withLock {
+                $0 = {
+                    dryRun
+                        ? "nothing was written (a dry run)"
+                        : "\(committed.value) of the source's changes are committed to \(shown); run the same command again to resume after them"
+                }
+            }
+            defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
+            let code: Int32
+            do {
+                code = try await CopyToBackend(
+                    source: changes, sourcePath: Endpoint.redacted(source), target: shown, options: options, rejectFile: rejectFile, files: files
+                ).run(
+                    into: store, journal: store, described: "a PostgreSQL database (schema \(store.database.settings.schema))",
+                    committed: committed, console: console, started: started)
+            } catch {
+                try? await store.close()
+                throw error
+            }
+            try await store.close()
+            return code
+        case .localStore:
+            var options = RecordCopier.Options()
+            options.batchSize = batchSize ?? 10_000
             options.policy = onConflict
             options.parallel = parallel ?? 1
             options.dryRun = dryRun
             options.temporaryDirectory = tempDir
             return try await CopyToLocalStore(
-                source: changes, sourcePath: source, target: targetPath, options: options, rejectFile: rejectFile, files: files
+                source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile, files: files
             ).run(console: console, started: started)
         }
     }
@@ -146,6 +183,7 @@ struct Copy: AsyncParsableCommand {
         switch kind {
         case .bundle: "bundle"
         case .localStore: "local store (copied through its bulk path)"
+        case .postgres: "PostgreSQL database"
         }
     }
 
@@ -159,8 +197,8 @@ struct Copy: AsyncParsableCommand {
         if let mapping = mappingOptions.mapping { files.add(mapping, as: "the mapping \(mapping)") }
         if let model = modelOptions.model { files.add(model, as: "the model \(model)") }
         switch kind {
-        case .bundle:
-            break  // claimed by the bundle writer
+        case .bundle, .postgres:
+            break  // a bundle is claimed by its writer; a database is no file
         case .localStore(let target):
             // Changed in place, never renamed over: the reject file may not replace it.
             if let identity = FileIdentity(path: target), identity == FileIdentity(path: source) {

@@ -52,6 +52,8 @@ struct Diff: AsyncParsableCommand {
     }
 
     private func diff(_ a: any ChangeSource, _ b: any ChangeSource, console: Console) throws -> Int32 {
+        // Names as shown: a URL's password never.
+        let (first, second) = (Endpoint.redacted(self.first), Endpoint.redacted(self.second))
         if let presetA = a.mappingPreset, let presetB = b.mappingPreset, presetA != presetB {
             // The store's side can be mapped again as the other side was; a bundle's side is as it was made.
             let wanted = a.kind == "core-data" ? presetB : b.kind == "core-data" ? presetA : nil

@@ -30,11 +30,13 @@ struct List: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandRunner.run(global, label: "ls") { console in
-            switch try BackendOpener.open(bundle, verb: "ls") {
+            switch try await BackendOpener.open(bundle, verb: "ls", console: console) {
             case .bundle(let path): return try listBundle(path, console: console)
             case .backend(let store, let local):
                 defer { try? local?.close() }
-                return try await listBackend(store, console: console)
+                let code = try await listBackend(store, console: console)
+                if local == nil { try await store.close() }
+                return code
             }
         }
     }

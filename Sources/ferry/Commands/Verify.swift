@@ -1,4 +1,5 @@
 import ArgumentParser
+import FerryBackend
 import FerryBundle
 import FerryCore
 import FerryJSON
@@ -35,7 +36,12 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandRunner.run(global, label: "verify") { console in
-            if case .localStore(let path) = try? Endpoint.source(bundle) { return try await verifyLocalStore(path, console: console) }
+            switch try? Endpoint.source(bundle) {
+            case .localStore(let path)?: return try await verifyLocalStore(path, console: console)
+            case .postgres(let url)?:
+                return try await verifyBackend(try await PostgresOpener.open(url, console: console, migrate: false), console: console)
+            default: break
+            }
             let reader = try BundleReader(path: bundle, temporaryDirectory: tempDir)
             let total = reader.payloadBytes
             let meter = ProgressMeter(console: console, label: "verifying \(bundle)", unit: nil, total: total)
@@ -73,6 +79,38 @@ struct Verify: AsyncParsableCommand {
             console.line("\(bundle): DAMAGED: \(Formatting.count(report.issueCount, "problem")) (\(counts))")
             return ExitCodes.code(for: .dataError)
         }
+    }
+
+    /// A backend through the contract: every record re-validated and checked against its stored digest, every asset
+    /// read back and hashed.
+    private func verifyBackend(_ store: any RecordStore, console: Console) async throws -> Int32 {
+        var problems = 0
+        var printed = 0
+        let meter = ProgressMeter(console: console, label: "verifying \(store.name)", unit: "records", total: nil)
+        let checked = try await StoreVerifier(store: store).verify(
+            onProblem: { problem in
+                problems += 1
+                console.message("error", ["error": .string(problem.code), "message": .string("\(store.name): \(problem.message)")])
+                guard !console.json, printed < VerificationReport.maxIssues else { return }
+                printed += 1
+                console.errorStream("ferry: error: \(store.name): \(problem.message)")
+            }, onProgress: { meter.update(Int64($0)) })
+        console.clearProgress()
+        try await store.close()
+        console.message(
+            "summary",
+            [
+                "store": .string(store.name), "valid": .bool(problems == 0), "problems": .integer(Int64(problems)),
+                "records": .integer(Int64(checked.records)), "assets": .integer(Int64(checked.assets)), "asset_bytes": .integer(checked.assetBytes),
+            ])
+        let counts =
+            "\(Formatting.count(checked.records, "record")), \(Formatting.count(checked.assets, "asset")), \(Formatting.bytes(checked.assetBytes))"
+        guard problems == 0 else {
+            console.line("\(store.name): DAMAGED: \(Formatting.count(problems, "problem")) (\(counts))")
+            return ExitCodes.code(for: .dataError)
+        }
+        if !console.quiet { console.line("\(store.name): OK (\(counts))") }
+        return ExitCodes.success
     }
 
     /// A local store: SQLite's check of the file, every record and asset through the backend contract, and the

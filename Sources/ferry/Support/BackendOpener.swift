@@ -15,13 +15,15 @@ enum BackendOpener {
     }
 
     /// Opens `name` for reading; `verb` names the command in the refusal of what it cannot read.
-    static func open(_ name: String, verb: String) throws -> Opened {
+    static func open(_ name: String, verb: String, console: Console) async throws -> Opened {
         switch try Endpoint.source(name) {
         case .bundle(let path):
             return .bundle(path)
         case .localStore(let path):
             let store = try LocalStore(path: path, readOnly: true)
             return .backend(LocalRecordStore(store), local: store)
+        case .postgres(let url):
+            return .backend(try await PostgresOpener.open(url, console: console, migrate: false), local: nil)
         case .coreData(let path):
             throw TransferError(
                 .unsupported,

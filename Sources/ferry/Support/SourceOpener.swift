@@ -1,6 +1,7 @@
 import FerryCore
 import FerryCoreData
 import FerryLocalStore
+import FerryPostgres
 import FerryTransfer
 import Logging
 
@@ -26,10 +27,12 @@ struct SourceOpener {
 
     private func openUnfiltered(_ path: String, console: Console) async throws -> any ChangeSource {
         let endpoint = try Endpoint.source(path)
-        console.logger.info("source: \(path), read as \(endpoint.kindDescription)")
+        console.logger.info("source: \(endpoint.path), read as \(endpoint.kindDescription)")
         switch endpoint {
         case .bundle(let path):
             return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
+        case .postgres(let url):
+            return try await BackendChangeSource.open(try await PostgresOpener.open(url, console: console), kind: "postgres")
         case .localStore(let path):
             return try await BackendChangeSource.open(LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local")
         case .archiveCache(let path):
