@@ -10,6 +10,22 @@ public struct SyncToken: Sendable, Hashable, CustomStringConvertible {
     public init(_ text: String) { self.text = text }
 
     public var description: String { text }
+
+    /// A backend's token for a position in a zone's feed: `<tag><zone>-<sequence>`, both base 36; the tag tells whose
+    /// token it is.
+    package init(tag: String, zone: Int64, sequence: Int64) {
+        text = "\(tag)\(String(zone, radix: 36))-\(String(sequence, radix: 36))"
+    }
+
+    /// The zone and sequence of a token made by ``init(tag:zone:sequence:)`` with `tag`; `nil` for any other token.
+    package func position(tag: String) -> (zone: Int64, sequence: Int64)? {
+        guard text.hasPrefix(tag) else { return nil }
+        let parts = text.dropFirst(tag.count).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let zone = Int64(parts[0], radix: 36), let sequence = Int64(parts[1], radix: 36), sequence >= 0 else {
+            return nil
+        }
+        return (zone, sequence)
+    }
 }
 
 /// One page of a zone's change feed (`records/changes`).

@@ -293,18 +293,9 @@ public final class InMemoryRecordStore: RecordStore, CheckpointJournal {
         }
     }
 
-    private static func token(zone: Int64, sequence: Int64) -> SyncToken {
-        SyncToken("m\(String(zone, radix: 36))-\(String(sequence, radix: 36))")
-    }
+    private static func token(zone: Int64, sequence: Int64) -> SyncToken { SyncToken(tag: "m", zone: zone, sequence: sequence) }
 
-    private static func parse(_ token: SyncToken) -> (Int64, Int64)? {
-        guard token.text.hasPrefix("m") else { return nil }
-        let parts = token.text.dropFirst().split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let zone = Int64(parts[0], radix: 36), let sequence = Int64(parts[1], radix: 36), sequence >= 0 else {
-            return nil
-        }
-        return (zone, sequence)
-    }
+    private static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "m") }
 
     // MARK: Journal
 

@@ -186,22 +186,7 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The URL as given, with its password shown as `****`.
-    public static func redact(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        var shown = url
-        let authority = rest[..<authorityEnd]
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            shown = String(url[..<authority.index(after: colon)]) + "****" + String(url[at...])
-        }
-        // A password given as a parameter too.
-        if let range = shown.range(of: #"([?&])password=[^&#]*"#, options: .regularExpression) {
-            let prefix = shown[range].first.map(String.init) ?? "?"
-            shown.replaceSubrange(range, with: "\(prefix)password=****")
-        }
-        return shown
-    }
+    public static func redact(_ url: String) -> String { URLRedaction.redacted(url) }
 
     /// The settings as a URL, the password left out: for messages and manifests.
     public var redactedURL: String {

@@ -473,18 +473,9 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     // MARK: Helpers
 
-    private static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken {
-        SyncToken("p\(String(zone, radix: 36))-\(String(sequence, radix: 36))")
-    }
+    private static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken { SyncToken(tag: "p", zone: zone, sequence: sequence) }
 
-    private static func parse(_ token: SyncToken) -> (Int64, Int64)? {
-        guard token.text.hasPrefix("p") else { return nil }
-        let parts = token.text.dropFirst().split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let zone = Int64(parts[0], radix: 36), let sequence = Int64(parts[1], radix: 36), sequence >= 0 else {
-            return nil
-        }
-        return (zone, sequence)
-    }
+    private static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
 
     private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
