@@ -63,8 +63,19 @@ ferry_postgres_start() {
     # The tests' own role connects without a password; any other role needs one (the tests check refused credentials).
     ferry_postgres_as "$ferry_pg_user" sh -c "printf '%s\n' 'local all all trust' 'host all ferry 127.0.0.1/32 trust' \
         'host all all 127.0.0.1/32 scram-sha-256' > '$ferry_pg_dir/data/pg_hba.conf'"
+    # TLS with a certificate made here for 127.0.0.1, whose file the tests take as the root (FERRY_TEST_PG_CA).
+    local ssl=""
+    command -v openssl >/dev/null || ferry_apt openssl
+    if command -v openssl >/dev/null; then
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+            -keyout "$ferry_pg_dir/data/server.key" -out "$ferry_pg_dir/data/server.crt" >/dev/null 2>&1 \
+            && chmod 600 "$ferry_pg_dir/data/server.key" \
+            && { [ "$(id -u)" -ne 0 ] || chown "$ferry_pg_user" "$ferry_pg_dir/data/server.key" "$ferry_pg_dir/data/server.crt"; } \
+            && cp "$ferry_pg_dir/data/server.crt" "$ferry_pg_dir/ca.crt" && chmod 644 "$ferry_pg_dir/ca.crt" \
+            && ssl="-c ssl=on" && export FERRY_TEST_PG_CA="$ferry_pg_dir/ca.crt"
+    fi
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/pg_ctl" -D "$ferry_pg_dir/data" -l "$ferry_pg_dir/server.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $ferry_pg_dir -c fsync=off -c max_connections=200" start >/dev/null \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $ferry_pg_dir -c fsync=off -c max_connections=200 $ssl" start >/dev/null \
         || { cat "$ferry_pg_dir/server.log" >&2; echo "error: the PostgreSQL server did not start" >&2; exit 1; }
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/createdb" -h 127.0.0.1 -p "$port" -U ferry ferry_test \
         || { echo "error: could not create the test database" >&2; exit 1; }

@@ -12,6 +12,7 @@ public struct PostgresBackendError: FerryError {
             case newerSchema = "newer-schema"
             case server
             case interrupted
+            case noData = "no-data"
         }
 
         private let base: Base
@@ -31,6 +32,8 @@ public struct PostgresBackendError: FerryError {
         public static let server = Code(.server)
         /// The connection dropped during a copy and retries ran out.
         public static let interrupted = Code(.interrupted)
+        /// The schema holds no Ferry data (read before anything was copied into it).
+        public static let noData = Code(.noData)
 
         public var description: String { "postgres.\(base.rawValue)" }
 
@@ -42,6 +45,7 @@ public struct PostgresBackendError: FerryError {
             case .newerSchema: .config
             case .server: .dataError
             case .interrupted: .temporary
+            case .noData: .noInput
             }
         }
     }

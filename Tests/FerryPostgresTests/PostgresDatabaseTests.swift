@@ -81,4 +81,31 @@ import Testing
         try await admin.execute("DROP ROLE \(unescaped: role)")
         await admin.close()
     }
+
+    @Test func tlsIsUsedAndTheCertificateCheckedAsAsked() async throws {
+        guard let url = try Self.serverURL() else { return }
+        guard let root = ProcessInfo.processInfo.environment["FERRY_TEST_PG_CA"] else {
+            if TestEnvironment.isCI { throw ServerMissing() }
+            print("skipped: no FERRY_TEST_PG_CA (Scripts/test's server has TLS with a certificate it makes)")
+            return
+        }
+        let required = try await PostgresDatabase.open(try PostgresSettings(url: url + "?sslmode=require"))
+        await required.close()
+        let verified = try await PostgresDatabase.open(try PostgresSettings(url: url + "?sslmode=verify-full&sslrootcert=\(root)"))
+        await verified.close()
+        // Another certificate as the root: the server's is not trusted.
+        let scratch = try Scratch()
+        let made = try ProcessResult.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-keyout", scratch.file("other.key"),
+                "-out", scratch.file("other.crt"),
+            ])
+        #expect(made.status == 0, "\(made.errors)")
+        await #expect {
+            _ = try await PostgresDatabase.open(try PostgresSettings(url: url + "?sslmode=verify-full&sslrootcert=\(scratch.file("other.crt"))"))
+        } throws: { error in
+            (error as? PostgresBackendError)?.message.contains("TLS with the server failed (sslmode=verify-full") == true
+        }
+    }
 }

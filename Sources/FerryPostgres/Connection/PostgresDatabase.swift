@@ -210,6 +210,13 @@ public final class PostgresDatabase: Sendable {
         let unreachable = PostgresBackendError(
             .unavailable, "\(server): cannot connect to \(place); is the server running and accepting connections there?", cause: error)
         guard let psql = error as? PSQLError else { return unreachable }
+        if let underlying = psql.underlying, String(reflecting: type(of: underlying)).contains("SSL") {
+            return PostgresBackendError(
+                .unavailable,
+                "\(server): TLS with the server failed (sslmode=\(settings.sslMode.rawValue)"
+                    + (settings.sslRootCert.map { ", sslrootcert=\($0)" } ?? "") + "): \(underlying); check that the root certificate is the "
+                    + "server's and names this host", cause: error)
+        }
         switch psql.code {
         case .server:
             let state = psql.serverInfo?[.sqlState] ?? ""

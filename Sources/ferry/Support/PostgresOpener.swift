@@ -13,6 +13,10 @@ enum PostgresOpener {
         logger.logLevel = console.verbose ? .warning : .error
         let database = try await PostgresDatabase.open(settings, logger: logger)
         do {
+            if !migrate, try await PostgresSchema.currentVersion(database) == 0 {
+                throw PostgresBackendError(
+                    .noData, "\(settings): schema \(settings.schema) holds no Ferry data; copy into it first (ferry copy SOURCE URL)")
+            }
             if migrate {
                 let before = try await PostgresSchema.migrate(database)
                 if before < PostgresSchema.version {
