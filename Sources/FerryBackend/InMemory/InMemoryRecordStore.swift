@@ -133,23 +133,15 @@ public final class InMemoryRecordStore: RecordStore, CheckpointJournal {
             var seen: Set<String> = []
             var outcomes: [RecordOutcome] = []
             for operation in operations {
-                let id = operation.record.id
-                if operation.record.zoneID != zone {
-                    outcomes.append(.failed(id, .badRequest, reason: "the record is in zone \(operation.record.zoneID), the request in \(zone)"))
-                } else if !seen.insert(operation.record.recordName).inserted {
-                    outcomes.append(.failed(id, .badRequest, reason: "one operation per record per request"))
-                } else if state.zones[zone] == nil {
-                    outcomes.append(.failed(id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first"))
+                if let problem = operation.requestProblem(zone: zone, zoneExists: state.zones[zone] != nil, seen: &seen) {
+                    outcomes.append(problem)
                 } else {
                     outcomes.append(Self.apply(operation, to: &state.zones[zone, default: Zone(number: 0)], now: now))
                 }
             }
             guard atomic, outcomes.contains(where: { $0.errorCode != nil }) else { return outcomes }
             state.zones[zone] = before
-            return outcomes.map { outcome in
-                outcome.errorCode != nil
-                    ? outcome : .failed(outcome.recordID, .atomicError, reason: "another operation of the atomic batch failed")
-            }
+            return RecordOperation.atomicFailure(outcomes)
         }
     }
 

@@ -61,4 +61,28 @@ extension RecordOperation {
         }
         return nil
     }
+
+    /// Why this operation of a modify request in `zone` cannot be applied whatever the store holds, or `nil`.
+    ///
+    /// A record of another zone, a record the request already named (`seen` notes the names), a zone that does not
+    /// exist. Every backend checks a request's operations so, in order.
+    public func requestProblem(zone: ZoneID, zoneExists: Bool, seen: inout Set<String>) -> RecordOutcome? {
+        let id = record.id
+        if record.zoneID != zone {
+            return .failed(id, .badRequest, reason: "the record is in zone \(record.zoneID), the request in \(zone)")
+        }
+        if !seen.insert(record.recordName).inserted {
+            return .failed(id, .badRequest, reason: "one operation per record per request")
+        }
+        if !zoneExists { return .failed(id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first") }
+        return nil
+    }
+
+    /// The outcomes of an atomic request one of whose operations failed: the failures as they are, every other
+    /// operation ATOMIC_ERROR (nothing of the request was applied).
+    public static func atomicFailure(_ outcomes: [RecordOutcome]) -> [RecordOutcome] {
+        outcomes.map { outcome in
+            outcome.errorCode != nil ? outcome : .failed(outcome.recordID, .atomicError, reason: "another operation of the atomic batch failed")
+        }
+    }
 }

@@ -157,9 +157,7 @@ public final class LocalStoreBatch {
         lastLookup = nil
         try db.execute(sql: "RELEASE SAVEPOINT atomic_batch")
         sequences = savedSequences
-        return zip(operations, outcomes).map { operation, outcome in
-            outcome.errorCode != nil ? outcome : .failed(operation.record.id, .atomicError, reason: "another operation of the atomic batch failed")
-        }
+        return RecordOperation.atomicFailure(outcomes)
     }
 
     /// Applies one operation; `encoded` is the record's ``encode(_:)`` when the caller already has it (replace

@@ -138,22 +138,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             var seen: Set<String> = []
             var outcomes: [RecordOutcome] = []
             for operation in operations {
-                let id = operation.record.id
-                if operation.record.zoneID != zone {
-                    outcomes.append(.failed(id, .badRequest, reason: "the record is in zone \(operation.record.zoneID), the request in \(zone)"))
-                } else if !seen.insert(operation.record.recordName).inserted {
-                    outcomes.append(.failed(id, .badRequest, reason: "one operation per record per request"))
+                if let problem = operation.requestProblem(zone: zone, zoneExists: number != nil, seen: &seen) {
+                    outcomes.append(problem)
                 } else if let number {
                     outcomes.append(try await apply(operation, zone: number, on: connection, now: now))
-                } else {
-                    outcomes.append(.failed(id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first"))
                 }
             }
             guard atomic, outcomes.contains(where: { $0.errorCode != nil }) else { return outcomes }
             try await connection.query("ROLLBACK TO SAVEPOINT atomic_batch", logger: logger)
-            return outcomes.map { outcome in
-                outcome.errorCode != nil ? outcome : .failed(outcome.recordID, .atomicError, reason: "another operation of the atomic batch failed")
-            }
+            return RecordOperation.atomicFailure(outcomes)
         }
     }
 
