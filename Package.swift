@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "FerryDirectIOTests", dependencies: ["FerryCore", "FerryDirectIO", "FerryTesting"]),
         .testTarget(
             name: "FerryPostgresTests",
-            dependencies: ["FerryCore", "FerryBackend", "FerryPostgres", "FerryTesting", .product(name: "PostgresNIO", package: "postgres-nio")]),
+            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryPostgres", "FerryTesting", .product(name: "PostgresNIO", package: "postgres-nio")]),
         .testTarget(name: "FerryJSONTests", dependencies: ["FerryCore", "FerryJSON"]),
         .testTarget(name: "FerrySortingTests", dependencies: ["FerryCore", "FerrySorting", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryTesting"]),

@@ -1,5 +1,7 @@
+import FerryBackend
 import FerryCore
 import FerryPostgres
+import FerryRecords
 import FerryTesting
 import Foundation
 import PostgresNIO
@@ -107,5 +109,38 @@ import Testing
         } throws: { error in
             (error as? PostgresBackendError)?.message.contains("TLS with the server failed (sslmode=verify-full") == true
         }
+    }
+}
+
+/// Writers of one zone at the same time, on the real server.
+@Suite struct PostgresConcurrentWriterTests {
+    @Test func writersOfTheSameRecordsTakeTurnsWithoutDeadlock() async throws {
+        guard let url = try PostgresDatabaseTests.serverURL() else { return }
+        let schema = PostgresDatabaseTests.schemaName()
+        let database = try await PostgresDatabase.open(try PostgresDatabaseTests.settings(url, schema: schema))
+        try await PostgresSchema.migrate(database)
+        let store = PostgresRecordStore(database)
+        let zone = ZoneID(zoneName: "Shared")
+        _ = try await store.createZone(zone)
+        func records(_ writer: Int) -> [RecordOperation] {
+            // Both writers name the same records, in opposite orders.
+            let names = (0..<40).map { "Item.\($0)" }
+            return (writer == 0 ? names : names.reversed()).map {
+                RecordOperation(.forceReplace, Record(recordType: "Item", recordName: $0, zoneID: zone, fields: ["writer": .int64(Int64(writer))]))
+            }
+        }
+        // The records exist first: a writer then locks the rows it reads, which is where two writers could wait for each other.
+        _ = try await store.modify(records(0), in: zone, atomic: false)
+        let outcomes = try await withThrowingTaskGroup(of: [RecordOutcome].self) { group in
+            for writer in 0..<4 { group.addTask { try await store.modify(records(writer % 2), in: zone, atomic: false) } }
+            var all: [RecordOutcome] = []
+            for try await outcome in group { all += outcome }
+            return all
+        }
+        #expect(outcomes.count == 160 && outcomes.allSatisfy { $0.errorCode == nil })
+        let page = try await store.changes(in: zone, since: nil, limit: 1000)
+        #expect(page.changes.count == 40, "each record once, in its latest state")
+        try await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
+        await database.close()
     }
 }

@@ -134,6 +134,14 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         let now = clock()
         return try await database.transaction { connection in
             let number = try await zoneNumber(zone, on: connection)
+            if let number {
+                // Requests into one zone take turns, before any record is locked: two writers of the same records could
+                // otherwise each hold a record the other waits for.
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1), $2)", binds: try Self.binds(schema, Int32(truncatingIfNeeded: number))),
+                    logger: logger)
+            }
             if atomic { try await connection.query("SAVEPOINT atomic_batch", logger: logger) }
             var seen: Set<String> = []
             var outcomes: [RecordOutcome] = []
