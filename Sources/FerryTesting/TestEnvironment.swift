@@ -25,6 +25,21 @@ public enum TestEnvironment {
         ProcessInfo.processInfo.environment["FERRY_TEST_PG_URL"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The PostgreSQL server's URL for a test that needs one; `nil`, with the reason printed, where there is none, and
+    /// an error in CI, where `Scripts/test` starts one.
+    public static func postgresURLForTest() throws -> String? {
+        if let url = postgresURL { return url }
+        if isCI { throw PostgresServerMissing() }
+        print("skipped: no FERRY_TEST_PG_URL (run Scripts/test, which starts a PostgreSQL server, or point it at yours)")
+        return nil
+    }
+
+    /// No PostgreSQL server where the tests need one.
+    public struct PostgresServerMissing: Error, CustomStringConvertible {
+        public init() {}
+        public var description: String { "FERRY_TEST_PG_URL is not set: Scripts/test starts the server in CI" }
+    }
+
     /// The `ferry` executable built beside the test bundle (or `$FERRY_BINARY`).
     public static var ferryBinary: String {
         if let explicit = ProcessInfo.processInfo.environment["FERRY_BINARY"] { return explicit }

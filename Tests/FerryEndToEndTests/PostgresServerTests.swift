@@ -5,16 +5,7 @@ import Testing
 /// The PostgreSQL server `Scripts/test` starts for the tests: there, reachable, empty, on loopback.
 @Suite struct PostgresServerTests {
     /// The server's URL; in CI a missing one is a failure, elsewhere a skip with the reason printed.
-    static func serverURL() throws -> String? {
-        if let url = TestEnvironment.postgresURL { return url }
-        if TestEnvironment.isCI { throw PostgresServerMissing() }
-        print("skipped: no FERRY_TEST_PG_URL (run Scripts/test, which starts a PostgreSQL server, or point it at yours)")
-        return nil
-    }
-
-    struct PostgresServerMissing: Error, CustomStringConvertible {
-        var description: String { "FERRY_TEST_PG_URL is not set: Scripts/test starts the server in CI" }
-    }
+    static func serverURL() throws -> String? { try TestEnvironment.postgresURLForTest() }
 
     @Test func theTestServerAnswersOnLoopback() throws {
         guard let url = try Self.serverURL() else { return }

@@ -10,16 +10,7 @@ import Testing
 /// Connecting to the real server `Scripts/test` starts, and Ferry's schema there.
 @Suite struct PostgresDatabaseTests {
     /// The test server's URL; in CI a missing one is a failure, elsewhere a skip with the reason printed.
-    static func serverURL() throws -> String? {
-        if let url = TestEnvironment.postgresURL { return url }
-        if TestEnvironment.isCI { throw ServerMissing() }
-        print("skipped: no FERRY_TEST_PG_URL (run Scripts/test, which starts a PostgreSQL server, or point it at yours)")
-        return nil
-    }
-
-    struct ServerMissing: Error, CustomStringConvertible {
-        var description: String { "FERRY_TEST_PG_URL is not set: Scripts/test starts the server in CI" }
-    }
+    static func serverURL() throws -> String? { try TestEnvironment.postgresURLForTest() }
 
     /// Settings for the test server with a schema of the test's own.
     static func settings(_ url: String, schema: String) throws -> PostgresSettings {
@@ -87,7 +78,7 @@ import Testing
     @Test func tlsIsUsedAndTheCertificateCheckedAsAsked() async throws {
         guard let url = try Self.serverURL() else { return }
         guard let root = ProcessInfo.processInfo.environment["FERRY_TEST_PG_CA"] else {
-            if TestEnvironment.isCI { throw ServerMissing() }
+            if TestEnvironment.isCI { throw TestEnvironment.PostgresServerMissing() }
             print("skipped: no FERRY_TEST_PG_CA (Scripts/test's server has TLS with a certificate it makes)")
             return
         }

@@ -40,14 +40,7 @@ public final class PostgresDatabase: Sendable {
             started.set(task)
         }
         await Task.yield()
-        let database = PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger)
-        do {
-            try await database.execute("SELECT 1")
-        } catch {
-            await database.close()
-            throw error
-        }
-        return database
+        return PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger)
     }
 
     /// Connects once, runs `SELECT 1` and disconnects, so that a server that is down, credentials that are refused or
@@ -60,7 +53,7 @@ public final class PostgresDatabase: Sendable {
                 unixSocketPath: settings.host.socketPath ?? "", username: settings.user, password: settings.password, database: settings.database)
         case .tcp(let host, let port):
             let tls: PostgresConnection.Configuration.TLS
-            switch try Self.tls(settings) {
+            switch Self.tls(settings) {
             case .disable: tls = .disable
             case let mode:
                 do {
@@ -99,7 +92,7 @@ public final class PostgresDatabase: Sendable {
                 unixSocketPath: settings.host.socketPath ?? "", username: settings.user, password: settings.password, database: settings.database)
         case .tcp(let host, let port):
             let tls: PostgresClient.Configuration.TLS
-            switch try Self.tls(settings) {
+            switch Self.tls(settings) {
             case .disable: tls = .disable
             case .prefer: tls = .prefer(try tlsConfiguration(settings))
             case .require: tls = .require(try tlsConfiguration(settings))
@@ -119,7 +112,7 @@ public final class PostgresDatabase: Sendable {
         var isRequired: Bool { self == .require }
     }
 
-    private static func tls(_ settings: PostgresSettings) throws -> TLSMode {
+    private static func tls(_ settings: PostgresSettings) -> TLSMode {
         switch settings.sslMode {
         case .disable: .disable
         case .prefer: .prefer

@@ -145,8 +145,10 @@ struct CopyState {
     var countedAssets: Set<SHA256Digest> = []
     /// A dry run's records that would have been deferred, with their VALIDATE targets.
     var dryDeferred: [(Record, [RecordID])] = []
-    /// The source's assets, asked on threads of their own.
+    /// The source's assets, asked on threads of their own (one lock for all of the copy's requests).
     let sourceAssets: SourceAssets
+    /// What sends a zone's changes to the target.
+    let sender: ZoneSender
 
     init(options: RecordCopier.Options, target: any RecordStore, journal: any CheckpointJournal, source: any ChangeSource, run: String) {
         self.options = options
@@ -155,6 +157,7 @@ struct CopyState {
         self.source = source
         self.run = run
         sourceAssets = SourceAssets(source)
+        sender = ZoneSender(target: target, journal: journal, assets: sourceAssets, options: options, run: run)
     }
 
     /// Sends a round of changes, reports their outcomes in order and records the checkpoint.
@@ -229,8 +232,7 @@ struct CopyState {
     private mutating func sendInParallel(_ requests: [ZoneRequest], changes: [SourceChange], contents: [SHA256Digest?]) async throws
         -> [(Int, TransferOutcome)]
     {
-        let sender = ZoneSender(
-            target: target, journal: journal, source: UncheckedChangeSource(base: source), options: options, run: run)
+        let sender = self.sender
         var results: [(Int, TransferOutcome)] = []
         var counts = AssetCounts()
         try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts).self) { group in
@@ -257,8 +259,6 @@ struct CopyState {
         -> [(Int, TransferOutcome)]
     {
         if options.dryRun { return try await dryRun(request, changes: changes, contents: contents) }
-        let sender = ZoneSender(
-            target: target, journal: journal, source: UncheckedChangeSource(base: source), options: options, run: run)
         let (decided, assets) = try await sender.send(request, changes: changes, contents: contents)
         tally.assets += assets.stored
         tally.assetBytes += assets.bytes

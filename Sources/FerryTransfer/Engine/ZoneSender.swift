@@ -13,16 +13,6 @@ struct ZoneSender: Sendable {
     let options: RecordCopier.Options
     let run: String
 
-    init(
-        target: any RecordStore, journal: any CheckpointJournal, source: UncheckedChangeSource, options: RecordCopier.Options, run: String
-    ) {
-        self.target = target
-        self.journal = journal
-        assets = SourceAssets(source.base)
-        self.options = options
-        self.run = run
-    }
-
     /// Sends a zone's changes; the outcomes by index into `changes`, and the assets stored.
     ///
     /// A record named twice is sent in phases, each looked up after the one before was written, so that its second

@@ -8,7 +8,8 @@ import Foundation
 import Logging
 import Synchronization
 
-/// `ferry copy` into a local store: the importer, its per-record outcomes and the summary.
+/// `ferry copy` into a local store: the store opened (a scratch one for a dry run into a new store), the copy through
+/// ``CopyToBackend``, and the clean-up after a copy that failed.
 struct CopyToLocalStore {
     var source: any ChangeSource
     var sourcePath: String

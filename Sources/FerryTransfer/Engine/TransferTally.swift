@@ -2,7 +2,7 @@ import FerryCore
 import FerryRecords
 import FerrySorting
 
-/// What happened to one change of a copy into a local store.
+/// What happened to one change of a copy into a backend.
 public enum TransferOutcome: Sendable, Hashable {
     /// A new record.
     case created
