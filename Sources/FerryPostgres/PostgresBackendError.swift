@@ -1,4 +1,5 @@
 import FerryCore
+import PostgresNIO
 
 /// An error connecting to PostgreSQL or using Ferry's schema there.
 public struct PostgresBackendError: FerryError {
@@ -65,5 +66,8 @@ public struct PostgresBackendError: FerryError {
     }
 
     public var kind: FailureKind { code.kind }
+
+    /// The SQLSTATE the server answered with, when it refused a statement.
+    var sqlState: String? { (cause as? PSQLError)?.serverInfo?[.sqlState] }
     public var codeName: String { code.description }
 }

@@ -50,6 +50,23 @@ import Testing
         return (tally, outcomes)
     }
 
+    /// A record named again in a later round of a first copy meets its first version (a bulk-creating backend, which
+    /// writes into an empty zone without looking first, finds it there and looks).
+    @Test(arguments: ConformanceBackend.allCases)
+    func aRecordNamedAgainInALaterRoundMeetsItsFirstVersion(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        let zone = ZoneID(zoneName: "Fresh")
+        func car(_ name: String, _ text: String) -> RecordChange {
+            .record(Record(recordType: "Car", recordName: name, zoneID: zone, fields: ["name": .string(text)]))
+        }
+        let changes = [car("a", "first"), car("b", "b"), car("c", "c"), car("a", "second"), car("d", "d"), car("c", "c")]
+        let (tally, outcomes) = try await copy(TestChangeSource(changes), into: backend) { $0.batchSize = 3 }
+        #expect(outcomes == [.created, .created, .created, .updated, .created, .unchanged])
+        #expect(tally.total.created == 4 && tally.zonesCreated == 1)
+        let stored = try await backend.store.fetch([RecordID(recordName: "a", zoneID: zone)])
+        #expect(stored.values.first?.fields["name"] == .string("second"))
+    }
+
     @Test(arguments: ConformanceBackend.allCases)
     func aSecondCopyIsAllUnchangedAndWritesNothing(_ kind: ConformanceBackend) async throws {
         let backend = try await kind.make()

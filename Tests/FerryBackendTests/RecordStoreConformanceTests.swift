@@ -9,6 +9,41 @@ import Testing
 @Suite struct RecordStoreConformanceTests {
     let zone = OpenBackend.zone
 
+    /// A bulk-creating backend's bulk writes give `modify`'s outcomes, and refuse the lot when the zone holds a record.
+    @Test(arguments: ConformanceBackend.allCases)
+    func bulkCreatesGiveTheOutcomesOfModify(_ kind: ConformanceBackend) async throws {
+        let bulk = try await kind.make()
+        guard let store = bulk.store as? any BulkCreating else { return }
+        let byRequests = try await kind.make()
+        var crossing = car("x")
+        crossing.fields["elsewhere"] = .reference(Reference(recordName: "Car.1", zoneID: ZoneID(zoneName: "Other")))
+        let records = [
+            car("1"), note("1", pointingAt: ["Car.1"], action: .validate), note("2", pointingAt: ["Car.9"], action: .validate), car("9"),
+            note("3", pointingAt: ["Car.1"]), crossing, Record(recordType: "Car", recordName: "", zoneID: zone),
+        ]
+        let expected = try await byRequests.store.modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
+        let outcomes = try #require(try await store.createAbsent(records, contents: records.map { RecordContent($0) }, in: zone))
+        #expect(outcomes.map(\.errorCode) == expected.map(\.errorCode))
+        #expect(outcomes.map(\.errorCode) == [nil, nil, .validatingReferenceError, nil, nil, .badRequest, .badRequest])
+        for (outcome, record) in zip(outcomes, records) {
+            guard case .saved(let written) = outcome else { continue }
+            #expect(written.fields == record.fields && written.system?.changeTag?.isEmpty == false)
+            #expect(try await bulk.store.fetch([record.id])[record.id]?.system == written.system, "the outcome has what is stored")
+        }
+        // Their DELETE_SELF references were written too: deleting the car takes the note with it.
+        #expect(try await bulk.one(RecordOperation(.forceDelete, car("1"))).errorCode == nil)
+        #expect(try await bulk.store.lookup([note("3", pointingAt: []).id])[note("3", pointingAt: []).id]?.isDeleted == true)
+        // A record the zone holds, live or deleted, refuses the whole call, which writes nothing.
+        for held in [car("9"), car("1")] {
+            let fresh = car("new-\(held.recordName)")
+            #expect(try await store.createAbsent([fresh, held], contents: [RecordContent(fresh), RecordContent(held)], in: zone) == nil)
+            #expect(try await bulk.store.lookup([fresh.id]).isEmpty)
+        }
+        // The feed has each record once, in the order of its last change.
+        let page = try await bulk.store.changes(in: zone, since: nil, limit: 100)
+        #expect(page.changes.map(\.recordName) == ["Note.1", "Car.9", "Car.1", "Note.3"], "each in its latest state, deletions last")
+    }
+
     @Test(arguments: ConformanceBackend.allCases)
     func createAssignsTagsAndTimesAndRefusesDuplicates(_ kind: ConformanceBackend) async throws {
         let backend = try await kind.make()

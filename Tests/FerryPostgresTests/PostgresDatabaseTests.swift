@@ -32,8 +32,39 @@ import Testing
                 try await PostgresSchema.migrate(database)
             } throws: { error in
                 (error as? PostgresBackendError)?.code == .newerSchema && (error as? PostgresBackendError)?.kind == .config
-                    && (error as? PostgresBackendError)?.message.contains("newer than this Ferry writes (1); update Ferry") == true
+                    && (error as? PostgresBackendError)?.message.contains("newer than this Ferry writes (\(PostgresSchema.version)); update Ferry")
+                        == true
             }
+        }
+        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
+        await database.close()
+    }
+
+    @Test func aSchemaOfAnEarlierLayoutIsBroughtUpToDateKeepingItsData() async throws {
+        guard let url = try Self.serverURL() else { return }
+        let schema = Self.schemaName()
+        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
+        do {
+            // Layout 1 as the first Ferry made it, with a record in a zone.
+            for statement in PostgresSchema.statements(1, schema: schema) { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
+            try await database.execute(PostgresQuery(unsafeSQL: "INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '1')"))
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Old")
+            _ = try await store.createZone(zone)
+            let record = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("kept")])
+            _ = try await store.modify([RecordOperation(.create, record)], in: zone, atomic: false)
+
+            #expect(try await PostgresSchema.migrate(database) == 1)
+            #expect(try await PostgresSchema.currentVersion(database) == PostgresSchema.version)
+            #expect(try await store.fetch([record.id])[record.id]?.fields["name"] == .string("kept"))
+            var foreignKeys = -1
+            try await database.query(
+                PostgresQuery(unsafeSQL: "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND connamespace = '\(schema)'::regnamespace")
+            ) { row in foreignKeys = Int(try row.decode(Int64.self)) }
+            #expect(foreignKeys == 0, "layout 2 keeps no foreign keys")
+            // A zone's records and references go with it all the same.
+            #expect(try await store.deleteZone(zone))
+            #expect(try await store.lookup([record.id]).isEmpty)
         }
         try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
         await database.close()

@@ -150,7 +150,7 @@ public final class PostgresDatabase: Sendable {
     }
 
     /// Runs a query and hands each row to `body`.
-    func query(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) async throws {
+    package func query(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) async throws {
         do {
             for try await row in try await client.query(query, logger: logger) { try body(row) }
         } catch let error as PostgresBackendError {

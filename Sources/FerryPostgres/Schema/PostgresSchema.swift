@@ -6,7 +6,7 @@ import PostgresNIO
 /// the one before. A schema made by a newer Ferry is refused rather than written in a layout this one does not know.
 public enum PostgresSchema {
     /// The layout this Ferry writes.
-    public static let version = 1
+    public static let version = 2
 
     /// Creates the schema or brings it to ``version``.
     /// - Returns: the version it was at before (0 for a new schema).
@@ -55,7 +55,7 @@ public enum PostgresSchema {
     /// The statements that take a schema from `step - 1` to `step`.
     ///
     /// `schema` is a plain identifier (``PostgresSettings`` checks it), so it is written into the statements as it is.
-    static func statements(_ step: Int, schema: String) -> [String] {
+    package static func statements(_ step: Int, schema: String) -> [String] {
         switch step {
         case 1:
             return [
@@ -89,6 +89,13 @@ public enum PostgresSchema {
                 """,
                 "CREATE TABLE \(schema).copy_deferred (run text NOT NULL, seq bigint NOT NULL, record jsonb NOT NULL, PRIMARY KEY (run, seq))",
                 "INSERT INTO \(schema).zones(zone_name, owner_name) VALUES ('_defaultZone', '__defaultOwner__')",
+            ]
+        case 2:
+            // Foreign keys checked a row of `zones` for every record and a record for every reference as they were
+            // written, which bulk loads pay for per row; Ferry deletes a zone's records and references itself.
+            return [
+                "ALTER TABLE \(schema).refs DROP CONSTRAINT IF EXISTS refs_zone_source_fkey",
+                "ALTER TABLE \(schema).records DROP CONSTRAINT IF EXISTS records_zone_fkey",
             ]
         default:
             return []

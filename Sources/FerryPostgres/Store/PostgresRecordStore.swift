@@ -17,9 +17,9 @@ import PostgresNIO
 public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// The database.
     public let database: PostgresDatabase
-    private let clock: @Sendable () -> Int64
-    private var schema: String { database.settings.schema }
-    private var logger: Logger { database.logger }
+    let clock: @Sendable () -> Int64
+    var schema: String { database.settings.schema }
+    var logger: Logger { database.logger }
 
     /// The store over `database`, whose schema must be migrated (``PostgresSchema/migrate(_:)``).
     public init(_ database: PostgresDatabase, clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }) {
@@ -69,16 +69,33 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func deleteZone(_ zone: ZoneID) async throws -> Bool {
         guard zone != .default else { return false }
-        var deleted = false
-        try await database.query(
-            PostgresQuery(
-                unsafeSQL: "DELETE FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2 RETURNING id",
-                binds: try Self.binds(zone.zoneName, zone.ownerName))
-        ) { _ in deleted = true }
-        return deleted
+        return try await database.transaction { connection in
+            guard let number = try await lockedZone(zone, on: connection) else { return false }
+            for table in ["refs", "records"] {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "DELETE FROM \(schema).\(table) WHERE zone = $1", binds: try Self.binds(number)), logger: logger)
+            }
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM \(schema).zones WHERE id = $1", binds: try Self.binds(number)), logger: logger)
+            return true
+        }
     }
 
-    private func zoneNumber(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
+    /// The zone's number, with its turn taken for the rest of the transaction; `nil` when there is no such zone.
+    ///
+    /// Requests into one zone (and its deletion) take turns on an advisory lock, before any record is locked: two
+    /// writers of the same records could otherwise each hold a record the other waits for.
+    func lockedZone(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
+        guard let number = try await zoneNumber(zone, on: connection) else { return nil }
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1), $2)", binds: try Self.binds(schema, Int32(truncatingIfNeeded: number))),
+            logger: logger)
+        // Deleted, or deleted and made again, while this request waited for its turn.
+        return try await zoneNumber(zone, on: connection) == number ? number : nil
+    }
+
+    func zoneNumber(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: "SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
@@ -96,8 +113,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             try await database.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT r.name, r.type, r.tag, r.deleted, r.digest FROM \(schema).records r JOIN \(schema).zones z ON z.id = r.zone
-                        WHERE z.zone_name = $1 AND z.owner_name = $2 AND r.name = ANY($3)
+                        SELECT r.name, r.type, r.tag, r.deleted, r.digest FROM \(Self.byName(schema, columns: "name, type, tag, deleted, digest"))
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
             ) { row in
                 let (name, type, tag, deleted, digest) = try row.decode((String, String, String, Bool, Data?).self)
@@ -114,9 +130,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             try await database.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT r.name, r.tag, r.created, r.modified, r.fields::text FROM \(schema).records r
-                        JOIN \(schema).zones z ON z.id = r.zone
-                        WHERE z.zone_name = $1 AND z.owner_name = $2 AND r.name = ANY($3) AND NOT r.deleted
+                        SELECT r.name, r.tag, r.created, r.modified, r.fields::text
+                        FROM \(Self.byName(schema, columns: "name, tag, created, modified, fields, deleted")) WHERE NOT r.deleted
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
             ) { row in
                 let (name, tag, created, modified, fields) = try row.decode((String, String, Date, Date, String).self)
@@ -133,15 +148,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         }
         let now = clock()
         return try await database.transaction { connection in
-            let number = try await zoneNumber(zone, on: connection)
-            if let number {
-                // Requests into one zone take turns, before any record is locked: two writers of the same records could
-                // otherwise each hold a record the other waits for.
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1), $2)", binds: try Self.binds(schema, Int32(truncatingIfNeeded: number))),
-                    logger: logger)
-            }
+            let number = try await lockedZone(zone, on: connection)
             if atomic { try await connection.query("SAVEPOINT atomic_batch", logger: logger) }
             var seen: Set<String> = []
             var outcomes: [RecordOutcome] = []
@@ -221,7 +228,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     /// The zone's next change sequence; its row stays locked until the transaction ends.
-    private func nextSequence(_ zone: Int64, on connection: PostgresConnection) async throws -> Int64 {
+    func nextSequence(_ zone: Int64, on connection: PostgresConnection) async throws -> Int64 {
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: "UPDATE \(schema).zones SET last_seq = last_seq + 1 WHERE id = $1 RETURNING last_seq", binds: try Self.binds(zone)),
@@ -474,6 +481,17 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     // MARK: Helpers
 
+    /// A `FROM` clause giving, as `r`, the `columns` of the records named by the array `$3` in the zone named by `$1`
+    /// and `$2`: one primary-key probe per name, whatever the planner's statistics say (during a first copy they
+    /// are stale, and a plain `name = ANY($3)` may scan the whole zone for each batch).
+    static func byName(_ schema: String, columns: String) -> String {
+        """
+        unnest($3::text[]) AS wanted(name) CROSS JOIN LATERAL (
+            SELECT \(columns) FROM \(schema).records
+            WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND name = wanted.name) r
+        """
+    }
+
     private static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken { SyncToken(tag: "p", zone: zone, sequence: sequence) }
 
     private static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
@@ -493,7 +511,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         return record
     }
 
-    private static func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
+    static func binds(_ values: any PostgresEncodable...) throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values { try bindings.append(value) }
         return bindings
@@ -513,11 +531,21 @@ private final class ChunkCounter: @unchecked Sendable {
 
 extension [UInt8] {
     /// Whether canonical JSON text holds an escaped NUL (`\u0000`), which `jsonb` refuses.
-    fileprivate var containsEscapedNUL: Bool {
-        let needle = Array("\\u0000".utf8)
-        guard count >= needle.count else { return false }
-        for start in 0...(count - needle.count) where self[start] == needle[0] && Array(self[start..<(start + needle.count)]) == needle {
-            return true
+    var containsEscapedNUL: Bool {
+        // An escape is a backslash and the character after it; stepping over both keeps an escaped backslash followed
+        // by `u0000` from matching.
+        var index = startIndex
+        while index < endIndex {
+            guard self[index] == UInt8(ascii: "\\") else {
+                index += 1
+                continue
+            }
+            if index + 5 < endIndex && self[index + 1] == UInt8(ascii: "u") && self[index + 2] == UInt8(ascii: "0")
+                && self[index + 3] == UInt8(ascii: "0") && self[index + 4] == UInt8(ascii: "0") && self[index + 5] == UInt8(ascii: "0")
+            {
+                return true
+            }
+            index += 2
         }
         return false
     }

@@ -84,6 +84,13 @@ public final class RecordCopier {
         var state = CopyState(options: options, target: target, journal: journal, source: source, run: run)
         state.tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = options.dryRun ? 0 : try await resumePoint()
+        if let pipelined = source as? PipelinedChangeSource {
+            // Validation and encoding need no target state: the reading thread does them when it has time.
+            let validator = options.validator
+            pipelined.prepare = { change in change.prepareWrite(validator: validator) }
+        }
+        let bulk = options.dryRun ? nil : target as? any BulkCreating
+        if let bulk { _ = try await bulk.beginBulkLoad() }
         if !options.dryRun {
             let (target, source) = (self.target, UncheckedChangeSource(base: source))
             let prepared = try await AsyncBridge.onThread { try source.base.prepare(for: target) }
@@ -120,6 +127,7 @@ public final class RecordCopier {
             throw error
         }
         try await state.round(&pending, done: position, report)
+        try await bulk?.endBulkLoad()
         state.tally.patched = try await state.patchDeferred()
         if !options.dryRun {
             try await journal.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: position, finished: true))
@@ -138,6 +146,8 @@ struct CopyState {
     var tally = TransferTally()
     /// Zones known to exist in the target.
     var zones: Set<ZoneID> = []
+    /// Zones that held no live record when the copy began, or that it created.
+    var freshZones: Set<ZoneID> = []
     var zonesListed = false
     /// A dry run's view of what it would have written: content digests, `nil` for deletions.
     var overlay: [RecordID: SHA256Digest?] = [:]
@@ -168,24 +178,30 @@ struct CopyState {
         var changes: [SourceChange] = []
         swap(&changes, &pending)
         var outcomes = [TransferOutcome?](repeating: nil, count: changes.count)
-        var contents: [SHA256Digest?] = Array(repeating: nil, count: changes.count)
+        var contents: [RecordContent?] = Array(repeating: nil, count: changes.count)
         // Checks needing no target state: validation, and the content digest every comparison uses.
         var byZone: [ZoneID: [Int]] = [:]
         var zoneOrder: [ZoneID] = []
         for index in changes.indices {
-            let write = PreparedWrite(changes[index].change, validator: options.validator)
-            write.reportWarnings(in: &changes[index])
+            // Prepared ahead on the reading thread when it had time (with its warnings added), else here.
+            let write: PreparedWrite
+            if let prepared = changes[index].prepared {
+                write = prepared
+            } else {
+                write = PreparedWrite(changes[index].change, validator: options.validator)
+                write.reportWarnings(in: &changes[index])
+            }
             if !write.errors.isEmpty {
                 outcomes[index] = .rejected(code: "INVALID", reason: write.errors.map(\.description).joined(separator: "; "))
                 continue
             }
-            contents[index] = write.encoded?.digest
+            contents[index] = write.encoded.map { RecordContent(body: $0.body, digest: $0.digest) }
             let zone = changes[index].change.zoneID
             if byZone[zone] == nil { zoneOrder.append(zone) }
             byZone[zone, default: []].append(index)
         }
         try await ensureZones(zoneOrder, changes: changes, byZone: byZone)
-        let requests = zoneOrder.map { ZoneRequest(zone: $0, indices: byZone[$0] ?? []) }
+        let requests = zoneOrder.map { ZoneRequest(zone: $0, indices: byZone[$0] ?? [], fresh: freshZones.contains($0)) }
         if options.dryRun || options.parallel <= 1 || requests.count == 1 {
             for request in requests {
                 let decided = try await send(request, changes: changes, contents: contents)
@@ -210,7 +226,9 @@ struct CopyState {
     /// Creates the zones the round writes that the target lacks (for records; a deletion needs no zone).
     private mutating func ensureZones(_ zoneOrder: [ZoneID], changes: [SourceChange], byZone: [ZoneID: [Int]]) async throws {
         if !zonesListed {
-            zones = Set(try await target.zones().map(\.zoneID))
+            let listed = try await target.zones()
+            zones = Set(listed.map(\.zoneID))
+            freshZones = Set(listed.filter { $0.recordCount == 0 }.map(\.zoneID))
             zonesListed = true
         }
         for zone in zoneOrder where !zones.contains(zone) {
@@ -219,6 +237,7 @@ struct CopyState {
             let created = options.dryRun ? true : try await target.createZone(zone)
             if created { tally.zonesCreated += 1 }
             zones.insert(zone)
+            freshZones.insert(zone)
         }
     }
 
@@ -226,10 +245,12 @@ struct CopyState {
     struct ZoneRequest: Sendable {
         var zone: ZoneID
         var indices: [Int]
+        /// Whether the zone held no record when the copy began (so its records are likely absent from it).
+        var fresh = false
     }
 
     /// Sends the requests of several zones at once, at most `parallel` in flight; each zone's in order.
-    private mutating func sendInParallel(_ requests: [ZoneRequest], changes: [SourceChange], contents: [SHA256Digest?]) async throws
+    private mutating func sendInParallel(_ requests: [ZoneRequest], changes: [SourceChange], contents: [RecordContent?]) async throws
         -> [(Int, TransferOutcome)]
     {
         let sender = self.sender
@@ -255,7 +276,7 @@ struct CopyState {
     }
 
     /// Sends one zone's changes: lookups, assets, the modify requests, retries and deferrals.
-    private mutating func send(_ request: ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+    private mutating func send(_ request: ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> [(Int, TransferOutcome)]
     {
         if options.dryRun { return try await dryRun(request, changes: changes, contents: contents) }
@@ -267,7 +288,7 @@ struct CopyState {
 
     /// What a zone's changes would do, decided from lookups and the run's own would-be writes, without writing: the
     /// same phases and requests as ``ZoneSender`` sends, so VALIDATE references meet the same records.
-    private mutating func dryRun(_ request: ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+    private mutating func dryRun(_ request: ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> [(Int, TransferOutcome)]
     {
         var decided: [(Int, TransferOutcome)] = []
@@ -277,7 +298,7 @@ struct CopyState {
         return decided
     }
 
-    private mutating func dryRunPhase(_ indices: [Int], changes: [SourceChange], contents: [SHA256Digest?]) async throws
+    private mutating func dryRunPhase(_ indices: [Int], changes: [SourceChange], contents: [RecordContent?]) async throws
         -> [(Int, TransferOutcome)]
     {
         let ids = indices.map { changes[$0].change.id }
@@ -313,7 +334,7 @@ struct CopyState {
             case .record(let record):
                 let current = version(record.id)
                 let decision = Decision.decide(
-                    record: record, digest: contents[index], live: current.live, deleted: current.known && !current.live,
+                    record: record, digest: contents[index]?.digest, live: current.live, deleted: current.known && !current.live,
                     targetDigest: current.digest, targetTag: current.tag, target: fetched[record.id], policy: options.policy)
                 switch decision {
                 case .write(let success):
@@ -340,12 +361,12 @@ struct CopyState {
                     trimmed.append(write)
                     continue
                 } else {
-                    overlay[id] = contents[write.index]
+                    overlay[id] = contents[write.index]?.digest
                 }
                 decided.append((write.index, write.success))
             }
             for write in trimmed {
-                overlay[write.operation.record.id] = contents[write.index]
+                overlay[write.operation.record.id] = contents[write.index]?.digest
                 dryDeferred.append((write.operation.record, write.operation.record.validateTargets))
                 decided.append((write.index, write.success))
             }

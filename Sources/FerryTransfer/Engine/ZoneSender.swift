@@ -17,14 +17,14 @@ struct ZoneSender: Sendable {
     ///
     /// A record named twice is sent in phases, each looked up after the one before was written, so that its second
     /// change meets its first (as it would one change at a time).
-    func send(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+    func send(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> ([(Int, TransferOutcome)], AssetCounts)
     {
         var decided: [(Int, TransferOutcome)] = []
         var stored = AssetCounts()
         for phase in Self.phases(request.indices, changes: changes) {
             let (outcomes, assets) = try await sendPhase(
-                CopyState.ZoneRequest(zone: request.zone, indices: phase), changes: changes, contents: contents)
+                CopyState.ZoneRequest(zone: request.zone, indices: phase, fresh: request.fresh), changes: changes, contents: contents)
             decided += outcomes
             stored.add(assets)
         }
@@ -49,9 +49,14 @@ struct ZoneSender: Sendable {
     }
 
     /// Sends changes of one zone that name each record once.
-    private func sendPhase(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [SHA256Digest?]) async throws
+    private func sendPhase(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> ([(Int, TransferOutcome)], AssetCounts)
     {
+        if request.fresh, let bulk = target as? any BulkCreating,
+            let sent = try await createUnlooked(request, changes: changes, contents: contents, bulk)
+        {
+            return sent
+        }
         let limit = max(1, target.capabilities.maxOperationsPerRequest)
         let ids = request.indices.map { changes[$0].change.id }
         var versions: [RecordID: RecordVersion] = [:]
@@ -62,7 +67,7 @@ struct ZoneSender: Sendable {
         if case .newer = options.policy {
             let differing = request.indices.filter { index in
                 guard let version = versions[changes[index].change.id], !version.isDeleted else { return false }
-                return version.contentDigest != contents[index]
+                return version.contentDigest != contents[index]?.digest
             }.map { changes[$0].change.id }
             for start in stride(from: 0, to: differing.count, by: limit) {
                 fetched.merge(try await target.fetch(Array(differing[start..<min(start + limit, differing.count)])), uniquingKeysWith: { $1 })
@@ -71,6 +76,8 @@ struct ZoneSender: Sendable {
         var decided: [(Int, TransferOutcome)] = []
         // The writes, in order, with the outcome each gives when it succeeds.
         var writes: [PendingWrite] = []
+        // The records the target lacks altogether, which a bulk-creating backend takes faster than by modify requests.
+        var absent: Set<Int> = []
         for index in request.indices {
             switch changes[index].change {
             case .deletion(let deletion):
@@ -82,7 +89,8 @@ struct ZoneSender: Sendable {
             case .record(let record):
                 let version = versions[record.id]
                 let decision = Decision.decide(
-                    record: record, digest: contents[index], live: version.map { !$0.isDeleted } ?? false, deleted: version?.isDeleted ?? false,
+                    record: record, digest: contents[index]?.digest, live: version.map { !$0.isDeleted } ?? false,
+                    deleted: version?.isDeleted ?? false,
                     targetDigest: version?.contentDigest, targetTag: version?.changeTag, target: fetched[record.id], policy: options.policy)
                 switch decision {
                 case .done(let outcome): decided.append((index, outcome))
@@ -90,6 +98,7 @@ struct ZoneSender: Sendable {
                     var bare = record
                     bare.system = nil
                     writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, bare), success: success))
+                    if version == nil && contents[index] != nil { absent.insert(index) }
                 }
             }
         }
@@ -101,40 +110,77 @@ struct ZoneSender: Sendable {
                 return true
             }
         }
-        for group in Self.requests(writes, limit: limit, bytes: target.capabilities.maxRequestBytes) {
-            let outcomes = try await Self.modifyRetrying(target: target, group.map(\.operation), in: request.zone, retries: options.retries)
-            var trimmed: [(index: Int, record: Record, trimmed: Record, success: TransferOutcome, failure: String)] = []
-            for (write, outcome) in zip(group, outcomes) {
-                switch outcome {
-                case .saved: decided.append((write.index, write.success))
-                case .deleted: decided.append((write.index, .deleted))
-                case .failed(_, .notFound, _, _) where write.operation.kind.isDeletion:
-                    // Deleted meanwhile by a cascade from an earlier deletion of the same request.
-                    decided.append((write.index, .absent))
-                case .failed(_, .validatingReferenceError, let reason, _):
-                    var without = write.operation.record
-                    for field in without.fields where field.value.references.contains(where: { $0.action == .validate }) {
-                        without.fields[field.name] = nil
-                    }
-                    trimmed.append((write.index, write.operation.record, without, write.success, reason))
-                case .failed(_, let code, let reason, _):
-                    decided.append((write.index, .rejected(code: code.rawValue, reason: reason)))
-                }
+        for group in requests(writes, absent: absent, limit: limit) {
+            var outcomes: [RecordOutcome]?
+            if let bulk = target as? any BulkCreating, group.allSatisfy({ absent.contains($0.index) }) {
+                outcomes = try await bulk.createAbsent(
+                    group.map(\.operation.record), contents: group.compactMap { contents[$0.index] }, in: request.zone)
             }
-            guard !trimmed.isEmpty else { continue }
-            // A reference cycle, or a child before its parent: written without its VALIDATE references now, whole at the end.
-            let retried = try await Self.modifyRetrying(
-                target: target, trimmed.map { RecordOperation(.forceReplace, $0.trimmed) }, in: request.zone, retries: options.retries)
-            for (entry, outcome) in zip(trimmed, retried) {
-                if case .saved = outcome {
-                    try await journal.deferRecord(entry.record, run: run)
-                    decided.append((entry.index, entry.success))
-                } else {
-                    decided.append((entry.index, .rejected(code: ServerErrorCode.validatingReferenceError.rawValue, reason: entry.failure)))
-                }
+            if outcomes == nil {
+                // Not bulk, or another writer created one of the records since the lookup: request by request.
+                outcomes = try await Self.modifyRetrying(target: target, group.map(\.operation), in: request.zone, retries: options.retries)
             }
+            decided += try await settle(group, outcomes ?? [], in: request.zone)
         }
         return (decided, stored)
+    }
+
+    /// Writes records into a zone that was empty when the copy began without looking them up first: a bulk-creating
+    /// target refuses the lot when it holds one of them (a name the copy wrote before, a deleted record), and then they
+    /// go the looked-up way. `nil` when they must (a deletion among them, a record not encoded, an asset missing).
+    private func createUnlooked(
+        _ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?], _ bulk: any BulkCreating
+    ) async throws -> ([(Int, TransferOutcome)], AssetCounts)? {
+        var writes: [PendingWrite] = []
+        var records: [Record] = []
+        var encoded: [RecordContent] = []
+        for index in request.indices {
+            guard case .record(var record) = changes[index].change, let content = contents[index] else { return nil }
+            record.system = nil
+            records.append(record)
+            encoded.append(content)
+            writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: .created))
+        }
+        let (refused, stored) = try await storeAssets(of: writes.map(\.operation))
+        guard refused.isEmpty, let outcomes = try await bulk.createAbsent(records, contents: encoded, in: request.zone) else { return nil }
+        return (try await settle(writes, outcomes, in: request.zone), stored)
+    }
+
+    /// The outcomes of a request's writes as the copy reports them; records refused for a VALIDATE reference to a
+    /// record not there (yet) are written without it now and whole at the end (a reference cycle, or a child before its
+    /// parent).
+    private func settle(_ group: [PendingWrite], _ outcomes: [RecordOutcome], in zone: ZoneID) async throws -> [(Int, TransferOutcome)] {
+        var decided: [(Int, TransferOutcome)] = []
+        var trimmed: [(index: Int, record: Record, trimmed: Record, success: TransferOutcome, failure: String)] = []
+        for (write, outcome) in zip(group, outcomes) {
+            switch outcome {
+            case .saved: decided.append((write.index, write.success))
+            case .deleted: decided.append((write.index, .deleted))
+            case .failed(_, .notFound, _, _) where write.operation.kind.isDeletion:
+                // Deleted meanwhile by a cascade from an earlier deletion of the same request.
+                decided.append((write.index, .absent))
+            case .failed(_, .validatingReferenceError, let reason, _):
+                var without = write.operation.record
+                for field in without.fields where field.value.references.contains(where: { $0.action == .validate }) {
+                    without.fields[field.name] = nil
+                }
+                trimmed.append((write.index, write.operation.record, without, write.success, reason))
+            case .failed(_, let code, let reason, _):
+                decided.append((write.index, .rejected(code: code.rawValue, reason: reason)))
+            }
+        }
+        guard !trimmed.isEmpty else { return decided }
+        let retried = try await Self.modifyRetrying(
+            target: target, trimmed.map { RecordOperation(.forceReplace, $0.trimmed) }, in: zone, retries: options.retries)
+        for (entry, outcome) in zip(trimmed, retried) {
+            if case .saved = outcome {
+                try await journal.deferRecord(entry.record, run: run)
+                decided.append((entry.index, entry.success))
+            } else {
+                decided.append((entry.index, .rejected(code: ServerErrorCode.validatingReferenceError.rawValue, reason: entry.failure)))
+            }
+        }
+        return decided
     }
 
     /// Stores the assets of the records to write that the target lacks, from the source.
@@ -169,6 +215,24 @@ struct ZoneSender: Sendable {
             }
         }
         return (refused, counts)
+    }
+
+    /// Splits writes (of distinct records) into requests in their order: within the target's limits, except that a run
+    /// of records the target lacks goes to a bulk-creating backend whole (up to the round's byte limit).
+    private func requests(_ writes: [PendingWrite], absent: Set<Int>, limit: Int) -> [[PendingWrite]] {
+        let bytes = target.capabilities.maxRequestBytes
+        guard target is any BulkCreating, !absent.isEmpty else { return Self.requests(writes, limit: limit, bytes: bytes) }
+        var requests: [[PendingWrite]] = []
+        var start = writes.startIndex
+        while start < writes.endIndex {
+            let bulk = absent.contains(writes[start].index)
+            var end = start + 1
+            while end < writes.endIndex && absent.contains(writes[end].index) == bulk { end += 1 }
+            let run = Array(writes[start..<end])
+            requests += bulk ? Self.requests(run, limit: .max, bytes: options.batchBytes) : Self.requests(run, limit: limit, bytes: bytes)
+            start = end
+        }
+        return requests
     }
 
     /// Splits writes (of distinct records) into requests within the target's limits.

@@ -88,7 +88,7 @@ public final class LocalStoreImporter {
         if let pipelined {
             // Validation and encoding need no store state: the reading thread does them.
             let validator = options.validator
-            pipelined.prepare = { change in change.prepareForLocalStore(validator: validator) }
+            pipelined.prepare = { change in change.prepareWrite(validator: validator) }
         }
         if options.dryRun { return try dryRun(report) }
         var tally = TransferTally(temporaryDirectory: options.temporaryDirectory)

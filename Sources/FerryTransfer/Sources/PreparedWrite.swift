@@ -2,17 +2,17 @@ import FerryCore
 import FerryLocalStore
 import FerryRecords
 
-/// The work a target does on each change that needs no target state, done ahead on the thread that reads the source.
+/// The work a copy does on each change that needs no target state, done ahead on the thread that reads the source.
 package struct PreparedWrite: Sendable {
     /// The change's validation errors.
     package var errors: [RecordProblem]
     /// What the target holds as it is but CloudKit would refuse from a client (a name starting with `_`, a record over
     /// 1 MB), for the copy's warnings.
     package var warnings: [RecordProblem]
-    /// A record's body as the local store keeps it, with its content digest.
+    /// A record's canonical body without system fields, with its content digest (``RecordContent``'s).
     package var encoded: (body: [UInt8], digest: SHA256Digest)?
 
-    /// Validates and encodes a change for a local store.
+    /// Validates and encodes a change (the body is the one every backend stores and digests).
     package init(_ change: RecordChange, validator: RecordValidator) {
         let problems = validator.problems(in: change)
         errors = problems.filter { $0.severity == .error }
@@ -27,9 +27,9 @@ package struct PreparedWrite: Sendable {
 }
 
 extension SourceChange {
-    /// Does a local store's per-change work ahead (``PreparedWrite``), and adds the change's warnings (what CloudKit
-    /// alone would refuse) to its problems, which the copy reports.
-    mutating func prepareForLocalStore(validator: RecordValidator) {
+    /// Does a target's per-change work ahead (``PreparedWrite``: validation, the canonical body and its digest), and
+    /// adds the change's warnings (what CloudKit alone would refuse) to its problems, which the copy reports.
+    mutating func prepareWrite(validator: RecordValidator) {
         let write = PreparedWrite(change, validator: validator)
         write.reportWarnings(in: &self)
         prepared = write

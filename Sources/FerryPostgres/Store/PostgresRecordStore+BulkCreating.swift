@@ -1,0 +1,270 @@
+import FerryBackend
+import FerryCore
+import FerryRecords
+import Foundation
+import NIOCore
+import PostgresNIO
+
+extension PostgresRecordStore: BulkCreating {
+    /// Writes records absent from the zone through `COPY … FROM STDIN`, in one transaction: the outcomes of `modify`
+    /// with `.forceReplace` of each, at PostgreSQL's bulk-load speed.
+    ///
+    /// Each record is checked as `modify` checks it (a name, references within the zone, VALIDATE targets live in the
+    /// zone or written earlier in the call, no `\u0000`), and the ones that pass are streamed to the server in COPY's
+    /// text format with their change sequences, then their DELETE_SELF references. When the zone holds one of the
+    /// records (a unique violation), the transaction is rolled back and the answer is `nil`.
+    public func createAbsent(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> [RecordOutcome]? {
+        guard records.count == contents.count else {
+            return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
+        }
+        let now = clock()
+        do {
+            return try await database.transaction { connection -> [RecordOutcome]? in
+                guard let number = try await lockedZone(zone, on: connection) else {
+                    var seen: Set<String> = []
+                    return records.map { record in
+                        RecordOperation(.forceReplace, record).requestProblem(zone: zone, zoneExists: false, seen: &seen)
+                            ?? .failed(record.id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first")
+                    }
+                }
+                var outcomes = [RecordOutcome?](repeating: nil, count: records.count)
+                var accepted: [Int] = []
+                var written: Set<String> = []
+                let existing = try await liveNames(of: records, zone: number, on: connection)
+                for index in records.indices {
+                    if let refusal = refusal(of: records[index], content: contents[index], zone: zone, written: written, existing: existing) {
+                        outcomes[index] = refusal
+                    } else {
+                        accepted.append(index)
+                        written.insert(records[index].recordName)
+                    }
+                }
+                guard !accepted.isEmpty else { return outcomes.map { $0 ?? .failed(zone: zone) } }
+                let last = try await reserveSequences(accepted.count, zone: number, on: connection)
+                let first = last - Int64(accepted.count) + 1
+                let stamp = Self.copyTimestamp(now)
+                try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(schema)"), logger: logger)
+                try await connection.copyFrom(
+                    table: "records", columns: ["zone", "name", "type", "tag", "seq", "created", "modified", "deleted", "digest", "fields"],
+                    logger: logger
+                ) { writer in
+                    var rows = CopyRows()
+                    for (offset, index) in accepted.enumerated() {
+                        let sequence = first + Int64(offset)
+                        rows.recordRow(
+                            zone: number, record: records[index], tag: String(sequence, radix: 36), sequence: sequence, stamp: stamp,
+                            content: contents[index])
+                        if rows.isFull { try await writer.write(rows.take()) }
+                    }
+                    if !rows.isEmpty { try await writer.write(rows.take()) }
+                }
+                let references = accepted.flatMap { index in
+                    Set(records[index].fields.flatMap { $0.value.references.filter { $0.action == .deleteSelf }.map(\.recordName) })
+                        .sorted().map { (records[index].recordName, $0) }
+                }
+                if !references.isEmpty {
+                    try await connection.copyFrom(table: "refs", columns: ["zone", "source", "target", "action"], logger: logger) { writer in
+                        var rows = CopyRows()
+                        for (source, target) in references {
+                            rows.referenceRow(zone: number, source: source, target: target)
+                            if rows.isFull { try await writer.write(rows.take()) }
+                        }
+                        if !rows.isEmpty { try await writer.write(rows.take()) }
+                    }
+                }
+                for (offset, index) in accepted.enumerated() {
+                    var saved = records[index]
+                    saved.system = SystemFields(
+                        changeTag: String(first + Int64(offset), radix: 36), created: RecordStamp(timestamp: now),
+                        modified: RecordStamp(timestamp: now))
+                    outcomes[index] = .saved(saved)
+                }
+                return outcomes.map { $0 ?? .failed(zone: zone) }
+            }
+        } catch let error as PostgresBackendError where error.sqlState == "23505" {
+            return nil
+        }
+    }
+
+    /// Why `modify` would refuse a record of a bulk write, `nil` when it would write it.
+    private func refusal(of record: Record, content: RecordContent, zone: ZoneID, written: Set<String>, existing: Set<String>)
+        -> RecordOutcome?
+    {
+        let id = record.id
+        guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
+        guard record.zoneID == zone else { return .failed(id, .badRequest, reason: "the record belongs to zone \(record.zoneID), not \(zone)") }
+        for field in record.fields {
+            for reference in field.value.references {
+                if reference.zoneID != record.zoneID {
+                    return .failed(id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
+                }
+                if reference.action == .validate && !written.contains(reference.recordName) && !existing.contains(reference.recordName) {
+                    return .failed(
+                        id, .validatingReferenceError,
+                        reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
+                }
+            }
+        }
+        guard !content.body.containsEscapedNUL else {
+            return .failed(id, .badRequest, reason: "a string holds \\u0000, which PostgreSQL's jsonb cannot store")
+        }
+        return nil
+    }
+
+    /// The live records of the zone among the VALIDATE targets of `records`.
+    private func liveNames(of records: [Record], zone: Int64, on connection: PostgresConnection) async throws -> Set<String> {
+        var targets: Set<String> = []
+        for record in records {
+            for field in record.fields {
+                for reference in field.value.references where reference.action == .validate { targets.insert(reference.recordName) }
+            }
+        }
+        guard !targets.isEmpty else { return [] }
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT r.name FROM unnest($2::text[]) AS wanted(name)
+                    CROSS JOIN LATERAL (SELECT name, deleted FROM \(schema).records WHERE zone = $1 AND name = wanted.name) r WHERE NOT r.deleted
+                    """,
+                binds: try Self.binds(zone, Array(targets))), logger: logger)
+        var live: Set<String> = []
+        for try await row in rows { live.insert(try row.decode(String.self)) }
+        return live
+    }
+
+    /// Takes `count` change sequences of the zone at once; the last of them.
+    private func reserveSequences(_ count: Int, zone: Int64, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "UPDATE \(schema).zones SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq",
+                binds: try Self.binds(zone, Int64(count))), logger: logger)
+        for try await row in rows { return try row.decode(Int64.self) }
+        throw PostgresBackendError(.server, "\(name): zone \(zone) vanished during a write")
+    }
+
+    /// A time in milliseconds as COPY's text input takes a `timestamptz` (ISO 8601, UTC).
+    static func copyTimestamp(_ milliseconds: Int64) -> String {
+        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
+    }
+
+    public func beginBulkLoad() async throws -> Bool {
+        // Only a store with no record at all defers its secondary indexes: dropping one waits for every reader of the
+        // table, so a store in use keeps them (and a busy one is not waited for long).
+        do {
+            return try await database.transaction { connection in
+                try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
+                let rows = try await connection.query(
+                    PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(schema).records)"), logger: logger)
+                var empty = false
+                for try await row in rows { empty = try row.decode(Bool.self) }
+                guard empty else { return false }
+                for index in Self.secondaryIndexes.keys.sorted() {
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(schema).\(index)"), logger: logger)
+                }
+                return true
+            }
+        } catch let error as PostgresBackendError where error.sqlState == "55P03" {
+            return false
+        }
+    }
+
+    public func endBulkLoad() async throws {
+        for (index, definition) in Self.secondaryIndexes.sorted(by: { $0.key < $1.key }) {
+            try await database.execute(PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition)"))
+        }
+    }
+
+    /// The indexes a first copy builds at its end: the change feed's and the references' (by target and by source).
+    static let secondaryIndexes = ["records_feed": "records (zone, seq)", "refs_target": "refs (zone, target)", "refs_source": "refs (zone, source)"]
+}
+
+extension RecordOutcome {
+    /// The outcome of a record that a bulk write neither refused nor wrote (which does not happen).
+    fileprivate static func failed(zone: ZoneID) -> RecordOutcome {
+        .failed(RecordID(recordName: "", zoneID: zone), .internalError, reason: "the bulk write gave no outcome")
+    }
+}
+
+/// Rows in COPY's text format, gathered into buffers of about 1 MiB.
+private struct CopyRows {
+    private var buffer = ByteBufferAllocator().buffer(capacity: 1 << 20)
+
+    var isFull: Bool { buffer.readableBytes >= 1 << 20 }
+    var isEmpty: Bool { buffer.readableBytes == 0 }
+
+    mutating func take() -> ByteBuffer {
+        defer { buffer = ByteBufferAllocator().buffer(capacity: 1 << 20) }
+        return buffer
+    }
+
+    mutating func recordRow(zone: Int64, record: Record, tag: String, sequence: Int64, stamp: String, content: RecordContent) {
+        buffer.writeString(String(zone))
+        tab()
+        text(record.recordName)
+        tab()
+        text(record.recordType)
+        tab()
+        buffer.writeString(tag)
+        tab()
+        buffer.writeString(String(sequence))
+        tab()
+        buffer.writeString(stamp)
+        tab()
+        buffer.writeString(stamp)
+        tab()
+        buffer.writeStaticString("f\t\\\\x")
+        hex(content.digest.bytes)
+        tab()
+        text(content.body)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+    }
+
+    mutating func referenceRow(zone: Int64, source: String, target: String) {
+        buffer.writeString(String(zone))
+        tab()
+        text(source)
+        tab()
+        text(target)
+        buffer.writeStaticString("\tDELETE_SELF\n")
+    }
+
+    private mutating func tab() { buffer.writeInteger(UInt8(ascii: "\t")) }
+
+    private mutating func text(_ string: String) {
+        var string = string
+        string.withUTF8 { text($0) }
+    }
+
+    private mutating func text(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { text($0) } }
+
+    /// Bytes as a COPY text field: a backslash, tab, newline or carriage return escaped, the rest as they are.
+    private mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        for index in bytes.indices {
+            let escape: UInt8
+            switch bytes[index] {
+            case UInt8(ascii: "\\"): escape = UInt8(ascii: "\\")
+            case UInt8(ascii: "\t"): escape = UInt8(ascii: "t")
+            case UInt8(ascii: "\n"): escape = UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): escape = UInt8(ascii: "r")
+            default: continue
+            }
+            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<index])))
+            buffer.writeInteger(UInt8(ascii: "\\"))
+            buffer.writeInteger(escape)
+            start = index + 1
+        }
+        buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...])))
+    }
+
+    private mutating func hex(_ bytes: [UInt8]) {
+        let digits = Array("0123456789abcdef".utf8)
+        for byte in bytes {
+            buffer.writeInteger(digits[Int(byte >> 4)])
+            buffer.writeInteger(digits[Int(byte & 0xf)])
+        }
+    }
+}
