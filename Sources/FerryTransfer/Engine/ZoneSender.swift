@@ -125,9 +125,11 @@ struct ZoneSender: Sendable {
         return (decided, stored)
     }
 
-    /// Writes records into a zone that was empty when the copy began without looking them up first: a bulk-creating
-    /// target refuses the lot when it holds one of them (a name the copy wrote before, a deleted record), and then they
-    /// go the looked-up way. `nil` when they must (a deletion among them, a record not encoded, an asset missing).
+    /// Writes records into a zone that was empty when the copy began, without looking them up first.
+    ///
+    /// A bulk-creating target refuses the lot when it holds one of them (a name the copy wrote before, a deleted
+    /// record), and then they go the looked-up way. `nil` when they must (a deletion among them, a record not encoded,
+    /// an asset missing).
     private func createUnlooked(
         _ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?], _ bulk: any BulkCreating
     ) async throws -> ([(Int, TransferOutcome)], AssetCounts)? {
