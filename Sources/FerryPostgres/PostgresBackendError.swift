@@ -69,5 +69,24 @@ public struct PostgresBackendError: FerryError {
 
     /// The SQLSTATE the server answered with, when it refused a statement.
     var sqlState: String? { (cause as? PSQLError)?.serverInfo?[.sqlState] }
+
+    /// Whether the server refused the data of a statement (a value, a constraint, a size), not the statement itself
+    /// or the connection: a record's problem, which that record alone should fail for.
+    var refusesData: Bool { (cause as? PSQLError).map(Self.refusesData) ?? false }
+
+    /// Whether a server error is about the data: data exceptions (class 22), integrity constraints (23, but for a
+    /// unique violation, which Ferry's own writes check before), program limits (54: a value too large to index).
+    static func refusesData(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState], state != "23505" else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("54")
+    }
+
+    /// The server's message with its detail and SQLSTATE, for a record's refusal.
+    static func serverMessage(_ error: PSQLError) -> String {
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        // "Failing row contains (…)" repeats the record, which the reject file holds whole.
+        let detail = error.serverInfo?[.detail].flatMap { $0.hasPrefix("Failing row contains") ? nil : " (\($0))" } ?? ""
+        return "\(message)\(detail), SQLSTATE \(error.serverInfo?[.sqlState] ?? "unknown")"
+    }
     public var codeName: String { code.description }
 }

@@ -43,6 +43,36 @@ import Testing
         #expect(verify.status == 0 && verify.output.contains(": OK (13 records, 2 assets, 156 B)"), "\(verify.output)\(verify.errors)")
     }
 
+    static var psql: String { ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql" }
+
+    /// Runs SQL on the test server, expecting it to succeed.
+    static func sql(_ base: String, _ statements: String) throws {
+        let result = try ProcessResult.run(psql, [base, "-AtXqc", statements])
+        #expect(result.status == 0, "\(statements): \(result.errors)")
+    }
+
+    @Test func recordsTheServerRefusesGoToTheRejectFileAndTheRestIsWritten() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let schema = "r\(UInt32.random(in: 0...UInt32.max))"
+        let url = Self.url(base, schema: schema)
+        // The schema as a first copy leaves it, emptied, with a rule of the database's own that trucks break.
+        #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+        try Self.sql(
+            base,
+            "TRUNCATE \(schema).records, \(schema).refs, \(schema).copy_journal; UPDATE \(schema).zones SET last_seq = 0; "
+                + "ALTER TABLE \(schema).records ADD CONSTRAINT no_trucks CHECK (type <> 'Truck')")
+        let copy = try ferry(["copy", Self.cars, url, "--json", "--reject-file", "rejects.jsonl"], in: scratch.path)
+        #expect(copy.status == 1, "records were rejected: \(copy.errors)")
+        #expect(copy.output.contains("\"created\":11") && copy.output.contains("\"rejected\":2"), "\(copy.output)")
+        let rejects = try String(contentsOfFile: scratch.file("rejects.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(rejects.count == 2, "the two trucks")
+        #expect(rejects.allSatisfy { $0.contains("Truck") && $0.contains("violates check constraint \\\"no_trucks\\\"") }, "\(rejects)")
+        let listing = try ferry(["ls", url, "--json"], in: scratch.path)
+        #expect(listing.output.contains("\"records\":11"), "\(listing.output)")
+        try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
+    }
+
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()

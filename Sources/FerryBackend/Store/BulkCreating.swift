@@ -9,8 +9,9 @@ public protocol BulkCreating: RecordStore {
     /// Writes `records`, with the content each encodes to, if `zone` holds none of them.
     ///
     /// `contents[i]` is `RecordContent(records[i])` (without system fields), computed ahead by the caller.
-    /// - Returns: the outcomes, or `nil` when the zone holds one of the records, live or deleted (then nothing was
-    ///   written: the caller looks them up and writes them by `modify`).
+    /// - Returns: the outcomes, or `nil` when the zone holds one of the records, live or deleted, or the backend
+    ///   refused one of them (then nothing was written: the caller looks them up and writes them by `modify`, which
+    ///   gives each record's outcome).
     func createAbsent(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> [RecordOutcome]?
 
     /// Called before a copy writes anything; `true` when the backend took the chance to defer work to

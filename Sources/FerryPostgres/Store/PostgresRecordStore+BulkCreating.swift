@@ -12,7 +12,8 @@ extension PostgresRecordStore: BulkCreating {
     /// Each record is checked as `modify` checks it (a name, references within the zone, VALIDATE targets live in the
     /// zone or written earlier in the call, no `\u0000`), and the ones that pass are streamed to the server in COPY's
     /// text format with their change sequences, then their DELETE_SELF references. When the zone holds one of the
-    /// records (a unique violation), the transaction is rolled back and the answer is `nil`.
+    /// records (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
+    /// `modify` then says which record it was.
     public func createAbsent(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> [RecordOutcome]? {
         guard records.count == contents.count else {
             return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
@@ -81,7 +82,7 @@ extension PostgresRecordStore: BulkCreating {
                 }
                 return outcomes.map { $0 ?? .failed(zone: zone) }
             }
-        } catch let error as PostgresBackendError where error.sqlState == "23505" {
+        } catch let error as PostgresBackendError where error.sqlState == "23505" || error.refusesData {
             return nil
         }
     }

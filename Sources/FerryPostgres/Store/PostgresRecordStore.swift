@@ -147,7 +147,20 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             return operations.map { .failed($0.record.id, .badRequest, reason: "atomic operations are not supported in the default zone (\(zone))") }
         }
         let now = clock()
-        return try await database.transaction { connection in
+        do {
+            return try await modify(operations, in: zone, atomic: atomic, now: now, eachAlone: false)
+        } catch let error as PostgresBackendError where error.refusesData {
+            // The server refused a record: the request again, each operation in a savepoint of its own, so that the one
+            // refused fails with the server's message and the others are written.
+            return try await modify(operations, in: zone, atomic: atomic, now: now, eachAlone: true)
+        }
+    }
+
+    /// One modify request in one transaction; with `eachAlone`, an operation the server refuses fails by itself.
+    private func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool, now: Int64, eachAlone: Bool) async throws
+        -> [RecordOutcome]
+    {
+        try await database.transaction { connection in
             let number = try await lockedZone(zone, on: connection)
             if atomic { try await connection.query("SAVEPOINT atomic_batch", logger: logger) }
             var seen: Set<String> = []
@@ -155,6 +168,18 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             for operation in operations {
                 if let problem = operation.requestProblem(zone: zone, zoneExists: number != nil, seen: &seen) {
                     outcomes.append(problem)
+                } else if let number, eachAlone {
+                    try await connection.query("SAVEPOINT operation", logger: logger)
+                    do {
+                        outcomes.append(try await apply(operation, zone: number, on: connection, now: now))
+                        try await connection.query("RELEASE SAVEPOINT operation", logger: logger)
+                    } catch let error as PSQLError where PostgresBackendError.refusesData(error) {
+                        try await connection.query("ROLLBACK TO SAVEPOINT operation", logger: logger)
+                        outcomes.append(
+                            .failed(
+                                operation.record.id, .badRequest,
+                                reason: "PostgreSQL refused the record: \(PostgresBackendError.serverMessage(error))"))
+                    }
                 } else if let number {
                     outcomes.append(try await apply(operation, zone: number, on: connection, now: now))
                 }
