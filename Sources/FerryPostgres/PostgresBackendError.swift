@@ -13,6 +13,8 @@ public struct PostgresBackendError: FerryError {
             case newerSchema = "newer-schema"
             case server
             case interrupted
+            case connectionLost = "connection-lost"
+            case busy
             case noData = "no-data"
         }
 
@@ -33,6 +35,10 @@ public struct PostgresBackendError: FerryError {
         public static let server = Code(.server)
         /// The connection dropped during a copy and retries ran out.
         public static let interrupted = Code(.interrupted)
+        /// The connection was lost during an operation (retried; what is left after the retries is `interrupted`).
+        public static let connectionLost = Code(.connectionLost)
+        /// Another copy is writing the zone, and the copy was asked not to wait (`--no-wait`).
+        public static let busy = Code(.busy)
         /// The schema holds no Ferry data (read before anything was copied into it).
         public static let noData = Code(.noData)
 
@@ -45,7 +51,7 @@ public struct PostgresBackendError: FerryError {
             case .authentication, .permission: .permission
             case .newerSchema: .config
             case .server: .dataError
-            case .interrupted: .temporary
+            case .interrupted, .connectionLost, .busy: .temporary
             case .noData: .noInput
             }
         }

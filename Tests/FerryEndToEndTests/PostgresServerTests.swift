@@ -1,3 +1,4 @@
+import FerryRecords
 import FerryTesting
 import Foundation
 import Testing
@@ -71,6 +72,59 @@ import Testing
         let listing = try ferry(["ls", url, "--json"], in: scratch.path)
         #expect(listing.output.contains("\"records\":11"), "\(listing.output)")
         try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
+    }
+
+    /// A bundle of 12 000 records (cars, trucks, buses and their notes) in `scratch`.
+    static func fleetBundle(in scratch: Scratch) throws -> String {
+        let path = scratch.file("fleet.tar.zst")
+        try TestBundles.write(TestRecords.fleet(vehicles: 2000, notesPerVehicle: 1).map { .record($0) }, to: path)
+        return path
+    }
+
+    @Test func aLostConnectionIsRetriedThenStopsWith75AndTheSameCommandResumes() throws {
+        guard let base = try Self.serverURL() else { return }
+        let components = try #require(URLComponents(string: base))
+        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+        defer { relay.stop() }
+        let scratch = try Scratch()
+        let bundle = try Self.fleetBundle(in: scratch)
+        func url(_ schema: String) -> String {
+            "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
+        }
+        // The connection comes back while ferry waits: the copy goes on and finishes.
+        let back = "l\(UInt32.random(in: 0...UInt32.max))"
+        relay.cut(afterForwarding: 600_000)
+        let restorer = Thread {
+            while !relay.cutNow { Thread.sleep(forTimeInterval: 0.05) }
+            Thread.sleep(forTimeInterval: 1)
+            relay.restore()
+        }
+        restorer.start()
+        let first = try ferry(["copy", bundle, url(back), "--batch-size", "500", "--json"], in: scratch.path)
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.errors.contains("lost the connection to the server") && first.errors.contains("trying again in"), "\(first.errors)")
+        #expect(first.output.contains("\"created\":12000"), "\(first.output)")
+        let same = try ferry(["diff", bundle, url(back)], in: scratch.path)
+        #expect(same.status == 0 && same.output.contains("identical: 12000 records"), "\(same.output)\(same.errors)")
+
+        // The connection stays lost: the retries run out, exit 75, and the same command resumes once it is back.
+        let lost = "l\(UInt32.random(in: 0...UInt32.max))"
+        relay.cut(afterForwarding: 600_000)
+        let stopped = try ferry(["copy", bundle, url(lost), "--batch-size", "500", "--retries", "1"], in: scratch.path)
+        #expect(stopped.status == 75, "\(stopped.errors)")
+        #expect(
+            stopped.errors.contains("did not come back after 1 attempts") && stopped.errors.contains("run the same command again"),
+            "\(stopped.errors)")
+        relay.restore()
+        let resumed = try ferry(["copy", bundle, url(lost), "--batch-size", "500", "--json"], in: scratch.path)
+        #expect(resumed.status == 0, "\(resumed.errors)")
+        let summary = try #require(resumed.output.split(separator: "\n").last { $0.contains("\"message_type\":\"summary\"") })
+        let counts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        let (skipped, created) = (try #require(counts["resumed"] as? Int), try #require(counts["created"] as? Int))
+        #expect(skipped > 0 && skipped + created + (counts["unchanged"] as? Int ?? 0) == 12000, "\(summary)")
+        let equal = try ferry(["diff", bundle, url(lost)], in: scratch.path)
+        #expect(equal.status == 0 && equal.output.contains("identical: 12000 records"), "\(equal.output)\(equal.errors)")
+        try Self.sql(base, "DROP SCHEMA \(back) CASCADE; DROP SCHEMA \(lost) CASCADE")
     }
 
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {

@@ -16,7 +16,8 @@ public final class PostgresDatabase: Sendable {
     private let runner: Task<Void, Never>
     let logger: Logger
 
-    private init(settings: PostgresSettings, client: PostgresClient, runner: Task<Void, Never>, logger: Logger) {
+    private init(settings: PostgresSettings, client: PostgresClient, runner: Task<Void, Never>, logger: Logger, retries: Retries) {
+        self.retries = retries
         self.settings = settings
         self.client = client
         self.runner = runner
@@ -26,7 +27,9 @@ public final class PostgresDatabase: Sendable {
     /// Connects, and checks the server answers.
     /// - Throws: ``PostgresBackendError``: `unavailable` (69), `authentication` or `permission` (77), `invalid-url` (a root
     ///   certificate that cannot be read).
-    public static func open(_ settings: PostgresSettings, logger: Logger = Logger(label: "ferry.postgres")) async throws -> PostgresDatabase {
+    public static func open(_ settings: PostgresSettings, logger: Logger = Logger(label: "ferry.postgres"), retries: Retries = Retries())
+        async throws -> PostgresDatabase
+    {
         // One connection first: the pool retries a failing server until its breaker trips and hides why it failed.
         try await probe(settings, logger: logger)
         let client = PostgresClient(configuration: try configuration(settings), backgroundLogger: logger)
@@ -40,12 +43,28 @@ public final class PostgresDatabase: Sendable {
             started.set(task)
         }
         await Task.yield()
-        return PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger)
+        return PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger, retries: retries)
     }
 
     /// Connects once, runs `SELECT 1` and disconnects, so that a server that is down, credentials that are refused or
     /// a database that is missing are reported at once, with the server's reason.
-    private static func probe(_ settings: PostgresSettings, logger: Logger) async throws {
+    private static func probe(_ settings: PostgresSettings, logger: Logger, timeout: Duration = .seconds(10)) async throws {
+        let connection = try await connect(settings, logger: logger, timeout: timeout)
+        do {
+            _ = try await connection.query("SELECT 1", logger: logger)
+        } catch {
+            try? await connection.close()
+            throw translate(error, settings: settings)
+        }
+        try? await connection.close()
+    }
+
+    /// A connection of its own, outside the pool (for session-level locks, which live as long as their connection).
+    func dedicatedConnection() async throws -> PostgresConnection { try await Self.connect(settings, logger: logger) }
+
+    private static func connect(_ settings: PostgresSettings, logger: Logger, timeout: Duration = .seconds(10)) async throws
+        -> PostgresConnection
+    {
         var configuration: PostgresConnection.Configuration
         switch settings.host {
         case .socket:
@@ -68,20 +87,14 @@ public final class PostgresDatabase: Sendable {
             configuration = PostgresConnection.Configuration(
                 host: host, port: port, username: settings.user, password: settings.password, database: settings.database, tls: tls)
         }
-        configuration.options.connectTimeout = .seconds(10)
-        let connection: PostgresConnection
+        configuration.options.additionalStartupParameters = [("application_name", "ferry")]
+        configuration.options.connectTimeout = .nanoseconds(
+            Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
         } catch {
             throw translate(error, settings: settings)
         }
-        do {
-            _ = try await connection.query("SELECT 1", logger: logger)
-        } catch {
-            try? await connection.close()
-            throw translate(error, settings: settings)
-        }
-        try? await connection.close()
     }
 
     private static func configuration(_ settings: PostgresSettings) throws -> PostgresClient.Configuration {
@@ -102,6 +115,8 @@ public final class PostgresDatabase: Sendable {
         }
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.maximumConnections = 8
+        // Named in pg_stat_activity, and in the message a copy waiting for another's zone gives.
+        configuration.options.additionalStartupParameters = [("application_name", "ferry")]
         return configuration
     }
 
@@ -142,17 +157,25 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs a statement, discarding any rows.
     public func execute(_ query: PostgresQuery) async throws {
-        do {
-            _ = try await client.query(query, logger: logger)
-        } catch {
-            throw translate(error)
+        try await resilient { [client, logger] watch in
+            try await client.withConnection { connection in
+                watch.connection = connection
+                _ = try await connection.query(query, logger: logger)
+            }
         }
     }
 
-    /// Runs a query and hands each row to `body`.
+    /// Runs a query and hands each row to `body`, once the query has run to its end (so a query sent again after a
+    /// lost connection never hands a row twice).
     package func query(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) async throws {
+        let rows = try await resilient { [client, logger] watch in
+            try await client.withConnection { connection in
+                watch.connection = connection
+                return try await connection.query(query, logger: logger).collect()
+            }
+        }
         do {
-            for try await row in try await client.query(query, logger: logger) { try body(row) }
+            for row in rows { try body(row) }
         } catch let error as PostgresBackendError {
             throw error
         } catch {
@@ -161,9 +184,12 @@ public final class PostgresDatabase: Sendable {
     }
 
     /// Runs `body` on one connection, inside a transaction it commits when `body` returns and rolls back when it throws.
-    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        do {
-            return try await client.withConnection { connection in
+    ///
+    /// When the connection is lost, `body` runs again in a new transaction (the lost one left nothing).
+    func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await resilient { [client, logger] watch in
+            try await client.withConnection { connection in
+                watch.connection = connection
                 try await connection.query("BEGIN", logger: logger)
                 do {
                     let result = try await body(connection)
@@ -174,11 +200,133 @@ public final class PostgresDatabase: Sendable {
                     throw error
                 }
             }
-        } catch let error as PostgresBackendError {
-            throw error
-        } catch {
-            throw translate(error)
         }
+    }
+
+    /// How often an operation whose connection was lost is tried again, the first wait, and the longest.
+    ///
+    /// Waits double from `firstWait`; with the defaults a server gets about a minute to come back.
+    public struct Retries: Sendable {
+        /// Attempts after the first.
+        public var count = 5
+        /// The wait before the first retry.
+        public var firstWait = Duration.seconds(2)
+        /// The longest wait between attempts.
+        public var longestWait = Duration.seconds(30)
+        /// How long an operation may wait without the server answering a check before its connection counts as lost.
+        public var watchInterval = Duration.seconds(5)
+        /// Told of each retry, with what was lost and when it is tried again (else the logger's warning).
+        public var onRetry: (@Sendable (String) -> Void)?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// How operations whose connection was lost are retried.
+    public let retries: Retries
+
+    /// Runs an operation on the pool; when the connection is lost (an error of the connection, the server shutting
+    /// down, or no answer to a check on a connection of its own while the operation waits), waits and runs it again,
+    /// `retries.count` times, then fails with `interrupted` (75).
+    private func resilient<Result: Sendable>(_ operation: @escaping @Sendable (OperationWatch) async throws -> Result) async throws -> Result {
+        var attempt = 0
+        while true {
+            let failure: any Error
+            do {
+                return try await watched(operation)
+            } catch let error as PostgresBackendError {
+                guard error.code == .connectionLost else { throw error }
+                failure = error.cause ?? error
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                guard Self.losesConnection(error) else { throw translate(error) }
+                failure = error
+            }
+            attempt += 1
+            guard attempt <= retries.count else {
+                throw PostgresBackendError(
+                    .interrupted,
+                    "\(settings): the connection to the server was lost and did not come back after \(retries.count) attempts "
+                        + "(\(Self.describe(failure))); run the same command again once the server is back: a copy resumes where it stopped",
+                    cause: failure)
+            }
+            let wait = min(retries.firstWait * (1 << min(attempt - 1, 16)), retries.longestWait)
+            let message =
+                "\(settings): lost the connection to the server (\(Self.describe(failure))); trying again in \(wait) (attempt \(attempt) of \(retries.count))"
+            if let onRetry = retries.onRetry { onRetry(message) } else { logger.warning("\(message)") }
+            try await Task.sleep(for: wait)
+        }
+    }
+
+    /// Runs an operation while checking, every `watchInterval` it takes, that its connection is open, or, while it
+    /// waits for one, that the server answers on a connection of its own.
+    ///
+    /// The pool waits for a connection as long as the server is down, and an operation on a connection the network
+    /// dropped may never hear of it: either is abandoned (its task cancelled and left behind) as a lost connection.
+    private func watched<Result: Sendable>(_ operation: @escaping @Sendable (OperationWatch) async throws -> Result) async throws -> Result {
+        let watch = OperationWatch()
+        let outcome = OperationOutcome<Result>()
+        let (settings, logger, retries) = (self.settings, self.logger, self.retries)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+                outcome.await(continuation)
+                let work = Task {
+                    do {
+                        outcome.finish(.success(try await operation(watch)))
+                    } catch {
+                        outcome.finish(.failure(error))
+                    }
+                }
+                let watcher = Task {
+                    while !outcome.isFinished {
+                        try await Task.sleep(for: retries.watchInterval)
+                        if outcome.isFinished { return }
+                        let lost: (any Error)?
+                        if let connection = watch.connection {
+                            lost =
+                                connection.isClosed
+                                ? PostgresBackendError(.connectionLost, "\(settings): the connection closed under an operation") : nil
+                        } else {
+                            do {
+                                try await Self.probe(settings, logger: logger, timeout: retries.watchInterval)
+                                lost = nil
+                            } catch {
+                                lost = PostgresBackendError(.connectionLost, "\(settings): the server does not answer", cause: error)
+                            }
+                        }
+                        if let lost {
+                            outcome.finish(.failure(lost))
+                            work.cancel()
+                            return
+                        }
+                    }
+                }
+                outcome.onFinish { watcher.cancel() }
+            }
+        } onCancel: {
+            outcome.finish(.failure(CancellationError()))
+        }
+    }
+
+    /// Whether an error means the connection was lost, not that the server refused a statement.
+    static func losesConnection(_ error: any Error) -> Bool {
+        if let error = error as? PostgresBackendError { return error.code == .connectionLost }
+        guard let psql = error as? PSQLError else { return false }
+        switch psql.code {
+        case .connectionError, .serverClosedConnection, .uncleanShutdown: return true
+        case .server:
+            // Connection exceptions, and the server shutting down or starting up.
+            let state = psql.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(state)
+        default: return false
+        }
+    }
+
+    /// An error in a few words, for the retry messages.
+    static func describe(_ error: any Error) -> String {
+        guard let psql = error as? PSQLError else { return "\(error)" }
+        return psql.serverInfo?[.message] ?? "\(psql.code)"
     }
 
     /// Ends the pool; the database must not be used afterwards.
@@ -239,6 +387,64 @@ public final class PostgresDatabase: Sendable {
         default:
             return PostgresBackendError(.server, "\(server): \(psql.code)", cause: error)
         }
+    }
+}
+
+/// The connection an operation runs on, for the watch that checks it is open.
+final class OperationWatch: @unchecked Sendable {
+    // @unchecked: `connection` is guarded by the lock.
+    private let lock = NSLock()
+    private var current: PostgresConnection?
+
+    var connection: PostgresConnection? {
+        get { lock.withLock { current } }
+        set { lock.withLock { current = newValue } }
+    }
+}
+
+/// The outcome of a watched operation: the first of its result, its watch's verdict and a cancellation resumes the
+/// waiting caller; the others are dropped.
+private final class OperationOutcome<Result: Sendable>: @unchecked Sendable {
+    // @unchecked: every property is guarded by the lock.
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<Result, any Error>?
+    private var early: Swift.Result<Result, any Error>?
+    private var finished = false
+    private var finishers: [@Sendable () -> Void] = []
+
+    var isFinished: Bool { lock.withLock { finished } }
+
+    func await(_ continuation: CheckedContinuation<Result, any Error>) {
+        let ready: Swift.Result<Result, any Error>? = lock.withLock {
+            if let early { return early }
+            self.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    func onFinish(_ body: @escaping @Sendable () -> Void) {
+        let now = lock.withLock {
+            if finished { return true }
+            finishers.append(body)
+            return false
+        }
+        if now { body() }
+    }
+
+    func finish(_ result: Swift.Result<Result, any Error>) {
+        let (waiting, bodies): (CheckedContinuation<Result, any Error>?, [@Sendable () -> Void]) = lock.withLock {
+            guard !finished else { return (nil, []) }
+            finished = true
+            defer {
+                continuation = nil
+                finishers = []
+            }
+            if continuation == nil { early = result }
+            return (continuation, finishers)
+        }
+        waiting?.resume(with: result)
+        for body in bodies { body() }
     }
 }
 

@@ -21,7 +21,7 @@ public enum PostgresSchema {
                 "\(database.settings): schema \(schema) has Ferry's layout version \(found), newer than this Ferry writes (\(version)); update Ferry")
         }
         guard found < version else { return found }
-        try await database.transaction { connection in
+        try await database.transaction { [self] connection in
             for step in (found + 1)...version {
                 for statement in statements(step, schema: schema) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)

@@ -20,7 +20,7 @@ extension PostgresRecordStore: BulkCreating {
         }
         let now = clock()
         do {
-            return try await database.transaction { connection -> [RecordOutcome]? in
+            return try await database.transaction { [self] connection -> [RecordOutcome]? in
                 guard let number = try await lockedZone(zone, on: connection) else {
                     var seen: Set<String> = []
                     return records.map { record in
@@ -155,7 +155,7 @@ extension PostgresRecordStore: BulkCreating {
         // Only a store with no record at all defers its secondary indexes: dropping one waits for every reader of the
         // table, so a store in use keeps them (and a busy one is not waited for long).
         do {
-            return try await database.transaction { connection in
+            return try await database.transaction { [self] connection in
                 try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
                 let rows = try await connection.query(
                     PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(schema).records)"), logger: logger)

@@ -18,6 +18,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// The database.
     public let database: PostgresDatabase
     let clock: @Sendable () -> Int64
+    /// The zones this store's copy has claimed.
+    let claims: ZoneClaims
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
 
@@ -25,6 +27,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public init(_ database: PostgresDatabase, clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }) {
         self.database = database
         self.clock = clock
+        claims = ZoneClaims(database)
     }
 
     public var name: String { database.settings.description }
@@ -69,7 +72,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func deleteZone(_ zone: ZoneID) async throws -> Bool {
         guard zone != .default else { return false }
-        return try await database.transaction { connection in
+        return try await database.transaction { [self] connection in
             guard let number = try await lockedZone(zone, on: connection) else { return false }
             for table in ["refs", "records"] {
                 try await connection.query(
@@ -160,7 +163,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     private func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool, now: Int64, eachAlone: Bool) async throws
         -> [RecordOutcome]
     {
-        try await database.transaction { connection in
+        try await database.transaction { [self] connection in
             let number = try await lockedZone(zone, on: connection)
             if atomic { try await connection.query("SAVEPOINT atomic_batch", logger: logger) }
             var seen: Set<String> = []
@@ -360,7 +363,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public func putAsset(_ asset: Asset, bytes: AssetBytes) async throws -> Bool {
         guard try await !missingAssets([asset]).isEmpty else { return false }
         let key = Data(asset.sha256.bytes)
-        return try await database.transaction { connection in
+        return try await database.transaction { [self] connection in
             try await connection.query(
                 PostgresQuery(unsafeSQL: "DELETE FROM \(schema).asset_chunks WHERE sha256 = $1", binds: try Self.binds(key)), logger: logger)
             var hasher = SHA256Hasher()
@@ -502,7 +505,10 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         return records
     }
 
-    public func close() async throws { await database.close() }
+    public func close() async throws {
+        await claims.release()
+        await database.close()
+    }
 
     // MARK: Helpers
 

@@ -101,7 +101,10 @@ final class ChangeBatches: AsyncSequence, Sendable {
 
     /// Starts reading `source` (used by the reading thread alone until ``finish()`` returns).
     init(_ source: any ChangeSource, depth: Int = 4) {
-        let slots = DispatchSemaphore(value: depth)
+        // Made empty and then given its slots: libdispatch traps when a semaphore goes away holding less than it was made
+        // with, which is how a copy that fails mid-way leaves it (batches read ahead and never consumed).
+        let slots = DispatchSemaphore(value: 0)
+        for _ in 0..<depth { slots.signal() }
         let shared = shared
         let (stream, continuation) = AsyncThrowingStream<[SourceChange], any Error>.makeStream()
         self.stream = stream

@@ -36,6 +36,10 @@ public final class RecordCopier {
         public var validator = RecordValidator()
         /// How often a request the backend throttles is sent again before the copy gives up.
         public var retries = 5
+        /// Whether a copy waits for another copy writing the same zone (a ``ZoneClaiming`` backend) or fails at once.
+        public var waitForZones = true
+        /// Called when the copy waits for another copy's zone, with what it waits for.
+        public var onWaiting: (@Sendable (String) -> Void)?
         /// Where the tally's rows go when there are many (default `$TMPDIR`).
         public var temporaryDirectory: String?
         /// Called after each round, with its changes and how many of the source's changes the checkpoint covers.
@@ -148,6 +152,8 @@ struct CopyState {
     var zones: Set<ZoneID> = []
     /// Zones that held no live record when the copy began, or that it created.
     var freshZones: Set<ZoneID> = []
+    /// Zones this copy has claimed in a ``ZoneClaiming`` target.
+    var claimedZones: Set<ZoneID> = []
     var zonesListed = false
     /// A dry run's view of what it would have written: content digests, `nil` for deletions.
     var overlay: [RecordID: SHA256Digest?] = [:]
@@ -238,6 +244,14 @@ struct CopyState {
             if created { tally.zonesCreated += 1 }
             zones.insert(zone)
             freshZones.insert(zone)
+        }
+        // Claimed before the first write (and only by copies that write): a zone the copy only deletes from is
+        // claimed too, a zone the target lacks is not written.
+        guard !options.dryRun, let claiming = target as? any ZoneClaiming else { return }
+        for zone in zoneOrder where zones.contains(zone) && !claimedZones.contains(zone) {
+            let onWaiting = options.onWaiting
+            try await claiming.claimZone(zone, wait: options.waitForZones) { message in onWaiting?(message) }
+            claimedZones.insert(zone)
         }
     }
 

@@ -98,6 +98,15 @@ struct Copy: AsyncParsableCommand {
             "Requests in flight at once into a network backend (zones in parallel, each zone's requests in order).", valueName: "n"))
     var parallel: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "How often a request a server throttles, or one whose connection was lost, is tried again (waits doubling from 2 s) "
+                + "before the copy stops with exit 75; run it again to resume.", valueName: "n"))
+    var retries = 5
+
+    @Flag(help: "Fail at once (exit 75) when another copy is writing a zone this one writes, instead of waiting for it.")
+    var noWait = false
+
     @Flag(name: [.customShort("n"), .long], help: "Map, check and count everything; write nothing.")
     var dryRun = false
 
@@ -109,6 +118,7 @@ struct Copy: AsyncParsableCommand {
         if let batchSize, batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         guard threads >= 1 && threads <= 64 else { throw ValidationError("--threads must be between 1 and 64") }
         if let parallel, !(1...64).contains(parallel) { throw ValidationError("--parallel must be between 1 and 64") }
+        guard (0...20).contains(retries) else { throw ValidationError("--retries must be between 0 and 20") }
     }
 
     func run() async throws {
@@ -142,7 +152,10 @@ struct Copy: AsyncParsableCommand {
             options.dryRun = dryRun
             options.temporaryDirectory = tempDir
             options.parallel = parallel ?? 4
-            let store = try await PostgresOpener.open(url, console: console, migrate: !dryRun)
+            options.retries = retries
+            options.waitForZones = !noWait
+            options.onWaiting = { message in console.warning(message) }
+            let store = try await PostgresOpener.open(url, console: console, migrate: !dryRun, retries: retries)
             let committed = CommittedCount()
             let (shown, dryRun) = (targetPath, self.dryRun)
             CommandRunner.interruptionNote.withLock {

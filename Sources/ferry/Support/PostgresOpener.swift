@@ -5,13 +5,17 @@ import Logging
 /// Opens a PostgreSQL database named by a URL: settings as libpq reads them, a checked connection, Ferry's schema
 /// created or brought up to date.
 enum PostgresOpener {
-    static func open(_ url: String, console: Console, migrate: Bool = true) async throws -> PostgresRecordStore {
+    /// Opens the database at `url`; an operation whose connection is lost is tried again `retries` times.
+    static func open(_ url: String, console: Console, migrate: Bool = true, retries: Int = 5) async throws -> PostgresRecordStore {
         let settings = try PostgresSettings(url: url)
         for warning in settings.warnings { console.warning(warning) }
         var logger = Logger(label: "ferry.postgres")
         // The pool's own logging: what it reports is Ferry's to explain, so only its errors pass.
         logger.logLevel = console.verbose ? .warning : .error
-        let database = try await PostgresDatabase.open(settings, logger: logger)
+        var schedule = PostgresDatabase.Retries()
+        schedule.count = retries
+        schedule.onRetry = { message in console.warning(message) }
+        let database = try await PostgresDatabase.open(settings, logger: logger, retries: schedule)
         do {
             if !migrate, try await PostgresSchema.currentVersion(database) == 0 {
                 throw PostgresBackendError(

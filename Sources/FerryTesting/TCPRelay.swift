@@ -1,0 +1,162 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A TCP relay on 127.0.0.1 to a server, which a test can cut (as if the server stopped) and restore, so that lost
+/// connections are tested without stopping a server other tests use.
+///
+/// While cut, it drops every relayed connection and closes new ones as soon as they are accepted.
+public final class TCPRelay: @unchecked Sendable {
+    /// The port it listens on.
+    public let port: Int
+    private let listener: Int32
+    private let target: (host: String, port: Int)
+    private let lock = NSLock()
+    private var sockets: [Int32] = []
+    private var isCut = false
+    private var forwarded = 0
+    private var cutAfter: Int?
+
+    /// Starts relaying to `host`:`port` (an IPv4 address).
+    public init(to host: String, port targetPort: Int) throws {
+        target = (host, targetPort)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw SilentServerError(description: "socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw SilentServerError(description: "bind or listen failed")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        listener = fd
+        let thread = Thread { [self] in acceptLoop() }
+        thread.start()
+    }
+
+    /// Cuts every connection now and refuses new ones until ``restore()``.
+    public func cut() {
+        let open = lock.withLock {
+            isCut = true
+            defer { sockets = [] }
+            return sockets
+        }
+        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Cuts once `bytes` more have gone from clients to the server.
+    public func cut(afterForwarding bytes: Int) { lock.withLock { cutAfter = forwarded + bytes } }
+
+    /// Relays again.
+    public func restore() { lock.withLock { isCut = false } }
+
+    /// Whether it is cut.
+    public var cutNow: Bool { lock.withLock { isCut } }
+
+    /// Stops listening and drops every connection.
+    public func stop() {
+        cut()
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            if lock.withLock({ isCut }) {
+                close(client)
+                continue
+            }
+            let server = connectToTarget()
+            guard server >= 0 else {
+                close(client)
+                continue
+            }
+            lock.withLock { sockets += [client, server] }
+            let pair = Pair()
+            for (from, to, upstream) in [(client, server, true), (server, client, false)] {
+                let thread = Thread { [self] in
+                    pump(from: from, to: to, upstream: upstream)
+                    // The second pump to end closes both sockets.
+                    if pair.end() {
+                        lock.withLock { sockets.removeAll { $0 == client || $0 == server } }
+                        close(client)
+                        close(server)
+                    }
+                }
+                thread.start()
+            }
+        }
+    }
+
+    /// The two directions of one relayed connection.
+    private final class Pair: @unchecked Sendable {
+        private let lock = NSLock()
+        private var running = 2
+
+        /// Ends one direction; `true` for the last.
+        func end() -> Bool {
+            lock.withLock {
+                running -= 1
+                return running == 0
+            }
+        }
+    }
+
+    private func connectToTarget() -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return -1 }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr(target.host)
+        address.sin_port = UInt16(target.port).bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(fd)
+            return -1
+        }
+        return fd
+    }
+
+    private func pump(from: Int32, to: Int32, upstream: Bool) {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            if upstream {
+                let due = lock.withLock {
+                    forwarded += count
+                    guard let limit = cutAfter, forwarded >= limit else { return false }
+                    cutAfter = nil
+                    return true
+                }
+                if due {
+                    cut()
+                    break
+                }
+            }
+            var sent = 0
+            while sent < count {
+                let written = buffer.withUnsafeBytes { write(to, $0.baseAddress.map { $0 + sent }, count - sent) }
+                if written <= 0 { break }
+                sent += written
+            }
+            if sent < count { break }
+        }
+        shutdown(from, Int32(SHUT_RDWR))
+        shutdown(to, Int32(SHUT_RDWR))
+    }
+}
