@@ -127,6 +127,103 @@ import Testing
         try Self.sql(base, "DROP SCHEMA \(back) CASCADE; DROP SCHEMA \(lost) CASCADE")
     }
 
+    /// A `ferry` run in the background, its output in files of the scratch directory.
+    final class BackgroundFerry {
+        let process = Process()
+        let output: String
+        let errors: String
+
+        init(_ arguments: [String], in scratch: Scratch, name: String) throws {
+            output = scratch.file("\(name).out")
+            errors = scratch.file("\(name).err")
+            FileManager.default.createFile(atPath: output, contents: nil)
+            FileManager.default.createFile(atPath: errors, contents: nil)
+            process.executableURL = URL(fileURLWithPath: TestEnvironment.ferryBinary)
+            process.arguments = arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: scratch.path)
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+            try process.run()
+        }
+
+        /// Waits for it to end; its exit status, standard output and error.
+        func finish() -> (status: Int32, output: String, errors: String) {
+            process.waitUntilExit()
+            let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+            return (process.terminationStatus, read(output), read(errors))
+        }
+    }
+
+    /// Polls `query` on the test server until it answers `true` (at most 60 s).
+    static func waitUntil(_ base: String, _ query: String) throws {
+        for _ in 0..<1200 {
+            let answer = try ProcessResult.run(psql, [base, "-AtXc", query])
+            if answer.output.hasPrefix("t") { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        Issue.record("\(query) never held")
+    }
+
+    @Test func copiesIntoOneZoneTakeTurnsAndCopiesIntoOthersDoNot() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let schema = "z\(UInt32.random(in: 0...UInt32.max))"
+        let url = Self.url(base, schema: schema)
+        let cars = scratch.file("cars.tar.zst")
+        let trucks = scratch.file("trucks.tar.zst")
+        try TestBundles.write(TestRecords.fleet(vehicles: 4000, notesPerVehicle: 2, types: ["Car"]).map { .record($0) }, to: cars)
+        try TestBundles.write(TestRecords.fleet(vehicles: 300, types: ["Truck"]).map { .record($0) }, to: trucks)
+        let claimed =
+            "SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND a.application_name = 'ferry'"
+        // One copy holds CarZone: another into CarZone fails at once under --no-wait, and waits without it; one into
+        // TruckZone goes on beside it.
+        let first = try BackgroundFerry(["copy", cars, url, "--batch-size", "100", "-q"], in: scratch, name: "first")
+        try Self.waitUntil(base, claimed)
+        let refused = try ferry(["copy", cars, url, "--no-wait"], in: scratch.path)
+        #expect(refused.status == 75, "\(refused.errors)")
+        #expect(refused.errors.contains("another copy is writing zone CarZone (server process "), "\(refused.errors)")
+        #expect(refused.errors.contains("server process") && refused.errors.contains("without --no-wait to wait for it"), "\(refused.errors)")
+        let beside = try ferry(["copy", trucks, url, "--no-wait", "--json"], in: scratch.path)
+        #expect(beside.status == 0 && beside.output.contains("\"created\":600"), "\(beside.errors)")
+        let second = try BackgroundFerry(["copy", cars, url, "--json"], in: scratch, name: "second")
+        let (firstStatus, _, firstErrors) = first.finish()
+        let (secondStatus, secondOutput, secondErrors) = second.finish()
+        #expect(firstStatus == 0, "\(firstErrors)")
+        #expect(secondStatus == 0, "\(secondErrors)")
+        // With --json, the warning is a message of the output.
+        #expect(secondOutput.contains("another copy is writing zone CarZone") && secondOutput.contains("waiting for it to finish"), "\(secondOutput)")
+        // The same copy: what the first had committed when the second began counts as resumed, the rest it met.
+        let summary = try #require(secondOutput.split(separator: "\n").last { $0.contains("\"message_type\":\"summary\"") })
+        let counts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        #expect(counts["created"] as? Int == 0 && (counts["unchanged"] as? Int ?? 0) + (counts["resumed"] as? Int ?? 0) == 12000, "\(summary)")
+        let listing = try ferry(["ls", url, "--json"], in: scratch.path)
+        #expect(listing.output.contains("\"records\":12600"), "\(listing.output)")
+        try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
+    }
+
+    @Test func aCopyKilledMidWayResumesToWhatAnUninterruptedCopyGives() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let bundle = try Self.fleetBundle(in: scratch)
+        let (killed, whole) = ("k\(UInt32.random(in: 0...UInt32.max))", "w\(UInt32.random(in: 0...UInt32.max))")
+        let copy = try BackgroundFerry(["copy", bundle, Self.url(base, schema: killed), "--batch-size", "200", "-q"], in: scratch, name: "killed")
+        try Self.waitUntil(base, "SELECT coalesce(max(done), 0) >= 2000 FROM \(killed).copy_journal")
+        kill(copy.process.processIdentifier, SIGKILL)
+        let (status, _, _) = copy.finish()
+        #expect(status == 9 || copy.process.terminationReason == .uncaughtSignal)
+        let resumed = try ferry(["copy", bundle, Self.url(base, schema: killed), "--json"], in: scratch.path)
+        #expect(resumed.status == 0, "\(resumed.errors)")
+        let summary = try #require(resumed.output.split(separator: "\n").last { $0.contains("\"message_type\":\"summary\"") })
+        let counts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        #expect((counts["resumed"] as? Int ?? 0) >= 2000, "\(summary)")
+        #expect(try ferry(["copy", bundle, Self.url(base, schema: whole), "-q"], in: scratch.path).status == 0)
+        let diff = try ferry(["diff", Self.url(base, schema: killed), Self.url(base, schema: whole)], in: scratch.path)
+        #expect(diff.status == 0 && diff.output.contains("identical: 12000 records"), "\(diff.output)\(diff.errors)")
+        let verify = try ferry(["verify", Self.url(base, schema: killed)], in: scratch.path)
+        #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
+        try Self.sql(base, "DROP SCHEMA \(killed) CASCADE; DROP SCHEMA \(whole) CASCADE")
+    }
+
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
