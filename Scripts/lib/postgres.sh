@@ -3,7 +3,8 @@
 # removed on exit, whether the tests passed, failed or were interrupted. Sourced after setup.sh.
 #
 #   ferry_postgres_start    exports FERRY_TEST_PG_URL (postgres://ferry@127.0.0.1:PORT/ferry_test), unless it is set
-#                           already (a developer's own server), and registers the stop on exit.
+#                           already (a developer's own server), and registers the stop on exit. The tests' server runs
+#                           with fsync off; FERRY_PG_DURABLE=1 (the benchmarks) keeps PostgreSQL's durable defaults.
 
 # The directory of PostgreSQL's server programs (initdb, pg_ctl, postgres).
 ferry_postgres_bin() {
@@ -74,8 +75,10 @@ ferry_postgres_start() {
             && cp "$ferry_pg_dir/data/server.crt" "$ferry_pg_dir/ca.crt" && chmod 644 "$ferry_pg_dir/ca.crt" \
             && ssl="-c ssl=on" && export FERRY_TEST_PG_CA="$ferry_pg_dir/ca.crt"
     fi
+    local durability="-c fsync=off"
+    [ "${FERRY_PG_DURABLE:-0}" = 1 ] && durability=""
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/pg_ctl" -D "$ferry_pg_dir/data" -l "$ferry_pg_dir/server.log" -w \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $ferry_pg_dir -c fsync=off -c max_connections=200 $ssl" start >/dev/null \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $ferry_pg_dir $durability -c max_connections=200 $ssl" start >/dev/null \
         || { cat "$ferry_pg_dir/server.log" >&2; echo "error: the PostgreSQL server did not start" >&2; exit 1; }
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/createdb" -h 127.0.0.1 -p "$port" -U ferry ferry_test \
         || { echo "error: could not create the test database" >&2; exit 1; }
