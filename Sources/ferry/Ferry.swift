@@ -28,7 +28,7 @@ struct Ferry: AsyncParsableCommand {
         version: version,
         subcommands: [
             Copy.self, Diff.self, Plan.self, Pack.self, List.self, Verify.self, Cat.self, Unpack.self, Convert.self, Inspect.self, Dump.self,
-            Vacuum.self,
+            Vacuum.self, PgViews.self,
         ]
     )
 

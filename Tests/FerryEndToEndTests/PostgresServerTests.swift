@@ -224,6 +224,53 @@ import Testing
         try Self.sql(base, "DROP SCHEMA \(killed) CASCADE; DROP SCHEMA \(whole) CASCADE")
     }
 
+    @Test func viewsGiveEachFieldATypedColumn() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let schema = "v\(UInt32.random(in: 0...UInt32.max))"
+        let url = Self.url(base, schema: schema)
+        let zone = ZoneID(zoneName: "AllZone")
+        let targets = ["Target.1", "Target.2"].map { Record(recordType: "Target", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
+        let mixed = Record(recordType: "Mixed", recordName: "Mixed.1", zoneID: zone, fields: ["value": .string("one")])
+        try TestBundles.write((targets + [TestRecords.everyType(), mixed]).map { .record($0) }, to: scratch.file("all.tar.zst"))
+        #expect(try ferry(["copy", "all.tar.zst", url, "-q"], in: scratch.path).status == 0)
+        // Another writer's record whose field has another type than Ferry's (a bundle keeps one type per field).
+        try Self.sql(
+            base,
+            "INSERT INTO \(schema).records(zone, name, type, tag, seq, created, modified, fields) SELECT zone, 'Mixed.2', 'Mixed', 'x', 999, "
+                + "now(), now(), '{\"fields\": {\"value\": {\"type\": \"INT64\", \"value\": 2}}}' FROM \(schema).records WHERE name = 'Mixed.1'")
+        let views = try ferry(["pg-views", url, "--json"], in: scratch.path)
+        #expect(views.status == 0, "\(views.errors)")
+        #expect(views.output.contains("Mixed.value holds INT64 and STRING values; its column is jsonb"), "\(views.output)")
+        let view = "\(schema)_view.\"Everything\""
+        let types = try ProcessResult.run(
+            Self.psql,
+            [
+                base, "-AtXc",
+                "SELECT pg_typeof(string), pg_typeof(int), pg_typeof(double), pg_typeof(timestamp), pg_typeof(bytes), pg_typeof(reference), "
+                    + "pg_typeof(location), pg_typeof(strings), pg_typeof(created) FROM \(view)",
+            ])
+        #expect(
+            types.output == "text|bigint|double precision|timestamp with time zone|bytea|text|jsonb|jsonb|timestamp with time zone\n",
+            "\(types.output)\(types.errors)")
+        let values = try ProcessResult.run(
+            Self.psql,
+            [
+                base, "-qAtXc",
+                "SET TIME ZONE 'UTC'; SELECT record_name, zone, int, \"intMax\", double, timestamp, encode(bytes, 'hex'), reference, "
+                    + "string = E'text \"quoted\" \\\\ / \\n\\t\\u0001 ✓ 𝄞', strings->>1 FROM \(view)",
+            ])
+        #expect(
+            values.output
+                == "Everything.1|AllZone|-9223372036854775808|9223372036854775807|-1.5e-300|2023-11-14 22:13:20.123+00|000102feff|Target.1|t|y\n",
+            "\(values.output)\(values.errors)")
+        // A type whose records are all gone loses its view on the next run.
+        try Self.sql(base, "UPDATE \(schema).records SET deleted = true WHERE type = 'Mixed'")
+        let again = try ferry(["pg-views", url], in: scratch.path)
+        #expect(again.status == 0 && again.output.contains("\(schema)_view.\"Mixed\": dropped"), "\(again.output)\(again.errors)")
+        try Self.sql(base, "DROP SCHEMA \(schema)_view CASCADE; DROP SCHEMA \(schema) CASCADE")
+    }
+
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()

@@ -171,7 +171,9 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
         return port
     }
 
-    private static func isPlainIdentifier(_ text: String) -> Bool {
+    /// Whether `text` is an identifier SQL takes unquoted (letters, digits and `_`, not starting with a digit), which
+    /// Ferry writes into statements as it is.
+    public static func isPlainIdentifier(_ text: String) -> Bool {
         guard let first = text.unicodeScalars.first, first == "_" || (first.isASCII && CharacterSet.letters.contains(first)) else {
             return false
         }

@@ -9,7 +9,7 @@ import FerryTransfer
 /// `ferry cat`: the records of a bundle or a backend as NDJSON on stdout.
 struct Cat: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the records of a bundle (and its deletions) or a local store as NDJSON, in canonical CloudKit JSON.",
+        abstract: "Print the records of a bundle (and its deletions), a local store or a database as NDJSON, in canonical CloudKit JSON.",
         discussion: """
             From a bundle, records come parents first, then deletions. Each file's checksum is checked as it streams; \
             if one does not match, ferry stops with exit 65 and the output so far must be discarded. From a local \

@@ -14,7 +14,7 @@ import Synchronization
 /// `ferry copy`: move a source's data into a target, through a mapping.
 struct Copy: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Copy records from a source into a bundle or a local store.",
+        abstract: "Copy records from a source into a bundle, a local store or a PostgreSQL database.",
         discussion: """
             Sources: a Core Data store (mapped by --preset or --mapping), a plist or NSKeyedArchiver cache of objects \
             (classes or dictionaries → records; names from recordID, recordName or tempID; cloudStatus 2 → deletions), \

@@ -8,7 +8,7 @@ import Foundation
 /// `ferry diff`: compare two sources record by record.
 struct Diff: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Compare the records of two sources or targets (bundles, local stores, Core Data stores).",
+        abstract: "Compare the records of two sources or targets (bundles, local stores, databases, Core Data stores).",
         discussion: """
             Records are matched by zone and record name and compared by the digest of their canonical CloudKit JSON \
             without system fields (change tags and times differ between backends). Each record's assets must be \

@@ -11,7 +11,7 @@ import FerryTransfer
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
-        abstract: "List the record types, zones, counts and assets of a bundle or a local store.",
+        abstract: "List the record types, zones, counts and assets of a bundle, a local store or a PostgreSQL database.",
         discussion: """
             A bundle is listed from the metadata at its front (and its source); use `ferry verify` to check its \
             contents. A local store (a .ferry file, or local:PATH) is read record by record: each zone with its \

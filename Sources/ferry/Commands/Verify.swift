@@ -9,7 +9,7 @@ import FerryTransfer
 /// `ferry verify`: a full integrity check of a bundle.
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check a bundle or a local store completely: checksums, sizes, entry safety, every record and asset.",
+        abstract: "Check a bundle, a local store or a PostgreSQL database completely: checksums, sizes, every record and asset.",
         discussion: """
             Exits 0 when the bundle or store is intact and 65 when anything is wrong, listing what. A local store gets \
             SQLite's integrity_check, every record checked against the rules a copy applies and against the content \
