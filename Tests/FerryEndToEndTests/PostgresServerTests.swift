@@ -271,6 +271,50 @@ import Testing
         try Self.sql(base, "DROP SCHEMA \(schema)_view CASCADE; DROP SCHEMA \(schema) CASCADE")
     }
 
+    /// The JSON object of the output's first line of a message type.
+    static func message(_ type: String, in output: String) throws -> [String: Any] {
+        let line = try #require(output.split(separator: "\n").first { $0.contains("\"message_type\":\"\(type)\"") }, "no \(type) in \(output)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    }
+
+    @Test func sinceAPositionACopyReadsOnlyWhatChangedDeletionsIncluded() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let schema = "i\(UInt32.random(in: 0...UInt32.max))"
+        let url = Self.url(base, schema: schema)
+        #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+        let full = try ferry(["copy", url, "full.tar.zst", "--json"], in: scratch.path)
+        #expect(full.status == 0, "\(full.errors)")
+        let first = try #require(try Self.message("position", in: full.output)["since"] as? String)
+        #expect(first.hasPrefix("ft1-"))
+        // Another writer adds a car and deletes a note.
+        let notes = try ferry(["cat", url, "--type", "Note", "--zone", "CarZone"], in: scratch.path).output.split(separator: "\n")
+        let firstNote = try #require(notes.first)
+        let note = try #require(try JSONSerialization.jsonObject(with: Data(firstNote.utf8)) as? [String: Any])
+        let zone = ZoneID(zoneName: "CarZone")
+        let edits: [RecordChange] = [
+            .record(Record(recordType: "Car", recordName: "Car.new", zoneID: zone, fields: ["name": .string("Trabant")])),
+            .deletion(Deletion(recordType: "Note", recordName: try #require(note["recordName"] as? String), zoneID: zone)),
+        ]
+        try TestBundles.write(edits, to: scratch.file("edits.tar.zst"))
+        #expect(try ferry(["copy", "edits.tar.zst", url, "-q"], in: scratch.path).status == 0)
+        let changed = try ferry(["copy", url, "changed.tar.zst", "--since", first, "--json"], in: scratch.path)
+        #expect(changed.status == 0, "\(changed.errors)")
+        let summary = try Self.message("summary", in: changed.output)
+        #expect(summary["records"] as? Int == 1 && summary["deletions"] as? Int == 1, "\(summary)")
+        let listing = try ferry(["cat", "changed.tar.zst"], in: scratch.path)
+        #expect(listing.output.contains("Car.new") && listing.output.contains(note["recordName"] as? String ?? "?"), "\(listing.output)")
+        // From where that read ended, nothing.
+        let second = try #require(try Self.message("position", in: changed.output)["since"] as? String)
+        let nothing = try ferry(["copy", url, "nothing.tar.zst", "--since", second, "--json"], in: scratch.path)
+        let none = try Self.message("summary", in: nothing.output)
+        #expect(none["records"] as? Int == 0 && none["deletions"] as? Int == 0, "\(nothing.output)")
+        // A position is no time: a source without a feed refuses it.
+        let refused = try ferry(["copy", "full.tar.zst", "x.tar.zst", "--since", first], in: scratch.path)
+        #expect(refused.status == 64 && refused.errors.contains("give --since a time instead"), "\(refused.errors)")
+        try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
+    }
+
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()

@@ -70,6 +70,40 @@ import Testing
         await database.close()
     }
 
+    @Test func aSnapshotSeesTheDatabaseAsItWasWhenTaken() async throws {
+        guard let url = try Self.serverURL() else { return }
+        let schema = Self.schemaName()
+        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
+        do {
+            try await PostgresSchema.migrate(database)
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Snap")
+            _ = try await store.createZone(zone)
+            let first = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("before")])
+            _ = try await store.modify([RecordOperation(.create, first)], in: zone, atomic: false)
+            let snapshot = try await store.snapshot()
+            let zonesThen = try await snapshot.zones()
+            // Written after the snapshot was taken: a new record, a change, a new zone.
+            let second = Record(recordType: "Car", recordName: "c2", zoneID: zone, fields: ["name": .string("after")])
+            var changed = first
+            changed.fields["name"] = .string("changed")
+            _ = try await store.modify([RecordOperation(.create, second), RecordOperation(.forceReplace, changed)], in: zone, atomic: false)
+            _ = try await store.createZone(ZoneID(zoneName: "Later"))
+            #expect(try await snapshot.zones().map(\.syncToken) == zonesThen.map(\.syncToken))
+            let page = try await snapshot.changes(in: zone, since: nil, limit: 10)
+            #expect(page.changes.map(\.recordName) == ["c1"])
+            if case .record(let seen) = page.changes.first { #expect(seen.fields["name"] == .string("before")) }
+            #expect(try await store.changes(in: zone, since: nil, limit: 10).changes.count == 2, "the database itself has both")
+            await #expect(throws: PostgresBackendError.self) {
+                _ = try await snapshot.modify([RecordOperation(.create, second)], in: zone, atomic: false)
+            }
+            try await snapshot.close()
+            #expect(try await store.zones().count == 3, "closing the snapshot leaves the database open")
+        }
+        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
+        await database.close()
+    }
+
     @Test func anUnreachableServerIsNamedAndTheCredentialsAreChecked() async throws {
         guard let url = try Self.serverURL() else { return }
         // A port nobody listens on: 69, naming it.

@@ -15,6 +15,7 @@ extension PostgresRecordStore: BulkCreating {
     /// records (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
     /// `modify` then says which record it was.
     public func createAbsent(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> [RecordOutcome]? {
+        try writable()
         guard records.count == contents.count else {
             return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
         }

@@ -20,6 +20,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let clock: @Sendable () -> Int64
     /// The zones this store's copy has claimed.
     let claims: ZoneClaims
+    /// The snapshot this store reads from, when it is one (``snapshot()``).
+    let snapshot: SnapshotConnection?
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
 
@@ -28,6 +30,28 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         self.database = database
         self.clock = clock
         claims = ZoneClaims(database)
+        snapshot = nil
+    }
+
+    /// A store that reads from `snapshot`.
+    init(_ database: PostgresDatabase, snapshot: SnapshotConnection) {
+        self.database = database
+        clock = { 0 }
+        claims = ZoneClaims(database)
+        self.snapshot = snapshot
+    }
+
+    /// The rows of a read, on the snapshot when this store is one, else on the pool.
+    func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        if let snapshot { return try await snapshot.rows(query) }
+        var rows: [PostgresRow] = []
+        try await database.query(query) { rows.append($0) }
+        return rows
+    }
+
+    /// Refuses a write to a snapshot.
+    func writable() throws {
+        guard snapshot == nil else { throw PostgresBackendError(.server, "\(name): a snapshot is read-only; write to the database itself") }
     }
 
     public var name: String { database.settings.description }
@@ -44,7 +68,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func zones() async throws -> [ZoneSummary] {
         var zones: [ZoneSummary] = []
-        try await database.query(
+        for row in try await read(
             sql(
                 """
                 SELECT z.id, z.zone_name, z.owner_name, z.last_seq,
@@ -52,7 +76,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                 FROM \(schema).zones z
                 ORDER BY (z.zone_name = '_defaultZone' AND z.owner_name = '__defaultOwner__') DESC, z.zone_name, z.owner_name
                 """)
-        ) { row in
+        ) {
             let (id, zoneName, owner, last, count) = try row.decode((Int64, String, String, Int64, Int64).self)
             zones.append(
                 ZoneSummary(zoneID: ZoneID(zoneName: zoneName, ownerName: owner), syncToken: Self.token(id, last), recordCount: Int(count)))
@@ -61,6 +85,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func createZone(_ zone: ZoneID) async throws -> Bool {
+        try writable()
         var created = false
         try await database.query(
             PostgresQuery(
@@ -71,6 +96,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func deleteZone(_ zone: ZoneID) async throws -> Bool {
+        try writable()
         guard zone != .default else { return false }
         return try await database.transaction { [self] connection in
             guard let number = try await lockedZone(zone, on: connection) else { return false }
@@ -113,12 +139,12 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public func lookup(_ ids: [RecordID]) async throws -> [RecordID: RecordVersion] {
         var found: [RecordID: RecordVersion] = [:]
         for (zone, names) in Dictionary(grouping: ids, by: \.zoneID) {
-            try await database.query(
+            for row in try await read(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT r.name, r.type, r.tag, r.deleted, r.digest FROM \(Self.byName(schema, columns: "name, type, tag, deleted, digest"))
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
-            ) { row in
+            ) {
                 let (name, type, tag, deleted, digest) = try row.decode((String, String, String, Bool, Data?).self)
                 found[RecordID(recordName: name, zoneID: zone)] = RecordVersion(
                     recordType: type, changeTag: tag, isDeleted: deleted, contentDigest: digest.flatMap { SHA256Digest(bytes: Array($0)) })
@@ -130,13 +156,13 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public func fetch(_ ids: [RecordID]) async throws -> [RecordID: Record] {
         var found: [RecordID: Record] = [:]
         for (zone, names) in Dictionary(grouping: ids, by: \.zoneID) {
-            try await database.query(
+            for row in try await read(
                 PostgresQuery(
                     unsafeSQL: """
                         SELECT r.name, r.tag, r.created, r.modified, r.fields::text
                         FROM \(Self.byName(schema, columns: "name, tag, created, modified, fields, deleted")) WHERE NOT r.deleted
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
-            ) { row in
+            ) {
                 let (name, tag, created, modified, fields) = try row.decode((String, String, Date, Date, String).self)
                 found[RecordID(recordName: name, zoneID: zone)] = try Self.record(
                     fields, tag: tag, created: created, modified: modified, store: self.name)
@@ -146,6 +172,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool) async throws -> [RecordOutcome] {
+        try writable()
         if atomic && zone == .default {
             return operations.map { .failed($0.record.id, .badRequest, reason: "atomic operations are not supported in the default zone (\(zone))") }
         }
@@ -349,11 +376,11 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public func missingAssets(_ assets: [Asset]) async throws -> [Asset] {
         guard !assets.isEmpty else { return [] }
         var held: [Data: Int64] = [:]
-        try await database.query(
+        for row in try await read(
             PostgresQuery(
                 unsafeSQL: "SELECT sha256, size FROM \(schema).assets WHERE sha256 IN (SELECT decode(h, 'hex') FROM unnest($1::text[]) AS h)",
                 binds: try Self.binds(assets.map(\.sha256.hex)))
-        ) { row in
+        ) {
             let (digest, size) = try row.decode((Data, Int64).self)
             held[digest] = size
         }
@@ -361,6 +388,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func putAsset(_ asset: Asset, bytes: AssetBytes) async throws -> Bool {
+        try writable()
         guard try await !missingAssets([asset]).isEmpty else { return false }
         let key = Data(asset.sha256.bytes)
         return try await database.transaction { [self] connection in
@@ -403,14 +431,16 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         guard try await missingAssets([asset]).isEmpty else {
             throw BackendError(.assetNotFound, "\(name): no asset \(asset.sha256) (\(asset.size) bytes)")
         }
-        let (database, schema, key) = (self.database, self.schema, Data(asset.sha256.bytes))
+        let (schema, key) = (self.schema, Data(asset.sha256.bytes))
         let next = ChunkCounter()
-        return AsyncThrowingStream(unfolding: {
+        return AsyncThrowingStream(unfolding: { [self] in
             let index = next.take()
             var piece: [UInt8]?
-            try await database.query(
-                PostgresQuery(unsafeSQL: "SELECT bytes FROM \(schema).asset_chunks WHERE sha256 = $1 AND n = $2", binds: try Self.binds(key, index))
-            ) { row in piece = Array(try row.decode(Data.self)) }
+            for row in try await read(
+                PostgresQuery(unsafeSQL: "SELECT bytes FROM \(schema).asset_chunks WHERE sha256 = $1 AND n = $2", binds: try Self.binds(key, index)))
+            {
+                piece = Array(try row.decode(Data.self))
+            }
             return piece
         })
     }
@@ -420,11 +450,11 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
         var number: Int64?
         var last: Int64 = 0
-        try await database.query(
+        for row in try await read(
             PostgresQuery(
                 unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
                 binds: try Self.binds(zone.zoneName, zone.ownerName))
-        ) { row in (number, last) = try row.decode((Int64, Int64).self) }
+        ) { (number, last) = try row.decode((Int64, Int64).self) }
         guard let number else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
         var after: Int64 = 0
         if let token {
@@ -437,15 +467,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         var lastSeen = after
         var rows = 0
         let pageLimit = max(limit, 1)
-        try await database.query(
+        for row in try await read(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT name, type, tag, seq, created, modified, deleted, fields::text FROM \(schema).records
                     WHERE zone = $1 AND seq > $2 ORDER BY seq LIMIT $3
                     """, binds: try Self.binds(number, after, pageLimit + 1))
-        ) { row in
+        ) {
             rows += 1
-            guard rows <= pageLimit else { return }
+            guard rows <= pageLimit else { break }
             let (recordName, type, tag, sequence, created, modified, deleted, fields) = try row.decode(
                 (String, String, String, Int64, Date, Date, Bool, String?).self)
             lastSeen = sequence
@@ -505,7 +535,12 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         return records
     }
 
+    /// Ends the connection; a snapshot ends only its own transaction and connection.
     public func close() async throws {
+        if let snapshot {
+            await snapshot.close()
+            return
+        }
         await claims.release()
         await database.close()
     }

@@ -6,7 +6,11 @@ import Synchronization
 
 /// The live records of any backend as a copy's source, read through the backend contract: zone by zone (the default
 /// zone first), each zone in change order (parents first when they were written parents first), with their change
-/// tags and times; assets streamed from the backend.
+/// tags and times; assets streamed from the backend. A backend that can be read as of one moment
+/// (``SnapshotReading``) is, so the copy is consistent across zones whatever other writers do meanwhile.
+///
+/// From a ``FeedPosition`` (`--since`), only what changed after it is read, deletions included; zones the position
+/// does not name are read from their start.
 ///
 /// Read on a thread outside the cooperative pool (a copy's reading thread): each page of the change feed is a request
 /// the thread waits for.
@@ -17,27 +21,42 @@ public final class BackendChangeSource: ChangeSource {
     let pageSize: Int
     /// The zones and their tokens when the source was opened: what identifies its content.
     private let zones: [ZoneSummary]
+    /// Where reading starts, zone by zone (`nil`: every live record).
+    let since: FeedPosition?
 
-    /// Reads from `store`; `kind` names it in bundle manifests (`local`, `postgres`).
-    public static func open(_ store: any RecordStore, kind: String, pageSize: Int = 2000) async throws -> BackendChangeSource {
-        BackendChangeSource(store: store, kind: kind, pageSize: pageSize, zones: try await store.zones())
+    /// Reads from `store` (a snapshot of it when it can take one); `kind` names it in bundle manifests (`local`,
+    /// `postgres`); with `since`, only what changed after that position.
+    public static func open(_ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000) async throws
+        -> BackendChangeSource
+    {
+        let reader = try await (store as? any SnapshotReading)?.snapshot() ?? store
+        return BackendChangeSource(store: reader, kind: kind, since: since, pageSize: pageSize, zones: try await reader.zones())
     }
 
-    private init(store: any RecordStore, kind: String, pageSize: Int, zones: [ZoneSummary]) {
+    private init(store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, zones: [ZoneSummary]) {
         self.store = store
         kindName = kind
+        self.since = since
         self.pageSize = pageSize
         provider = BackendAssetProvider(store: store)
         self.zones = zones
     }
 
+    /// Where this read ends: every zone's token as the source was opened.
+    public var feedPosition: FeedPosition? {
+        var tokens: [ZoneID: SyncToken] = [:]
+        for zone in zones { if let token = zone.syncToken { tokens[zone.zoneID] = token } }
+        return FeedPosition(tokens: tokens)
+    }
+
     public var kind: String { kindName }
     public var description: String { URL(fileURLWithPath: store.name).lastPathComponent }
     public var assets: (any AssetProvider)? { provider }
-    public var expectedChanges: Int? { zones.reduce(0) { $0 + $1.recordCount } }
+    public var expectedChanges: Int? { since == nil ? zones.reduce(0) { $0 + $1.recordCount } : nil }
 
     public var fingerprint: String {
         "\(kindName)|\(store.name)|" + zones.map { "\($0.zoneID)=\($0.syncToken?.text ?? "")" }.joined(separator: ",")
+            + (since.map { "|since=\($0)" } ?? "")
     }
 
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
@@ -48,17 +67,25 @@ public final class BackendChangeSource: ChangeSource {
 
     /// A page of the feed at a time.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
-        let (store, pageSize, label) = (self.store, self.pageSize, description)
+        let (store, pageSize, label, since) = (self.store, self.pageSize, description, self.since)
         for zone in zones {
-            var token: SyncToken?
+            var token = since?.tokens[zone.zoneID]
             while true {
                 let (page, next) = (token, zone.zoneID)
                 let changes = try AsyncBridge.wait { try await store.changes(in: next, since: page, limit: pageSize) }
                 var batch: [SourceChange] = []
                 batch.reserveCapacity(changes.changes.count)
                 for change in changes.changes {
-                    guard case .record(let record) = change else { continue }
-                    batch.append(SourceChange(.record(record), origin: "\(label) \(record.zoneID.zoneName)"))
+                    switch change {
+                    case .record(let record):
+                        batch.append(SourceChange(.record(record), origin: "\(label) \(record.zoneID.zoneName)"))
+                    case .deletion(let deletion) where since != nil:
+                        // Read from a position: a record deleted since then is a deletion to copy.
+                        batch.append(SourceChange(.deletion(deletion), origin: "\(label) \(deletion.zoneID.zoneName)"))
+                    case .deletion:
+                        // A full read copies what is live; a tombstone is no record.
+                        continue
+                    }
                 }
                 if !batch.isEmpty { try body(batch) }
                 token = changes.syncToken

@@ -81,6 +81,8 @@ public protocol ChangeSource: AnyObject {
     /// Calls `body` with every change, in order, a batch at a time (a consumer that keeps the changes takes whole
     /// arrays instead of copying each change).
     func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws
+    /// Where this read of a backend's change feed ends, for a later `--since`; `nil` for sources without a feed.
+    var feedPosition: FeedPosition? { get }
 }
 
 extension ChangeSource {
@@ -102,4 +104,6 @@ extension ChangeSource {
     public var mappingPreset: String? { nil }
 
     public var expectedChanges: Int? { nil }
+
+    public var feedPosition: FeedPosition? { nil }
 }

@@ -63,6 +63,7 @@ public final class FilteredChangeSource: ChangeSource {
     public var description: String { base.description }
     public var assets: (any AssetProvider)? { base.assets }
     public var mappingPreset: String? { base.mappingPreset }
+    public var feedPosition: FeedPosition? { base.feedPosition }
     public var fingerprint: String {
         "\(base.fingerprint)|since=\(filter.since.map(String.init) ?? "")|\(filter.sinceField)|pending=\(filter.pendingOnly)"
             + "|types=\(filter.recordTypes?.sorted().joined(separator: ",") ?? "*")|zones=\(filter.zoneNames?.sorted().joined(separator: ",") ?? "*")"

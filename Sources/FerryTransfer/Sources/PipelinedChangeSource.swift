@@ -36,6 +36,7 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     public var findings: [String] { base.findings }
     public var mappingPreset: String? { base.mappingPreset }
     public var expectedChanges: Int? { base.expectedChanges }
+    public var feedPosition: FeedPosition? { base.feedPosition }
     public var assets: (any AssetProvider)? { base.assets }
     public func canSupply(_ asset: Asset) throws -> Bool { try base.canSupply(asset) }
     public func prepare(for store: LocalStore) throws -> (assets: Int, bytes: Int64) { try base.prepare(for: store) }

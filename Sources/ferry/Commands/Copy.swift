@@ -3,6 +3,7 @@ import FerryBackend
 import FerryBundle
 import FerryCore
 import FerryCoreData
+import FerryJSON
 import FerryLocalStore
 import FerryMapping
 import FerryPostgres
@@ -128,9 +129,21 @@ struct Copy: AsyncParsableCommand {
     private func copy(_ console: Console) async throws -> Int32 {
         let started = Date()
         let kind = try Endpoint.target(target ?? Endpoint.defaultLocalStore(), isDefault: target == nil)
-        let targetPath = kind.path
         let files = try claimFiles(target: kind)
         let changes = try await openSource(console)
+        let code = try await copy(changes, into: kind, files: files, console: console, started: started)
+        if let position = changes.feedPosition, code == ExitCodes.success || code == ExitCodes.rejected {
+            // What the next incremental copy passes to --since: where this read of the feed ended.
+            console.message("position", ["since": .string(position.description)])
+            if !console.quiet { console.line("to copy only what changes after this: --since \(position)") }
+        }
+        return code
+    }
+
+    private func copy(_ changes: any ChangeSource, into kind: Endpoint.Target, files: RunFiles, console: Console, started: Date)
+        async throws -> Int32
+    {
+        let targetPath = kind.path
         if let parallel, parallel > 1, !kind.isPostgres {
             // Said, not silently dropped: neither a bundle nor a local store takes requests.
             console.warning(

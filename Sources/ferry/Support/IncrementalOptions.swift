@@ -2,12 +2,38 @@ import ArgumentParser
 import FerryTransfer
 import FoundationEssentials
 
+/// What `--since` names: a time a field is compared with, or where an earlier read of a backend's feed ended.
+enum SinceArgument: ExpressibleByArgument, Sendable {
+    case time(TimeArgument)
+    case position(FeedPosition)
+
+    init?(argument: String) {
+        if let position = FeedPosition(argument) {
+            self = .position(position)
+        } else if let time = TimeArgument(argument: argument) {
+            self = .time(time)
+        } else {
+            return nil
+        }
+    }
+
+    var time: TimeArgument? {
+        if case .time(let time) = self { time } else { nil }
+    }
+
+    var position: FeedPosition? {
+        if case .position(let position) = self { position } else { nil }
+    }
+}
+
 /// `--since` and the status field: what an incremental export keeps.
 struct IncrementalOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Only records whose --since-field is at or after this time (ISO 8601 time or date, or seconds since 1970).", valueName: "time"))
-    var since: TimeArgument?
+            "Only records whose --since-field is at or after this time (ISO 8601 time or date, or seconds since 1970); or, from a "
+                + "database, only what changed after the position an earlier copy printed (ft1-…), deletions included.",
+            valueName: "time|position"))
+    var since: SinceArgument?
 
     @Flag(
         help: "Only changes still to be synced, from any source: a status (--status-field) of 0 (add) or 3 (update); 2 becomes a deletion.")
@@ -22,7 +48,7 @@ struct IncrementalOptions: ParsableArguments {
     /// The filter for a source; a cache's mapper reads the status itself (it is not a field of its records).
     func filter(for source: any ChangeSource) -> FilteredChangeSource.Filter {
         var filter = FilteredChangeSource.Filter()
-        filter.since = since?.milliseconds
+        filter.since = since?.time?.milliseconds
         filter.sinceField = sinceField
         filter.pendingOnly = pendingOnly && !(source is ArchiveChangeSource)
         filter.statusField = statusField

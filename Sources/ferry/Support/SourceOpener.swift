@@ -1,3 +1,4 @@
+import ArgumentParser
 import FerryCore
 import FerryCoreData
 import FerryLocalStore
@@ -28,13 +29,23 @@ struct SourceOpener {
     private func openUnfiltered(_ path: String, console: Console) async throws -> any ChangeSource {
         let endpoint = try Endpoint.source(path)
         console.logger.info("source: \(endpoint.path), read as \(endpoint.kindDescription)")
+        let position = incrementalOptions.since?.position
+        if position != nil {
+            switch endpoint {
+            case .postgres, .localStore: break
+            default:
+                throw ValidationError(
+                    "--since \(position?.description.prefix(12) ?? "")… is where a read of a database's change feed ended; \(endpoint.path) "
+                        + "is \(endpoint.kindDescription), which has none: give --since a time instead")
+            }
+        }
         switch endpoint {
         case .bundle(let path):
             return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
         case .postgres(let url):
-            return try await BackendChangeSource.open(try await PostgresOpener.open(url, console: console), kind: "postgres")
+            return try await BackendChangeSource.open(try await PostgresOpener.open(url, console: console), kind: "postgres", since: position)
         case .localStore(let path):
-            return try await BackendChangeSource.open(LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local")
+            return try await BackendChangeSource.open(LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local", since: position)
         case .archiveCache(let path):
             return try ArchiveChangeSource(
                 path: path,
