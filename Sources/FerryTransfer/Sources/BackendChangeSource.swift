@@ -4,10 +4,11 @@ import FerryRecords
 import Foundation
 import Synchronization
 
-/// The live records of any backend as a copy's source, read through the backend contract: zone by zone (the default
-/// zone first), each zone in change order (parents first when they were written parents first), with their change
-/// tags and times; assets streamed from the backend. A backend that can be read as of one moment
-/// (``SnapshotReading``) is, so the copy is consistent across zones whatever other writers do meanwhile.
+/// The live records of any backend as a copy's source, read through the backend contract.
+///
+/// Zone by zone (the default zone first), each zone in change order (parents first when they were written parents
+/// first), with their change tags and times; assets streamed from the backend. A backend that can be read as of one
+/// moment (``SnapshotReading``) is, so the copy is consistent across zones whatever other writers do meanwhile.
 ///
 /// From a ``FeedPosition`` (`--since`), only what changed after it is read, deletions included; zones the position
 /// does not name are read from their start.
