@@ -44,6 +44,25 @@ import Testing
         #expect(page.changes.map(\.recordName) == ["Note.1", "Car.9", "Car.1", "Note.3"], "each in its latest state, deletions last")
     }
 
+    /// A digest-matching backend names exactly the records it does not hold live with the given content.
+    @Test(arguments: ConformanceBackend.allCases)
+    func digestMatchingNamesMissingDeletedAndDifferentRecords(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        guard let store = backend.store as? any DigestMatching else { return }
+        let same = car("same", ["name": .string("Beetle")])
+        let changed = car("changed", ["name": .string("Mini")])
+        let gone = car("gone")
+        for record in [same, changed, gone] { _ = try saved(try await backend.one(RecordOperation(.create, record))) }
+        _ = try await backend.one(RecordOperation(.forceDelete, gone))
+        var edited = changed
+        edited.fields["name"] = .string("Mini Cooper")
+        let missing = car("missing")
+        let asked = [same, edited, gone, missing]
+        let differing = try await store.differing(asked.map(\.id), digests: asked.map { RecordContent($0).digest })
+        #expect(differing == [1, 2, 3], "only the first is held live with that content")
+        #expect(try await store.differing([], digests: []).isEmpty)
+    }
+
     @Test(arguments: ConformanceBackend.allCases)
     func createAssignsTagsAndTimesAndRefusesDuplicates(_ kind: ConformanceBackend) async throws {
         let backend = try await kind.make()

@@ -270,3 +270,28 @@ private struct CopyRows {
         }
     }
 }
+
+extension PostgresRecordStore: DigestMatching {
+    /// Compares on the server: one primary-key probe per name, and only the positions that differ come back.
+    public func differing(_ ids: [RecordID], digests: [SHA256Digest]) async throws -> [Int] {
+        guard ids.count == digests.count else { return Array(ids.indices) }
+        var differing: [Int] = []
+        for (zone, positions) in Dictionary(grouping: ids.indices, by: { ids[$0].zoneID }) {
+            for row in try await read(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT w.i::bigint FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS w(name, digest, i)
+                        LEFT JOIN LATERAL (
+                            SELECT digest, deleted FROM \(schema).records
+                            WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND name = w.name) r ON true
+                        WHERE r.deleted IS NOT false OR r.digest IS DISTINCT FROM decode(w.digest, 'hex')
+                        """,
+                    binds: try Self.binds(
+                        zone.zoneName, zone.ownerName, positions.map { ids[$0].recordName }, positions.map { digests[$0].hex })))
+            {
+                differing.append(positions[Int(try row.decode(Int64.self)) - 1])
+            }
+        }
+        return differing.sorted()
+    }
+}

@@ -58,7 +58,10 @@ struct ZoneSender: Sendable {
             return sent
         }
         let limit = max(1, target.capabilities.maxOperationsPerRequest)
-        let ids = request.indices.map { changes[$0].change.id }
+        // Records the target holds with the same content are unchanged, whatever the policy: a target that compares
+        // digests itself says which they are, and only the others are looked up.
+        let unchanged = try await unchangedRecords(request.indices, changes: changes, contents: contents)
+        let ids = request.indices.filter { !unchanged.contains($0) }.map { changes[$0].change.id }
         var versions: [RecordID: RecordVersion] = [:]
         for start in stride(from: 0, to: ids.count, by: limit) {
             versions.merge(try await target.lookup(Array(ids[start..<min(start + limit, ids.count)])), uniquingKeysWith: { $1 })
@@ -79,6 +82,10 @@ struct ZoneSender: Sendable {
         // The records the target lacks altogether, which a bulk-creating backend takes faster than by modify requests.
         var absent: Set<Int> = []
         for index in request.indices {
+            if unchanged.contains(index) {
+                decided.append((index, .unchanged))
+                continue
+            }
             switch changes[index].change {
             case .deletion(let deletion):
                 guard let version = versions[deletion.id], !version.isDeleted else {
@@ -123,6 +130,22 @@ struct ZoneSender: Sendable {
             decided += try await settle(group, outcomes ?? [], in: request.zone)
         }
         return (decided, stored)
+    }
+
+    /// The records among `indices` that a ``DigestMatching`` target holds live with the same content (none for other
+    /// targets).
+    private func unchangedRecords(_ indices: [Int], changes: [SourceChange], contents: [RecordContent?]) async throws -> Set<Int> {
+        guard let matching = target as? any DigestMatching else { return [] }
+        var candidates: [Int] = []
+        var digests: [SHA256Digest] = []
+        for index in indices where !changes[index].change.isDeletion {
+            guard let digest = contents[index]?.digest else { continue }
+            candidates.append(index)
+            digests.append(digest)
+        }
+        guard !candidates.isEmpty else { return [] }
+        let differing = Set(try await matching.differing(candidates.map { changes[$0].change.id }, digests: digests))
+        return Set(candidates.indices.filter { !differing.contains($0) }.map { candidates[$0] })
     }
 
     /// Writes records into a zone that was empty when the copy began, without looking them up first.

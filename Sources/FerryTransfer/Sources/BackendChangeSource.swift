@@ -66,14 +66,23 @@ public final class BackendChangeSource: ChangeSource {
         }
     }
 
-    /// A page of the feed at a time.
+    /// A page of the feed at a time; the next page is asked for while this one is handed on, so the backend and the
+    /// copy work at once.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
         let (store, pageSize, label, since) = (self.store, self.pageSize, description, self.since)
-        for zone in zones {
-            var token = since?.tokens[zone.zoneID]
-            while true {
-                let (page, next) = (token, zone.zoneID)
-                let changes = try AsyncBridge.wait { try await store.changes(in: next, since: page, limit: pageSize) }
+        func ask(_ zone: ZoneID, from token: SyncToken?) -> Task<ChangePage, any Error> {
+            Task { try await store.changes(in: zone, since: token, limit: pageSize) }
+        }
+        var next: Task<ChangePage, any Error>? = zones.first.map { ask($0.zoneID, from: since?.tokens[$0.zoneID]) }
+        defer { next?.cancel() }
+        for (position, zone) in zones.enumerated() {
+            while let asked = next {
+                let changes = try AsyncBridge.wait { try await asked.value }
+                if changes.moreComing {
+                    next = ask(zone.zoneID, from: changes.syncToken)
+                } else {
+                    next = position + 1 < zones.count ? ask(zones[position + 1].zoneID, from: since?.tokens[zones[position + 1].zoneID]) : nil
+                }
                 var batch: [SourceChange] = []
                 batch.reserveCapacity(changes.changes.count)
                 for change in changes.changes {
@@ -89,7 +98,6 @@ public final class BackendChangeSource: ChangeSource {
                     }
                 }
                 if !batch.isEmpty { try body(batch) }
-                token = changes.syncToken
                 if !changes.moreComing { break }
             }
         }
