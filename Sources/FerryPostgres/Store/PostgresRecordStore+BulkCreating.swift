@@ -44,7 +44,8 @@ extension PostgresRecordStore: BulkCreating {
                 guard !accepted.isEmpty else { return outcomes.map { $0 ?? .failed(zone: zone) } }
                 let last = try await reserveSequences(accepted.count, zone: number, on: connection)
                 let first = last - Int64(accepted.count) + 1
-                let stamp = Self.copyTimestamp(now)
+                let times = CopyRows.times(Self.copyTimestamp(now))
+                let lead = Array("\(number)\t".utf8)
                 try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(schema)"), logger: logger)
                 try await connection.copyFrom(
                     table: "records", columns: ["zone", "name", "type", "tag", "seq", "created", "modified", "deleted", "digest", "fields"],
@@ -54,7 +55,7 @@ extension PostgresRecordStore: BulkCreating {
                     for (offset, index) in accepted.enumerated() {
                         let sequence = first + Int64(offset)
                         rows.recordRow(
-                            zone: number, record: records[index], tag: String(sequence, radix: 36), sequence: sequence, stamp: stamp,
+                            lead: lead, record: records[index], tag: String(sequence, radix: 36), sequence: sequence, times: times,
                             content: contents[index])
                         if rows.isFull { try await writer.write(rows.take()) }
                     }
@@ -68,7 +69,7 @@ extension PostgresRecordStore: BulkCreating {
                     try await connection.copyFrom(table: "refs", columns: ["zone", "source", "target", "action"], logger: logger) { writer in
                         var rows = CopyRows()
                         for (source, target) in references {
-                            rows.referenceRow(zone: number, source: source, target: target)
+                            rows.referenceRow(lead: lead, source: source, target: target)
                             if rows.isFull { try await writer.write(rows.take()) }
                         }
                         if !rows.isEmpty { try await writer.write(rows.take()) }
@@ -202,35 +203,67 @@ private struct CopyRows {
         return buffer
     }
 
-    mutating func recordRow(zone: Int64, record: Record, tag: String, sequence: Int64, stamp: String, content: RecordContent) {
-        buffer.writeString(String(zone))
-        tab()
+    /// A row of `records`; `lead` is the zone's number and a tab, `times` the creation and modification times with
+    /// the tombstone flag and the digest's prefix (the same for every row of a call).
+    mutating func recordRow(lead: [UInt8], record: Record, tag: String, sequence: Int64, times: [UInt8], content: RecordContent) {
+        buffer.writeBytes(lead)
         text(record.recordName)
         tab()
         text(record.recordType)
         tab()
         buffer.writeString(tag)
         tab()
-        buffer.writeString(String(sequence))
+        decimal(sequence)
+        buffer.writeBytes(times)
+        hex(content.digest)
         tab()
-        buffer.writeString(stamp)
-        tab()
-        buffer.writeString(stamp)
-        tab()
-        buffer.writeStaticString("f\t\\\\x")
-        hex(content.digest.bytes)
-        tab()
-        text(content.body)
+        jsonText(content.body)
         buffer.writeInteger(UInt8(ascii: "\n"))
     }
 
-    mutating func referenceRow(zone: Int64, source: String, target: String) {
-        buffer.writeString(String(zone))
-        tab()
+    /// What every row of a call from the creation time to the digest holds: `\t<stamp>\t<stamp>\tf\t\\x`.
+    static func times(_ stamp: String) -> [UInt8] { Array("\t\(stamp)\t\(stamp)\tf\t\\\\x".utf8) }
+
+    mutating func referenceRow(lead: [UInt8], source: String, target: String) {
+        buffer.writeBytes(lead)
         text(source)
         tab()
         text(target)
         buffer.writeStaticString("\tDELETE_SELF\n")
+    }
+
+    /// A number in decimal, without making a string.
+    private mutating func decimal(_ value: Int64) {
+        guard value > 0 else {
+            buffer.writeString(String(value))
+            return
+        }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var rest = value
+            var start = 20
+            while rest > 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(digits)[start...]))
+        }
+    }
+
+    /// Canonical JSON as a COPY text field: it holds no raw tab, newline or carriage return (JSON escapes them), so
+    /// only its backslashes are doubled.
+    private mutating func jsonText(_ bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return }
+            var start = 0
+            while start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: "\\")), bytes.count - start) {
+                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...index])))
+                buffer.writeInteger(UInt8(ascii: "\\"))
+                start = index + 1
+            }
+            if start < bytes.count { buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...]))) }
+        }
     }
 
     private mutating func tab() { buffer.writeInteger(UInt8(ascii: "\t")) }
@@ -262,11 +295,18 @@ private struct CopyRows {
         buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...])))
     }
 
-    private mutating func hex(_ bytes: [UInt8]) {
-        let digits = Array("0123456789abcdef".utf8)
-        for byte in bytes {
-            buffer.writeInteger(digits[Int(byte >> 4)])
-            buffer.writeInteger(digits[Int(byte & 0xf)])
+    private mutating func hex(_ digest: SHA256Digest) {
+        let digits: StaticString = "0123456789abcdef"
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { out in
+            digits.withUTF8Buffer { digits in
+                digest.withUnsafeBytes { bytes in
+                    for (index, byte) in bytes.enumerated() {
+                        out[2 * index] = digits[Int(byte >> 4)]
+                        out[2 * index + 1] = digits[Int(byte & 0xf)]
+                    }
+                }
+            }
+            buffer.writeBytes(UnsafeRawBufferPointer(out))
         }
     }
 }

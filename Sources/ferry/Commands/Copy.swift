@@ -90,7 +90,7 @@ struct Copy: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Changes per transaction (and checkpoint), up to 16 MiB of records (default: 10 000 into a local store, 2 000 into a database).",
+            "Changes per transaction (and checkpoint), up to 16 MiB of records (default: 10 000 into a local store, 5 000 into a database).",
             valueName: "n"))
     var batchSize: Int?
 
@@ -160,7 +160,9 @@ struct Copy: AsyncParsableCommand {
             return try await AsyncBridge.handOver { try copy.run(console: console, started: started) }
         case .postgres(let url):
             var options = RecordCopier.Options()
-            options.batchSize = batchSize
+            // Rounds of 5 000: fewer round trips and larger COPYs than 2 000 (the standard large store: 19-21 s
+            // against 23 s), less memory than 10 000 and more.
+            options.batchSize = batchSize ?? 5_000
             options.policy = onConflict
             options.dryRun = dryRun
             options.temporaryDirectory = tempDir
