@@ -22,24 +22,7 @@ public final class TCPRelay: @unchecked Sendable {
     /// Starts relaying to `host`:`port` (an IPv4 address).
     public init(to host: String, port targetPort: Int) throws {
         target = (host, targetPort)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SilentServerError(description: "socket() failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw SilentServerError(description: "bind or listen failed")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        listener = fd
+        (listener, port) = try LoopbackListener.listen(backlog: 64)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

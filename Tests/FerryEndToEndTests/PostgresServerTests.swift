@@ -71,6 +71,17 @@ import Testing
         #expect(rejects.allSatisfy { $0.contains("Truck") && $0.contains("violates check constraint \\\"no_trucks\\\"") }, "\(rejects)")
         let listing = try ferry(["ls", url, "--json"], in: scratch.path)
         #expect(listing.output.contains("\"records\":11"), "\(listing.output)")
+        // A string with \u0000, which jsonb cannot hold: that record alone is rejected.
+        let zone = ZoneID(zoneName: "CarZone")
+        try TestBundles.write(
+            [
+                .record(Record(recordType: "Car", recordName: "Car.nul", zoneID: zone, fields: ["name": .string("a\u{0}b")])),
+                .record(Record(recordType: "Car", recordName: "Car.fine", zoneID: zone, fields: ["name": .string("fine")])),
+            ], to: scratch.file("nul.tar.zst"))
+        let nul = try ferry(["copy", "nul.tar.zst", url, "--json", "--reject-file", "nul.jsonl"], in: scratch.path)
+        #expect(nul.status == 1 && nul.output.contains("\"created\":1") && nul.output.contains("\"rejected\":1"), "\(nul.output)\(nul.errors)")
+        let refusal = try String(contentsOfFile: scratch.file("nul.jsonl"), encoding: .utf8)
+        #expect(refusal.contains("Car.nul") && refusal.contains("jsonb cannot store"), "\(refusal)")
         try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
     }
 

@@ -5,6 +5,7 @@ import FerryRecords
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// PostgreSQL as a ``RecordStore``: Ferry's schema in a database, with CloudKit's semantics, and the journal of
 /// copies into it.
@@ -22,6 +23,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let claims: ZoneClaims
     /// The snapshot this store reads from, when it is one (``snapshot()``).
     let snapshot: SnapshotConnection?
+    /// Records this store has written in bulk (``createAbsent(_:contents:in:)``), to tell when statistics are due.
+    let bulkWritten = Mutex(0)
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
 
@@ -548,13 +551,17 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     // MARK: Helpers
 
     /// A `FROM` clause giving, as `r`, the `columns` of the records named by the array `$3` in the zone named by `$1`
-    /// and `$2`: one primary-key probe per name, whatever the planner's statistics say (during a first copy they
-    /// are stale, and a plain `name = ANY($3)` may scan the whole zone for each batch).
+    /// and `$2`: one primary-key probe per name, whatever the planner's statistics say.
+    ///
+    /// During and right after a first copy they are stale: a plain `name = ANY($3)` scanned the whole zone for each
+    /// batch, and a lateral subquery the planner may pull up into a join was hashed against the whole table (52 s
+    /// for a second copy of the standard large store instead of 8). `LIMIT 1` (a name is unique in its zone) keeps the
+    /// subquery a probe per name.
     static func byName(_ schema: String, columns: String) -> String {
         """
         unnest($3::text[]) AS wanted(name) CROSS JOIN LATERAL (
             SELECT \(columns) FROM \(schema).records
-            WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND name = wanted.name) r
+            WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND name = wanted.name LIMIT 1) r
         """
     }
 
