@@ -16,6 +16,7 @@ public final class TCPRelay: @unchecked Sendable {
     private let lock = NSLock()
     private var sockets: [Int32] = []
     private var isCut = false
+    private var isPaused = false
     private var forwarded = 0
     private var cutAfter: Int?
 
@@ -42,6 +43,13 @@ public final class TCPRelay: @unchecked Sendable {
 
     /// Relays again.
     public func restore() { lock.withLock { isCut = false } }
+
+    /// Holds what either side sends, keeping every connection open (a server that stopped answering), until
+    /// ``resume()``.
+    public func pause() { lock.withLock { isPaused = true } }
+
+    /// Passes on what was held, and relays again.
+    public func resume() { lock.withLock { isPaused = false } }
 
     /// Whether it is cut.
     public var cutNow: Bool { lock.withLock { isCut } }
@@ -119,6 +127,7 @@ public final class TCPRelay: @unchecked Sendable {
         while true {
             let count = buffer.withUnsafeMutableBytes { read(from, $0.baseAddress, $0.count) }
             if count <= 0 { break }
+            while lock.withLock({ isPaused && !isCut }) { usleep(10_000) }
             if upstream {
                 let due = lock.withLock {
                     forwarded += count

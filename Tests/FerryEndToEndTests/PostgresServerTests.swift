@@ -186,17 +186,27 @@ import Testing
         try TestBundles.write(TestRecords.fleet(vehicles: 300, types: ["Truck"]).map { .record($0) }, to: trucks)
         let claimed =
             "SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND a.application_name = 'ferry'"
-        // One copy holds CarZone: another into CarZone fails at once under --no-wait, and waits without it; one into
-        // TruckZone goes on beside it.
-        let first = try BackgroundFerry(["copy", cars, url, "--batch-size", "100", "-q"], in: scratch, name: "first")
+        // The first copy goes through a relay that holds its traffic once it has claimed CarZone: it keeps the claim,
+        // stalled mid-copy, for as long as the test needs.
+        let components = try #require(URLComponents(string: base))
+        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+        defer { relay.stop() }
+        let relayed = "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
+        let first = try BackgroundFerry(["copy", cars, relayed, "--batch-size", "100", "-q"], in: scratch, name: "first")
         try Self.waitUntil(base, claimed)
+        relay.pause()
+        // Another copy into CarZone fails at once under --no-wait, and waits without it; one into TruckZone goes on beside.
         let refused = try ferry(["copy", cars, url, "--no-wait"], in: scratch.path)
         #expect(refused.status == 75, "\(refused.errors)")
         #expect(refused.errors.contains("another copy is writing zone CarZone (server process "), "\(refused.errors)")
-        #expect(refused.errors.contains("server process") && refused.errors.contains("without --no-wait to wait for it"), "\(refused.errors)")
+        #expect(refused.errors.contains("without --no-wait to wait for it"), "\(refused.errors)")
         let beside = try ferry(["copy", trucks, url, "--no-wait", "--json"], in: scratch.path)
-        #expect(beside.status == 0 && beside.output.contains("\"created\":600"), "\(beside.errors)")
+        #expect(beside.status == 0 && beside.output.contains("\"created\":600"), "\(beside.output)\(beside.errors)")
         let second = try BackgroundFerry(["copy", cars, url, "--json"], in: scratch, name: "second")
+        for _ in 0..<600 where !((try? String(contentsOfFile: second.output, encoding: .utf8)) ?? "").contains("waiting for it to finish") {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        relay.resume()
         let (firstStatus, _, firstErrors) = first.finish()
         let (secondStatus, secondOutput, secondErrors) = second.finish()
         #expect(firstStatus == 0, "\(firstErrors)")
@@ -209,6 +219,12 @@ import Testing
         #expect(counts["created"] as? Int == 0 && (counts["unchanged"] as? Int ?? 0) + (counts["resumed"] as? Int ?? 0) == 12000, "\(summary)")
         let listing = try ferry(["ls", url, "--json"], in: scratch.path)
         #expect(listing.output.contains("\"records\":12600"), "\(listing.output)")
+        // The first copy dropped the secondary indexes for its load; the copies beside it left them to it, and it
+        // built them at its end.
+        let indexes = try ProcessResult.run(
+            Self.psql,
+            [base, "-AtXc", "SELECT count(to_regclass('\(schema).' || i)) FROM unnest(ARRAY['records_feed', 'refs_target', 'refs_source']) i"])
+        #expect(indexes.output == "3\n", "\(indexes.output)\(indexes.errors)")
         try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
     }
 

@@ -155,11 +155,15 @@ extension PostgresRecordStore: BulkCreating {
         return formatter.string(from: date)
     }
 
+    /// Defers the secondary indexes when the store holds no record at all, holding the store's index claim until
+    /// ``endBulkLoad()`` builds them.
+    ///
+    /// Dropping an index waits for every other transaction on the table, so a store in use keeps them (and a busy one
+    /// is not waited for long); while one copy holds the claim, the others leave the indexes to it.
     public func beginBulkLoad() async throws -> Bool {
-        // Only a store with no record at all defers its secondary indexes: dropping one waits for every reader of the
-        // table, so a store in use keeps them (and a busy one is not waited for long).
+        guard try await claims.claimIndexes() else { return false }
         do {
-            return try await database.transaction { [self] connection in
+            let dropped = try await database.transaction { [self] connection in
                 try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
                 let rows = try await connection.query(
                     PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(schema).records)"), logger: logger)
@@ -171,14 +175,31 @@ extension PostgresRecordStore: BulkCreating {
                 }
                 return true
             }
+            if !dropped { try await claims.releaseIndexes() }
+            return dropped
         } catch let error as PostgresBackendError where error.sqlState == "55P03" {
+            try await claims.releaseIndexes()
             return false
         }
     }
 
+    /// Builds the secondary indexes if they are missing and no other copy that dropped them is still loading (a copy
+    /// that dropped them and was interrupted leaves them to the next), then analyzes after a large load.
     public func endBulkLoad() async throws {
-        for (index, definition) in Self.secondaryIndexes.sorted(by: { $0.key < $1.key }) {
-            try await database.execute(PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition)"))
+        var missing: [String] = []
+        for row in try await read(
+            PostgresQuery(
+                unsafeSQL: "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass($2 || '.' || name) IS NULL",
+                binds: try Self.binds(Self.secondaryIndexes.keys.sorted(), schema)))
+        {
+            missing.append(try row.decode(String.self))
+        }
+        if !missing.isEmpty, try await claims.claimIndexes() {
+            for index in missing {
+                guard let definition = Self.secondaryIndexes[index] else { continue }
+                try await database.execute(PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition)"))
+            }
+            try await claims.releaseIndexes()
         }
         // After a large load, statistics for what was just written, so that the next copy's queries are planned for
         // the table's size now rather than whenever autovacuum gets to it.

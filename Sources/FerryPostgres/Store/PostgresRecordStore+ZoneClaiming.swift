@@ -24,6 +24,7 @@ actor ZoneClaims {
     private let database: PostgresDatabase
     private var connection: PostgresConnection?
     private var held: Set<Int64> = []
+    private var holdsIndexes = false
 
     init(_ database: PostgresDatabase) { self.database = database }
 
@@ -65,6 +66,41 @@ actor ZoneClaims {
         }
         held.insert(number)
     }
+
+    /// Whether this store's copy holds the index claim (taken now if no other copy holds it).
+    ///
+    /// The copy that drops the secondary indexes for a first load holds it until it has built them again; a copy
+    /// that finds them missing builds them only when it can take the claim (else their dropper is still loading).
+    func claimIndexes() async throws -> Bool {
+        if holdsIndexes { return true }
+        let connection = try await ownConnection(zone: .default)
+        do {
+            var taken = false
+            let query = PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey))
+            for try await row in try await connection.query(query, logger: database.logger) { taken = try row.decode(Bool.self) }
+            holdsIndexes = taken
+            return taken
+        } catch {
+            throw database.translate(error)
+        }
+    }
+
+    /// Lets go of the index claim.
+    func releaseIndexes() async throws {
+        guard holdsIndexes, let connection, !connection.isClosed else {
+            holdsIndexes = false
+            return
+        }
+        do {
+            let query = PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey))
+            _ = try await connection.query(query, logger: database.logger)
+        } catch {
+            throw database.translate(error)
+        }
+        holdsIndexes = false
+    }
+
+    private var indexKey: String { database.settings.schema + ".indexes" }
 
     /// Who holds a zone's claim, as the server sees them.
     private func holder(of number: Int64, on connection: PostgresConnection) async throws -> String {
@@ -109,5 +145,6 @@ actor ZoneClaims {
         try? await connection?.close()
         connection = nil
         held = []
+        holdsIndexes = false
     }
 }
