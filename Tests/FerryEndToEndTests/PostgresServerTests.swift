@@ -129,8 +129,8 @@ import Testing
         relay.restore()
         let resumed = try ferry(["copy", bundle, url(lost), "--batch-size", "500", "--json"], in: scratch.path)
         #expect(resumed.status == 0, "\(resumed.errors)")
-        let summary = try #require(resumed.output.split(separator: "\n").last { $0.contains("\"message_type\":\"summary\"") })
-        let counts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        let counts = try Self.message("summary", in: resumed.output)
+        let summary = counts.description
         let (skipped, created) = (try #require(counts["resumed"] as? Int), try #require(counts["created"] as? Int))
         #expect(skipped > 0 && skipped + created + (counts["unchanged"] as? Int ?? 0) == 12000, "\(summary)")
         let equal = try ferry(["diff", bundle, url(lost)], in: scratch.path)
@@ -184,8 +184,10 @@ import Testing
         let trucks = scratch.file("trucks.tar.zst")
         try TestBundles.write(TestRecords.fleet(vehicles: 4000, notesPerVehicle: 2, types: ["Car"]).map { .record($0) }, to: cars)
         try TestBundles.write(TestRecords.fleet(vehicles: 300, types: ["Truck"]).map { .record($0) }, to: trucks)
+        // A zone claim of this test's schema (other tests' copies hold claims of their own).
         let claimed =
-            "SELECT count(*) > 0 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND a.application_name = 'ferry'"
+            "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
+            + "AND classid = (hashtext('\(schema).copy')::bigint & 4294967295)::oid"
         // The first copy goes through a relay that holds its traffic once it has claimed CarZone: it keeps the claim,
         // stalled mid-copy, for as long as the test needs.
         let components = try #require(URLComponents(string: base))
@@ -214,8 +216,8 @@ import Testing
         // With --json, the warning is a message of the output.
         #expect(secondOutput.contains("another copy is writing zone CarZone") && secondOutput.contains("waiting for it to finish"), "\(secondOutput)")
         // The same copy: what the first had committed when the second began counts as resumed, the rest it met.
-        let summary = try #require(secondOutput.split(separator: "\n").last { $0.contains("\"message_type\":\"summary\"") })
-        let counts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        let counts = try Self.message("summary", in: secondOutput)
+        let summary = counts.description
         #expect(counts["created"] as? Int == 0 && (counts["unchanged"] as? Int ?? 0) + (counts["resumed"] as? Int ?? 0) == 12000, "\(summary)")
         let listing = try ferry(["ls", url, "--json"], in: scratch.path)
         #expect(listing.output.contains("\"records\":12600"), "\(listing.output)")
@@ -240,8 +242,8 @@ import Testing
         #expect(status == 9 || copy.process.terminationReason == .uncaughtSignal)
         let resumed = try ferry(["copy", bundle, Self.url(base, schema: killed), "--json"], in: scratch.path)
         #expect(resumed.status == 0, "\(resumed.errors)")
-        let summary = try #require(resumed.output.split(separator: "\n").last { $0.contains("\"message_type\":\"summary\"") })
-        let counts = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        let counts = try Self.message("summary", in: resumed.output)
+        let summary = counts.description
         #expect((counts["resumed"] as? Int ?? 0) >= 2000, "\(summary)")
         #expect(try ferry(["copy", bundle, Self.url(base, schema: whole), "-q"], in: scratch.path).status == 0)
         let diff = try ferry(["diff", Self.url(base, schema: killed), Self.url(base, schema: whole)], in: scratch.path)
