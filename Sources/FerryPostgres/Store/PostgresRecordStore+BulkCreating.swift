@@ -353,7 +353,8 @@ extension PostgresRecordStore: DigestMatching {
             }
         }
         let names = ids.map(\.recordName)
-        let hex = digests.map(\.hex)
+        let allocator = ByteBufferAllocator()
+        let keys = digests.map { digest in digest.withUnsafeBytes { allocator.buffer(bytes: $0) } }
         var found: [Int] = []
         try await withThrowingTaskGroup(of: [Int].self) { group in
             var next = 0
@@ -361,7 +362,7 @@ extension PostgresRecordStore: DigestMatching {
                 let (zone, positions) = parts[next]
                 next += 1
                 group.addTask { [self] in
-                    try await differing(in: zone, names: positions.map { names[$0] }, digests: positions.map { hex[$0] }).map {
+                    try await differing(in: zone, names: positions.map { names[$0] }, digests: positions.map { keys[$0] }).map {
                         positions[positions.startIndex + $0]
                     }
                 }
@@ -375,17 +376,17 @@ extension PostgresRecordStore: DigestMatching {
         return found.sorted()
     }
 
-    /// The offsets among `names` of the records of `zone` not held live with the digest (hex) at the same offset.
-    private func differing(in zone: ZoneID, names: [String], digests: [String]) async throws -> [Int] {
+    /// The offsets among `names` of the records of `zone` not held live with the digest at the same offset.
+    private func differing(in zone: ZoneID, names: [String], digests: [ByteBuffer]) async throws -> [Int] {
         var found: [Int] = []
         for row in try await read(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT w.i::bigint FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS w(name, digest, i)
+                    SELECT w.i::bigint FROM unnest($3::text[], $4::bytea[]) WITH ORDINALITY AS w(name, digest, i)
                     LEFT JOIN LATERAL (
                         SELECT digest, deleted FROM \(schema).records
                         WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND name = w.name LIMIT 1) r ON true
-                    WHERE r.deleted IS NOT false OR r.digest IS DISTINCT FROM decode(w.digest, 'hex')
+                    WHERE r.deleted IS NOT false OR r.digest IS DISTINCT FROM w.digest
                     """,
                 binds: try Self.binds(zone.zoneName, zone.ownerName, names, digests)))
         {
