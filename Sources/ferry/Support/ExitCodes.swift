@@ -13,7 +13,7 @@ import FerryCore
 /// | 69 | a backend is unavailable |
 /// | 70 | internal error |
 /// | 73 | the output cannot be created |
-/// | 75 | temporary failure: retries exhausted, throttled, a file changed during the run |
+/// | 75 | temporary failure: retries exhausted (throttled, a lost connection), a zone another copy writes (`--no-wait`), a file changed during the run |
 /// | 77 | permission or authentication refused |
 /// | 78 | configuration error |
 /// | 130 | interrupted (SIGINT); 143 for SIGTERM |
