@@ -59,10 +59,17 @@ import Testing
         func car(_ name: String, _ text: String) -> RecordChange {
             .record(Record(recordType: "Car", recordName: name, zoneID: zone, fields: ["name": .string(text)]))
         }
-        let changes = [car("a", "first"), car("b", "b"), car("c", "c"), car("a", "second"), car("d", "d"), car("c", "c")]
-        let (tally, outcomes) = try await copy(TestChangeSource(changes), into: backend) { $0.batchSize = 3 }
+        // The second version brings a photo: stored before the round's bulk write is refused, and counted.
+        let scratch = try Scratch()
+        let photo = try TestBundles.storeAsset(TestBundles.compressibleText(count: 2000, seed: 7), in: scratch.file("assets"))
+        var second = Record(recordType: "Car", recordName: "a", zoneID: zone, fields: ["name": .string("second")])
+        second.fields["photo"] = .asset(photo)
+        let changes = [car("a", "first"), car("b", "b"), car("c", "c"), .record(second), car("d", "d"), car("c", "c")]
+        let source = TestChangeSource(changes, assets: try DirectoryAssetProvider(root: scratch.file("assets")))
+        let (tally, outcomes) = try await copy(source, into: backend) { $0.batchSize = 3 }
         #expect(outcomes == [.created, .created, .created, .updated, .created, .unchanged])
         #expect(tally.total.created == 4 && tally.zonesCreated == 1)
+        #expect(tally.assets == 1 && tally.assetBytes == photo.size)
         let stored = try await backend.store.fetch([RecordID(recordName: "a", zoneID: zone)])
         #expect(stored.values.first?.fields["name"] == .string("second"))
     }

@@ -52,10 +52,12 @@ struct ZoneSender: Sendable {
     private func sendPhase(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> ([(Int, TransferOutcome)], AssetCounts)
     {
-        if request.fresh, let bulk = target as? any BulkCreating,
-            let sent = try await createUnlooked(request, changes: changes, contents: contents, bulk)
-        {
-            return sent
+        // Assets stored for a bulk write the target refused count with the ones the looked-up way stores.
+        var stored = AssetCounts()
+        if request.fresh, let bulk = target as? any BulkCreating {
+            let (decided, assets) = try await createUnlooked(request, changes: changes, contents: contents, bulk)
+            if let decided { return (decided, assets) }
+            stored = assets
         }
         let limit = max(1, target.capabilities.maxOperationsPerRequest)
         // Records the target holds with the same content are unchanged, whatever the policy: a target that compares
@@ -109,7 +111,8 @@ struct ZoneSender: Sendable {
                 }
             }
         }
-        let (refused, stored) = try await storeAssets(of: writes.map(\.operation))
+        let (refused, assets) = try await storeAssets(of: writes.map(\.operation))
+        stored.add(assets)
         if !refused.isEmpty {
             writes.removeAll { write in
                 guard let reason = refused[write.operation.record.id] else { return false }
@@ -151,23 +154,23 @@ struct ZoneSender: Sendable {
     /// Writes records into a zone that was empty when the copy began, without looking them up first.
     ///
     /// A bulk-creating target refuses the lot when it holds one of them (a name the copy wrote before, a deleted
-    /// record), and then they go the looked-up way. `nil` when they must (a deletion among them, a record not encoded,
-    /// an asset missing).
+    /// record), and then they go the looked-up way. The outcomes are `nil` when they must (a deletion among them, a
+    /// record not encoded, an asset missing, the target refused them); the assets stored count either way.
     private func createUnlooked(
         _ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?], _ bulk: any BulkCreating
-    ) async throws -> ([(Int, TransferOutcome)], AssetCounts)? {
+    ) async throws -> ([(Int, TransferOutcome)]?, AssetCounts) {
         var writes: [PendingWrite] = []
         var records: [Record] = []
         var encoded: [RecordContent] = []
         for index in request.indices {
-            guard case .record(var record) = changes[index].change, let content = contents[index] else { return nil }
+            guard case .record(var record) = changes[index].change, let content = contents[index] else { return (nil, AssetCounts()) }
             record.system = nil
             records.append(record)
             encoded.append(content)
             writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: .created))
         }
         let (refused, stored) = try await storeAssets(of: writes.map(\.operation))
-        guard refused.isEmpty, let outcomes = try await bulk.createAbsent(records, contents: encoded, in: request.zone) else { return nil }
+        guard refused.isEmpty, let outcomes = try await bulk.createAbsent(records, contents: encoded, in: request.zone) else { return (nil, stored) }
         return (try await settle(writes, outcomes, in: request.zone), stored)
     }
 
