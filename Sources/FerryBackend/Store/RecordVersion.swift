@@ -41,10 +41,4 @@ public struct RecordContent: Sendable {
         body = writer.bytes
         digest = SHA256Hasher.digest(writer.bytes)
     }
-
-    /// The content of a record encoded ahead: `body` is its canonical JSON without system fields, `digest` its SHA-256.
-    package init(body: [UInt8], digest: SHA256Digest) {
-        self.body = body
-        self.digest = digest
-    }
 }

@@ -258,12 +258,11 @@ public final class LocalStoreBatch {
         return base
     }
 
-    /// A record's stored form: its canonical JSON without system fields, and that JSON's SHA-256 (its content digest).
+    /// A record's stored form: its canonical JSON without system fields, and that JSON's SHA-256 (its content digest),
+    /// as every backend computes it (``RecordContent``).
     public static func encode(_ record: Record) -> (body: [UInt8], digest: SHA256Digest) {
-        // Room for most records at once (bodies of the standard large store: 200-680 bytes): growing the buffer copies it.
-        var writer = JSONWriter(capacity: 1024)
-        record.writeCloudKitJSON(to: &writer, includeSystemFields: false)
-        return (writer.bytes, SHA256Hasher.digest(writer.bytes))
+        let content = RecordContent(record)
+        return (content.body, content.digest)
     }
 
     private func save(_ record: Record, zone: Int64, previous: StoredRecord?, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws

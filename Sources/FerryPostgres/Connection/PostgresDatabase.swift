@@ -87,7 +87,7 @@ public final class PostgresDatabase: Sendable {
             configuration = PostgresConnection.Configuration(
                 host: host, port: port, username: settings.user, password: settings.password, database: settings.database, tls: tls)
         }
-        configuration.options.additionalStartupParameters = [("application_name", "ferry")]
+        configuration.options.additionalStartupParameters = Self.startupParameters
         configuration.options.connectTimeout = .nanoseconds(
             Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
@@ -115,10 +115,12 @@ public final class PostgresDatabase: Sendable {
         }
         configuration.options.connectTimeout = .seconds(10)
         configuration.options.maximumConnections = 8
-        // Named in pg_stat_activity, and in the message a copy waiting for another's zone gives.
-        configuration.options.additionalStartupParameters = [("application_name", "ferry")]
+        configuration.options.additionalStartupParameters = Self.startupParameters
         return configuration
     }
+
+    /// Every connection is named `ferry` in `pg_stat_activity`, and in the message a copy waiting for another's zone gives.
+    private static let startupParameters = [("application_name", "ferry")]
 
     /// How TLS is used, by `sslmode`.
     private enum TLSMode {
@@ -165,15 +167,20 @@ public final class PostgresDatabase: Sendable {
         }
     }
 
-    /// Runs a query and hands each row to `body`, once the query has run to its end (so a query sent again after a
-    /// lost connection never hands a row twice).
-    package func query(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) async throws {
-        let rows = try await resilient { [client, logger] watch in
+    /// The rows of a query, once it has run to its end (so a query sent again after a lost connection never gives a
+    /// row twice).
+    package func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await resilient { [client, logger] watch in
             try await client.withConnection { connection in
                 watch.connection = connection
                 return try await connection.query(query, logger: logger).collect()
             }
         }
+    }
+
+    /// Runs a query and hands each of its rows (``rows(_:)``) to `body`.
+    package func query(_ query: PostgresQuery, _ body: (PostgresRow) throws -> Void) async throws {
+        let rows = try await rows(query)
         do {
             for row in rows { try body(row) }
         } catch let error as PostgresBackendError {

@@ -19,8 +19,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// The database.
     public let database: PostgresDatabase
     let clock: @Sendable () -> Int64
-    /// The zones this store's copy has claimed.
-    let claims: ZoneClaims
+    /// What this store's copy holds against other copies (its zones, the index claim).
+    let claims: CopyClaims
     /// The snapshot this store reads from, when it is one (``snapshot()``).
     let snapshot: SnapshotConnection?
     /// Records this store has written in bulk (``createAbsent(_:contents:in:)``), to tell when statistics are due.
@@ -32,7 +32,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public init(_ database: PostgresDatabase, clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }) {
         self.database = database
         self.clock = clock
-        claims = ZoneClaims(database)
+        claims = CopyClaims(database)
         snapshot = nil
     }
 
@@ -40,16 +40,14 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     init(_ database: PostgresDatabase, snapshot: SnapshotConnection) {
         self.database = database
         clock = { 0 }
-        claims = ZoneClaims(database)
+        claims = CopyClaims(database)
         self.snapshot = snapshot
     }
 
     /// The rows of a read, on the snapshot when this store is one, else on the pool.
     func read(_ query: PostgresQuery) async throws -> [PostgresRow] {
         if let snapshot { return try await snapshot.rows(query) }
-        var rows: [PostgresRow] = []
-        try await database.query(query) { rows.append($0) }
-        return rows
+        return try await database.rows(query)
     }
 
     /// Refuses a write to a snapshot.
@@ -127,12 +125,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         return try await zoneNumber(zone, on: connection) == number ? number : nil
     }
 
+    /// The query of a zone's number (its row in `zones`).
+    func zoneNumberQuery(_ zone: ZoneID) throws -> PostgresQuery {
+        PostgresQuery(
+            unsafeSQL: "SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2", binds: try Self.binds(zone.zoneName, zone.ownerName)
+        )
+    }
+
     func zoneNumber(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
-        let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: "SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
-                binds: try Self.binds(zone.zoneName, zone.ownerName)),
-            logger: logger)
+        let rows = try await connection.query(try zoneNumberQuery(zone), logger: logger)
         for try await row in rows { return try row.decode(Int64.self) }
         return nil
     }

@@ -88,11 +88,8 @@ public final class RecordCopier {
         var state = CopyState(options: options, target: target, journal: journal, source: source, run: run)
         state.tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = options.dryRun ? 0 : try await resumePoint()
-        if let pipelined = source as? PipelinedChangeSource {
-            // Validation and encoding need no target state: the reading thread does them when it has time.
-            let validator = options.validator
-            pipelined.prepare = { change in change.prepareWrite(validator: validator) }
-        }
+        // Validation and encoding need no target state: the reading thread does them when it has time.
+        (source as? PipelinedChangeSource)?.prepareWrites(validator: options.validator)
         let bulk = options.dryRun ? nil : target as? any BulkCreating
         if let bulk { _ = try await bulk.beginBulkLoad() }
         if !options.dryRun {
@@ -201,7 +198,7 @@ struct CopyState {
                 outcomes[index] = .rejected(code: "INVALID", reason: write.errors.map(\.description).joined(separator: "; "))
                 continue
             }
-            contents[index] = write.encoded.map { RecordContent(body: $0.body, digest: $0.digest) }
+            contents[index] = write.encoded
             let zone = changes[index].change.zoneID
             if byZone[zone] == nil { zoneOrder.append(zone) }
             byZone[zone, default: []].append(index)

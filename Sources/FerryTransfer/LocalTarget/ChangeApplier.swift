@@ -46,7 +46,7 @@ final class ChangeApplier {
             guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .absent }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
-            return try apply(record, encoded: prepared.encoded)
+            return try apply(record, encoded: prepared.encoded.map { ($0.body, $0.digest) })
         }
     }
 

@@ -85,11 +85,8 @@ public final class LocalStoreImporter {
     /// with it.
     public func run(_ report: (inout SourceChange, TransferOutcome) throws -> Void) throws -> TransferTally {
         let pipelined = source as? PipelinedChangeSource
-        if let pipelined {
-            // Validation and encoding need no store state: the reading thread does them.
-            let validator = options.validator
-            pipelined.prepare = { change in change.prepareWrite(validator: validator) }
-        }
+        // Validation and encoding need no store state: the reading thread does them.
+        pipelined?.prepareWrites(validator: options.validator)
         if options.dryRun { return try dryRun(report) }
         var tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = try resumePoint()
