@@ -292,6 +292,21 @@ import Testing
     }
 
     @Test(arguments: ConformanceBackend.allCases)
+    func writersOfOneAssetAtOnceStoreItOnce(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        let bytes = (0..<(2 << 20) + 5).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let asset = Asset(sha256: SHA256Hasher.digest(bytes), size: Int64(bytes.count))
+        let store = backend.store
+        // Copies side by side (or one copy's requests) may carry the same asset: one stores it, the others find it.
+        let stored = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 { group.addTask { try await store.putAsset(asset, bytes: .buffer(bytes, chunkSize: 300_000)) } }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(stored.filter { $0 }.count == 1, "stored once, by one writer: \(stored)")
+        #expect(try await store.assetBytes(asset).collected() == bytes)
+    }
+
+    @Test(arguments: ConformanceBackend.allCases)
     func theJournalKeepsCheckpointsAndDeferredRecordsPerRun(_ kind: ConformanceBackend) async throws {
         let backend = try await kind.make()
         #expect(try await backend.journal.checkpoint(run: "a") == nil)

@@ -396,6 +396,16 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         guard try await !missingAssets([asset]).isEmpty else { return false }
         let key = Data(asset.sha256.bytes)
         return try await database.transaction { [self] connection in
+            // Two writers of one asset (copies side by side, or a copy's requests) take turns; the second finds it stored.
+            let lock = asset.sha256.bytes.prefix(4).reduce(Int32(0)) { $0 << 8 | Int32($1) }
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1), $2)", binds: try Self.binds("\(schema).assets", lock)),
+                logger: logger)
+            for try await row in try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT size FROM \(schema).assets WHERE sha256 = $1", binds: try Self.binds(key)), logger: logger)
+            where try row.decode(Int64.self) == asset.size {
+                return false
+            }
             try await connection.query(
                 PostgresQuery(unsafeSQL: "DELETE FROM \(schema).asset_chunks WHERE sha256 = $1", binds: try Self.binds(key)), logger: logger)
             var hasher = SHA256Hasher()
