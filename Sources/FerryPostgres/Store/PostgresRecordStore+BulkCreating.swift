@@ -7,18 +7,41 @@ import PostgresNIO
 import Synchronization
 
 extension PostgresRecordStore: BulkCreating {
+    /// Checks what can be checked of records alone (a name, the zone, references within it, no `\u0000`) and puts
+    /// them in name order, ahead of their write.
+    public func prepareCreation(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> BulkCreation {
+        guard records.count == contents.count else { return BulkCreation(records: records, contents: contents, zone: zone, prepared: nil) }
+        var refusals = [RecordOutcome?](repeating: nil, count: records.count)
+        var validated: Set<String> = []
+        for index in records.indices {
+            refusals[index] = refusal(of: records[index], content: contents[index], zone: zone)
+            for field in records[index].fields {
+                for reference in field.value.references where reference.action == .validate { validated.insert(reference.recordName) }
+            }
+        }
+        // In name order (each with the change sequence of its place in the call): the primary key's pages are then
+        // visited in order, once each, rather than at random.
+        let byName = records.indices.sorted { records[$0].recordName.utf8.lexicographicallyPrecedes(records[$1].recordName.utf8) }
+        return BulkCreation(
+            records: records, contents: contents, zone: zone, prepared: PreparedRows(refusals: refusals, validated: validated, byName: byName))
+    }
+
     /// Writes records absent from the zone through `COPY … FROM STDIN`, in one transaction: the outcomes of `modify`
     /// with `.forceReplace` of each, at PostgreSQL's bulk-load speed.
     ///
-    /// Each record is checked as `modify` checks it (a name, references within the zone, VALIDATE targets live in the
-    /// zone or written earlier in the call, no `\u0000`), and the ones that pass are streamed to the server in COPY's
-    /// text format with their change sequences, then their DELETE_SELF references. When the zone holds one of the
-    /// records (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
+    /// Each record is checked as `modify` checks it (see ``prepareCreation(_:contents:in:)``; VALIDATE targets live in
+    /// the zone or written earlier in the call), and the ones that pass are streamed to the server in COPY's text
+    /// format with their change sequences, then their DELETE_SELF references. When the zone holds one of the records
+    /// (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
     /// `modify` then says which record it was.
-    public func createAbsent(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> [RecordOutcome]? {
+    public func createAbsent(_ creation: BulkCreation) async throws -> [RecordOutcome]? {
         try writable()
-        guard records.count == contents.count else {
-            return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
+        let (records, contents, zone) = (creation.records, creation.contents, creation.zone)
+        guard let prepared = creation.prepared as? PreparedRows else {
+            guard records.count == contents.count else {
+                return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
+            }
+            return try await createAbsent(try await prepareCreation(records, contents: contents, in: zone))
         }
         let now = clock()
         do {
@@ -30,21 +53,29 @@ extension PostgresRecordStore: BulkCreating {
                             ?? .failed(record.id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first")
                     }
                 }
-                var outcomes = [RecordOutcome?](repeating: nil, count: records.count)
-                var accepted: [Int] = []
-                var written: Set<String> = []
-                let existing = try await liveNames(of: records, zone: number, on: connection)
-                for index in records.indices {
-                    if let refusal = refusal(of: records[index], content: contents[index], zone: zone, written: written, existing: existing) {
-                        outcomes[index] = refusal
-                    } else {
-                        accepted.append(index)
-                        written.insert(records[index].recordName)
+                var outcomes = prepared.refusals
+                if !prepared.validated.isEmpty {
+                    // A VALIDATE target must be live in the zone or written earlier in the call.
+                    let existing = try await liveNames(prepared.validated, zone: number, on: connection)
+                    var written: Set<String> = []
+                    for index in records.indices where outcomes[index] == nil {
+                        if let refusal = validateRefusal(of: records[index], written: written, existing: existing) {
+                            outcomes[index] = refusal
+                        } else {
+                            written.insert(records[index].recordName)
+                        }
                     }
                 }
-                guard !accepted.isEmpty else { return outcomes.map { $0 ?? .failed(zone: zone) } }
-                let last = try await reserveSequences(accepted.count, zone: number, on: connection)
-                let first = last - Int64(accepted.count) + 1
+                // Each accepted record's place among the accepted ones: its change sequence is the first one's plus it.
+                var offsets = [Int](repeating: -1, count: records.count)
+                var accepted = 0
+                for index in records.indices where outcomes[index] == nil {
+                    offsets[index] = accepted
+                    accepted += 1
+                }
+                guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
+                let last = try await reserveSequences(accepted, zone: number, on: connection)
+                let first = last - Int64(accepted) + 1
                 let times = CopyRows.times(Self.copyTimestamp(now))
                 let lead = Array("\(number)\t".utf8)
                 try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(schema)"), logger: logger)
@@ -53,14 +84,8 @@ extension PostgresRecordStore: BulkCreating {
                     logger: logger
                 ) { writer in
                     var rows = CopyRows()
-                    // In name order (each with the change sequence of its place in the call): the primary key's pages
-                    // are then visited in order, once each, rather than at random.
-                    let byName = accepted.indices.sorted {
-                        records[accepted[$0]].recordName.utf8.lexicographicallyPrecedes(records[accepted[$1]].recordName.utf8)
-                    }
-                    for offset in byName {
-                        let index = accepted[offset]
-                        let sequence = first + Int64(offset)
+                    for index in prepared.byName where offsets[index] >= 0 {
+                        let sequence = first + Int64(offsets[index])
                         rows.recordRow(
                             lead: lead, record: records[index], tag: String(sequence, radix: 36), sequence: sequence, times: times,
                             content: contents[index])
@@ -68,7 +93,7 @@ extension PostgresRecordStore: BulkCreating {
                     }
                     if !rows.isEmpty { try await writer.write(rows.take()) }
                 }
-                let references = accepted.flatMap { index in
+                let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
                     Set(records[index].fields.flatMap { $0.value.references.filter { $0.action == .deleteSelf }.map(\.recordName) })
                         .sorted().map { (records[index].recordName, $0) }
                 }
@@ -82,11 +107,11 @@ extension PostgresRecordStore: BulkCreating {
                         if !rows.isEmpty { try await writer.write(rows.take()) }
                     }
                 }
-                bulkWritten.withLock { $0 += accepted.count }
-                for (offset, index) in accepted.enumerated() {
+                bulkWritten.withLock { $0 += accepted }
+                for index in records.indices where offsets[index] >= 0 {
                     var saved = records[index]
                     saved.system = SystemFields(
-                        changeTag: String(first + Int64(offset), radix: 36), created: RecordStamp(timestamp: now),
+                        changeTag: String(first + Int64(offsets[index]), radix: 36), created: RecordStamp(timestamp: now),
                         modified: RecordStamp(timestamp: now))
                     outcomes[index] = .saved(saved)
                 }
@@ -97,23 +122,14 @@ extension PostgresRecordStore: BulkCreating {
         }
     }
 
-    /// Why `modify` would refuse a record of a bulk write, `nil` when it would write it.
-    private func refusal(of record: Record, content: RecordContent, zone: ZoneID, written: Set<String>, existing: Set<String>)
-        -> RecordOutcome?
-    {
+    /// Why `modify` would refuse a record of a bulk write whatever the zone holds, `nil` when nothing does.
+    private func refusal(of record: Record, content: RecordContent, zone: ZoneID) -> RecordOutcome? {
         let id = record.id
         guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
         guard record.zoneID == zone else { return .failed(id, .badRequest, reason: "the record belongs to zone \(record.zoneID), not \(zone)") }
         for field in record.fields {
-            for reference in field.value.references {
-                if reference.zoneID != record.zoneID {
-                    return .failed(id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
-                }
-                if reference.action == .validate && !written.contains(reference.recordName) && !existing.contains(reference.recordName) {
-                    return .failed(
-                        id, .validatingReferenceError,
-                        reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
-                }
+            for reference in field.value.references where reference.zoneID != record.zoneID {
+                return .failed(id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
             }
         }
         guard !content.body.containsEscapedNUL else {
@@ -122,15 +138,22 @@ extension PostgresRecordStore: BulkCreating {
         return nil
     }
 
-    /// The live records of the zone among the VALIDATE targets of `records`.
-    private func liveNames(of records: [Record], zone: Int64, on connection: PostgresConnection) async throws -> Set<String> {
-        var targets: Set<String> = []
-        for record in records {
-            for field in record.fields {
-                for reference in field.value.references where reference.action == .validate { targets.insert(reference.recordName) }
+    /// Why `modify` would refuse a record for a VALIDATE reference to a record neither live in the zone nor written
+    /// earlier in the call.
+    private func validateRefusal(of record: Record, written: Set<String>, existing: Set<String>) -> RecordOutcome? {
+        for field in record.fields {
+            for reference in field.value.references
+            where reference.action == .validate && !written.contains(reference.recordName) && !existing.contains(reference.recordName) {
+                return .failed(
+                    record.id, .validatingReferenceError,
+                    reason: "\(field.name) must point at an existing record; \(reference.recordName) is not there")
             }
         }
-        guard !targets.isEmpty else { return [] }
+        return nil
+    }
+
+    /// The live records of the zone among `targets`.
+    private func liveNames(_ targets: Set<String>, zone: Int64, on connection: PostgresConnection) async throws -> Set<String> {
         let rows = try await connection.query(
             PostgresQuery(
                 unsafeSQL: """
@@ -216,6 +239,16 @@ extension PostgresRecordStore: BulkCreating {
 
     /// The indexes a first copy builds at its end: the change feed's and the references' (by target and by source).
     static let secondaryIndexes = ["records_feed": "records (zone, seq)", "refs_target": "refs (zone, target)", "refs_source": "refs (zone, source)"]
+}
+
+/// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.
+struct PreparedRows: Sendable {
+    /// Each record's refusal that needs no look at the zone, `nil` for the others.
+    var refusals: [RecordOutcome?]
+    /// The records that VALIDATE references point at.
+    var validated: Set<String>
+    /// The records' indices in name order.
+    var byName: [Int]
 }
 
 extension RecordOutcome {

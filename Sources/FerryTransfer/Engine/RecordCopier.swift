@@ -103,6 +103,8 @@ public final class RecordCopier {
         let batchSize = options.batchSize ?? 2_000
         var position: Int64 = 0
         let batches = ChangeBatches(source)
+        // One round is written while the next is read and staged (see ``CopyState/stage(_:done:)``).
+        var writing: Task<CopyState.WrittenRound, any Error>?
         do {
             for try await batch in batches {
                 for index in batch.indices {
@@ -116,18 +118,25 @@ public final class RecordCopier {
                     pendingBytes += change.pendingBytes
                     pending.append(change)
                     if pending.count >= batchSize || pendingBytes >= options.batchBytes {
-                        try await state.round(&pending, done: position, report)
+                        try await state.pipeline(&pending, done: position, writing: &writing, report)
                         pendingBytes = 0
                     }
                 }
                 options.onRead?(position)
             }
             await batches.finish()
+            try await state.pipeline(&pending, done: position, writing: &writing, report)
+            if let last = writing {
+                writing = nil
+                try state.finish(try await last.value, report)
+            }
         } catch {
             await batches.finish()
+            // A round under way is let finish (its transaction ends either way) before the copy stops; when it was
+            // written, its outcomes are reported like the rounds before it (its checkpoint is recorded).
+            if let written = try? await writing?.value { try? state.finish(written, report) }
             throw error
         }
-        try await state.round(&pending, done: position, report)
         try await bulk?.endBulkLoad()
         state.tally.patched = try await state.patchDeferred()
         if !options.dryRun {
@@ -173,11 +182,67 @@ struct CopyState {
         sender = ZoneSender(target: target, journal: journal, assets: sourceAssets, options: options, run: run)
     }
 
+    /// A round of changes made ready to be written: validated, encoded, split by zone, staged.
+    struct StagedRound: Sendable {
+        var changes: [SourceChange]
+        /// How many of the source's changes the round's checkpoint covers.
+        var done: Int64
+        /// Outcomes decided before writing (records refused by validation).
+        var outcomes: [TransferOutcome?]
+        var contents: [RecordContent?]
+        var requests: [ZoneSender.StagedRequest]
+    }
+
+    /// A round written: its changes, their outcomes, the assets stored.
+    struct WrittenRound: Sendable {
+        var changes: [SourceChange]
+        var done: Int64
+        var outcomes: [TransferOutcome?]
+        var assets: AssetCounts
+    }
+
     /// Sends a round of changes, reports their outcomes in order and records the checkpoint.
     mutating func round(_ pending: inout [SourceChange], done: Int64, _ report: (inout SourceChange, TransferOutcome) throws -> Void)
         async throws
     {
-        guard !pending.isEmpty else { return }
+        guard let staged = try await stage(&pending, done: done) else { return }
+        if options.dryRun {
+            var outcomes = staged.outcomes
+            for request in staged.requests {
+                for (index, outcome) in try await dryRun(request.request, changes: staged.changes, contents: staged.contents) {
+                    outcomes[index] = outcome
+                }
+            }
+            try finish(WrittenRound(changes: staged.changes, done: done, outcomes: outcomes, assets: AssetCounts()), report)
+        } else {
+            try finish(try await Self.write(staged, sender: sender, checkpoint: checkpoint), report)
+        }
+    }
+
+    /// Stages a round while the round before it (`writing`) is written, then, once that one is done, starts writing
+    /// this one and reports the one before.
+    ///
+    /// The target sees the same requests in the same order as round by round; what overlaps is the copy's own work
+    /// on the next round (reading, encoding, checks, assets) with the target's on the last. A dry run goes round by
+    /// round.
+    mutating func pipeline(
+        _ pending: inout [SourceChange], done: Int64, writing: inout Task<WrittenRound, any Error>?,
+        _ report: (inout SourceChange, TransferOutcome) throws -> Void
+    ) async throws {
+        if options.dryRun { return try await round(&pending, done: done, report) }
+        guard let staged = try await stage(&pending, done: done) else { return }
+        let previous = try await writing?.value
+        let (sender, checkpoint) = (self.sender, self.checkpoint)
+        writing = Task { try await Self.write(staged, sender: sender, checkpoint: checkpoint) }
+        if let previous { try finish(previous, report) }
+    }
+
+    /// Makes a round ready to be written, `nil` for an empty round.
+    ///
+    /// Validation and encoding (done ahead on the reading thread when it had time), zones created and claimed, each
+    /// zone's changes staged (``ZoneSender/stage(_:changes:contents:)``).
+    mutating func stage(_ pending: inout [SourceChange], done: Int64) async throws -> StagedRound? {
+        guard !pending.isEmpty else { return nil }
         var changes: [SourceChange] = []
         swap(&changes, &pending)
         var outcomes = [TransferOutcome?](repeating: nil, count: changes.count)
@@ -204,22 +269,74 @@ struct CopyState {
             byZone[zone, default: []].append(index)
         }
         try await ensureZones(zoneOrder, changes: changes, byZone: byZone)
-        let requests = zoneOrder.map { ZoneRequest(zone: $0, indices: byZone[$0] ?? [], fresh: freshZones.contains($0)) }
-        if options.dryRun || options.parallel <= 1 || requests.count == 1 {
-            for request in requests {
-                let decided = try await send(request, changes: changes, contents: contents)
-                for (index, outcome) in decided { outcomes[index] = outcome }
+        var requests: [ZoneSender.StagedRequest] = []
+        for zone in zoneOrder {
+            let request = ZoneRequest(zone: zone, indices: byZone[zone] ?? [], fresh: freshZones.contains(zone))
+            requests.append(
+                options.dryRun
+                    ? ZoneSender.StagedRequest(request: request, phases: [])
+                    : try await sender.stage(request, changes: changes, contents: contents))
+        }
+        return StagedRound(changes: changes, done: done, outcomes: outcomes, contents: contents, requests: requests)
+    }
+
+    /// Where a copy records how far it got.
+    struct Checkpoint: Sendable {
+        let journal: any CheckpointJournal
+        let run: String
+        let source: String
+
+        func record(_ done: Int64) async throws {
+            try await journal.setCheckpoint(run: run, source: source, CopyCheckpoint(done: done, finished: false))
+        }
+    }
+
+    var checkpoint: Checkpoint { Checkpoint(journal: journal, run: run, source: source.description) }
+
+    /// Writes a staged round: zone by zone, or up to the sender's `parallel` zones at once, each zone's requests in
+    /// order; then records its checkpoint.
+    static func write(_ round: StagedRound, sender: ZoneSender, checkpoint: Checkpoint) async throws -> WrittenRound {
+        let written = try await send(round, sender: sender)
+        try await checkpoint.record(round.done)
+        return written
+    }
+
+    private static func send(_ round: StagedRound, sender: ZoneSender) async throws -> WrittenRound {
+        var written = WrittenRound(changes: round.changes, done: round.done, outcomes: round.outcomes, assets: AssetCounts())
+        let parallel = sender.options.parallel
+        if parallel <= 1 || round.requests.count <= 1 {
+            for request in round.requests {
+                let (decided, assets) = try await sender.send(request, changes: round.changes, contents: round.contents)
+                for (index, outcome) in decided { written.outcomes[index] = outcome }
+                written.assets.add(assets)
             }
-        } else {
-            let results = try await sendInParallel(requests, changes: changes, contents: contents)
-            for (index, outcome) in results { outcomes[index] = outcome }
+            return written
         }
-        if !options.dryRun {
-            try await journal.setCheckpoint(run: run, source: source.description, CopyCheckpoint(done: done, finished: false))
+        try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts).self) { group in
+            var next = 0
+            func start() {
+                let request = round.requests[next]
+                next += 1
+                group.addTask { try await sender.send(request, changes: round.changes, contents: round.contents) }
+            }
+            while next < min(parallel, round.requests.count) { start() }
+            for try await (decided, assets) in group {
+                for (index, outcome) in decided { written.outcomes[index] = outcome }
+                written.assets.add(assets)
+                if next < round.requests.count { start() }
+            }
         }
-        options.onCommit?(changes.count, done)
+        return written
+    }
+
+    /// Records a written round's checkpoint and reports its outcomes in the source's order.
+    mutating func finish(_ round: WrittenRound, _ report: (inout SourceChange, TransferOutcome) throws -> Void) throws {
+        var changes = round.changes
+        tally.assets += round.assets.stored
+        tally.assetBytes += round.assets.bytes
+        options.onCommit?(changes.count, round.done)
         for index in changes.indices {
-            let outcome = outcomes[index] ?? .rejected(code: "INTERNAL_ERROR", reason: "no outcome")
+            let outcome = round.outcomes[index] ?? .rejected(code: "INTERNAL_ERROR", reason: "no outcome")
             try tally.count(&changes[index].change, outcome)
             try report(&changes[index], outcome)
         }
@@ -258,43 +375,6 @@ struct CopyState {
         var indices: [Int]
         /// Whether the zone held no record when the copy began (so its records are likely absent from it).
         var fresh = false
-    }
-
-    /// Sends the requests of several zones at once, at most `parallel` in flight; each zone's in order.
-    private mutating func sendInParallel(_ requests: [ZoneRequest], changes: [SourceChange], contents: [RecordContent?]) async throws
-        -> [(Int, TransferOutcome)]
-    {
-        let sender = self.sender
-        var results: [(Int, TransferOutcome)] = []
-        var counts = AssetCounts()
-        try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts).self) { group in
-            var next = 0
-            func start() {
-                let request = requests[next]
-                next += 1
-                group.addTask { try await sender.send(request, changes: changes, contents: contents) }
-            }
-            while next < min(options.parallel, requests.count) { start() }
-            for try await (decided, assets) in group {
-                results += decided
-                counts.add(assets)
-                if next < requests.count { start() }
-            }
-        }
-        tally.assets += counts.stored
-        tally.assetBytes += counts.bytes
-        return results
-    }
-
-    /// Sends one zone's changes: lookups, assets, the modify requests, retries and deferrals.
-    private mutating func send(_ request: ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
-        -> [(Int, TransferOutcome)]
-    {
-        if options.dryRun { return try await dryRun(request, changes: changes, contents: contents) }
-        let (decided, assets) = try await sender.send(request, changes: changes, contents: contents)
-        tally.assets += assets.stored
-        tally.assetBytes += assets.bytes
-        return decided
     }
 
     /// What a zone's changes would do, decided from lookups and the run's own would-be writes, without writing: the

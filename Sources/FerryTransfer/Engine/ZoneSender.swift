@@ -13,18 +13,64 @@ struct ZoneSender: Sendable {
     let options: RecordCopier.Options
     let run: String
 
+    /// A zone's changes of a round made ready ahead of their turn, phase by phase (see ``stage(_:changes:contents:)``).
+    struct StagedRequest: Sendable {
+        var request: CopyState.ZoneRequest
+        var phases: [StagedPhase]
+    }
+
+    /// Changes of a zone that name each record once, made ready ahead of their turn.
+    struct StagedPhase: Sendable {
+        var indices: [Int]
+        /// Their bulk write without lookups, when the zone was empty when the copy began and the target writes in bulk.
+        var creation: BulkCreation?
+        /// The writes of ``creation``, with the outcomes they give.
+        var writes: [PendingWrite] = []
+        /// The assets stored while staging.
+        var assets = AssetCounts()
+    }
+
     /// Sends a zone's changes; the outcomes by index into `changes`, and the assets stored.
-    ///
-    /// A record named twice is sent in phases, each looked up after the one before was written, so that its second
-    /// change meets its first (as it would one change at a time).
     func send(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
+        -> ([(Int, TransferOutcome)], AssetCounts)
+    {
+        try await send(try await stage(request, changes: changes, contents: contents), changes: changes, contents: contents)
+    }
+
+    /// Does for a zone's changes what needs no turn: cuts them into phases and, for a zone that was empty when the
+    /// copy began, stores the assets of each phase and prepares its bulk write.
+    ///
+    /// A copy stages a round while the round before it is being written; nothing here depends on what that round
+    /// writes (assets are stored by their content, whoever comes first).
+    func stage(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws -> StagedRequest {
+        var staged = StagedRequest(request: request, phases: [])
+        for phase in Self.phases(request.indices, changes: changes) {
+            var next = StagedPhase(indices: phase)
+            if request.fresh, let bulk = target as? any BulkCreating {
+                next = try await stageUnlooked(phase, zone: request.zone, changes: changes, contents: contents, bulk)
+            }
+            staged.phases.append(next)
+        }
+        return staged
+    }
+
+    /// Sends a zone's staged changes, phase by phase: each looked up after the one before was written, so that a
+    /// record's second change meets its first (as it would one change at a time).
+    func send(_ staged: StagedRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> ([(Int, TransferOutcome)], AssetCounts)
     {
         var decided: [(Int, TransferOutcome)] = []
         var stored = AssetCounts()
-        for phase in Self.phases(request.indices, changes: changes) {
-            let (outcomes, assets) = try await sendPhase(
-                CopyState.ZoneRequest(zone: request.zone, indices: phase, fresh: request.fresh), changes: changes, contents: contents)
+        for phase in staged.phases {
+            // Assets stored for a bulk write the target refused count with the ones the looked-up way stores.
+            stored.add(phase.assets)
+            if let creation = phase.creation, let bulk = target as? any BulkCreating, let outcomes = try await bulk.createAbsent(creation) {
+                decided += try await settle(phase.writes, outcomes, in: staged.request.zone)
+                continue
+            }
+            let (outcomes, assets) = try await sendLookedUp(
+                CopyState.ZoneRequest(zone: staged.request.zone, indices: phase.indices, fresh: staged.request.fresh), changes: changes,
+                contents: contents)
             decided += outcomes
             stored.add(assets)
         }
@@ -48,17 +94,11 @@ struct ZoneSender: Sendable {
         return phases
     }
 
-    /// Sends changes of one zone that name each record once.
-    private func sendPhase(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
+    /// Sends changes of one zone that name each record once, looking them up first.
+    private func sendLookedUp(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> ([(Int, TransferOutcome)], AssetCounts)
     {
-        // Assets stored for a bulk write the target refused count with the ones the looked-up way stores.
         var stored = AssetCounts()
-        if request.fresh, let bulk = target as? any BulkCreating {
-            let (decided, assets) = try await createUnlooked(request, changes: changes, contents: contents, bulk)
-            if let decided { return (decided, assets) }
-            stored = assets
-        }
         let limit = max(1, target.capabilities.maxOperationsPerRequest)
         // Records the target holds with the same content are unchanged, whatever the policy: a target that compares
         // digests itself says which they are, and only the others are looked up.
@@ -151,27 +191,33 @@ struct ZoneSender: Sendable {
         return Set(candidates.indices.filter { !differing.contains($0) }.map { candidates[$0] })
     }
 
-    /// Writes records into a zone that was empty when the copy began, without looking them up first.
+    /// Prepares the bulk write of records into a zone that was empty when the copy began, without looking them up,
+    /// and stores their assets.
     ///
     /// A bulk-creating target refuses the lot when it holds one of them (a name the copy wrote before, a deleted
-    /// record), and then they go the looked-up way. The outcomes are `nil` when they must (a deletion among them, a
-    /// record not encoded, an asset missing, the target refused them); the assets stored count either way.
-    private func createUnlooked(
-        _ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?], _ bulk: any BulkCreating
-    ) async throws -> ([(Int, TransferOutcome)]?, AssetCounts) {
-        var writes: [PendingWrite] = []
+    /// record), and then they go the looked-up way. There is no bulk write when they must go that way anyway (a
+    /// deletion among them, a record not encoded, an asset missing); the assets stored count either way.
+    private func stageUnlooked(
+        _ indices: [Int], zone: ZoneID, changes: [SourceChange], contents: [RecordContent?], _ bulk: any BulkCreating
+    ) async throws -> StagedPhase {
+        var phase = StagedPhase(indices: indices)
         var records: [Record] = []
         var encoded: [RecordContent] = []
-        for index in request.indices {
-            guard case .record(var record) = changes[index].change, let content = contents[index] else { return (nil, AssetCounts()) }
+        records.reserveCapacity(indices.count)
+        encoded.reserveCapacity(indices.count)
+        phase.writes.reserveCapacity(indices.count)
+        for index in indices {
+            guard case .record(var record) = changes[index].change, let content = contents[index] else { return StagedPhase(indices: indices) }
             record.system = nil
             records.append(record)
             encoded.append(content)
-            writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: .created))
+            phase.writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: .created))
         }
-        let (refused, stored) = try await storeAssets(of: writes.map(\.operation))
-        guard refused.isEmpty, let outcomes = try await bulk.createAbsent(records, contents: encoded, in: request.zone) else { return (nil, stored) }
-        return (try await settle(writes, outcomes, in: request.zone), stored)
+        let refused: [RecordID: String]
+        (refused, phase.assets) = try await storeAssets(of: phase.writes.map(\.operation))
+        guard refused.isEmpty else { return StagedPhase(indices: indices, assets: phase.assets) }
+        phase.creation = try await bulk.prepareCreation(records, contents: encoded, in: zone)
+        return phase
     }
 
     /// The outcomes of a request's writes as the copy reports them; records refused for a VALIDATE reference to a
