@@ -224,9 +224,16 @@ extension PostgresRecordStore: BulkCreating {
             missing.append(try row.decode(String.self))
         }
         if !missing.isEmpty, try await claims.claimIndexes() {
-            for index in missing {
-                guard let definition = Self.secondaryIndexes[index] else { continue }
-                try await database.execute(PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition)"))
+            // Side by side, each on a connection of its own: the server builds each on one core.
+            let (database, schema) = (self.database, self.schema)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in missing {
+                    guard let definition = Self.secondaryIndexes[index] else { continue }
+                    group.addTask {
+                        try await database.execute(PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition)"))
+                    }
+                }
+                try await group.waitForAll()
             }
             try await claims.releaseIndexes()
         }
