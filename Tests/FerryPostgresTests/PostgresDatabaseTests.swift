@@ -104,6 +104,48 @@ import Testing
         await database.close()
     }
 
+    @Test func aSnapshotPagesTheFeedAsTheDatabaseDoesWhateverOrderPagesAreAskedIn() async throws {
+        guard let url = try Self.serverURL() else { return }
+        let schema = Self.schemaName()
+        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
+        do {
+            try await PostgresSchema.migrate(database)
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Pages")
+            _ = try await store.createZone(zone)
+            // 1 200 records (more than a page decoded in two parts), then one deleted: a tombstone in the feed.
+            let records = (0..<1_200).map { Record(recordType: "Note", recordName: "n\($0)", zoneID: zone, fields: ["i": .int64(Int64($0))]) }
+            _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zone, atomic: false)
+            _ = try await store.modify(
+                [RecordOperation.delete(Deletion(recordType: "Note", recordName: "n7", zoneID: zone))], in: zone, atomic: false)
+            func pages(_ reader: any RecordStore, limit: Int) async throws -> (names: [String], tokens: [SyncToken]) {
+                var names: [String] = []
+                var tokens: [SyncToken] = []
+                var token: SyncToken?
+                while true {
+                    let page = try await reader.changes(in: zone, since: token, limit: limit)
+                    names += page.changes.map(\.recordName)
+                    tokens.append(page.syncToken)
+                    token = page.syncToken
+                    if !page.moreComing { break }
+                }
+                return (names, tokens)
+            }
+            let snapshot = try await store.snapshot()
+            let expected = try await pages(store, limit: 700)
+            #expect(expected.names.count == 1_200)
+            // Read ahead page by page, and the same page asked again or out of turn: the database's pages each time.
+            #expect(try await pages(snapshot, limit: 700) == expected)
+            #expect(try await pages(snapshot, limit: 700) == expected)
+            let again = try await snapshot.changes(in: zone, since: expected.tokens[0], limit: 700)
+            #expect(again.changes.map(\.recordName) == Array(expected.names.suffix(from: 700)))
+            #expect(try await pages(snapshot, limit: 99).names == expected.names)
+            try await snapshot.close()
+        }
+        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
+        await database.close()
+    }
+
     @Test func anUnreachableServerIsNamedAndTheCredentialsAreChecked() async throws {
         guard let url = try Self.serverURL() else { return }
         // A port nobody listens on: 69, naming it.

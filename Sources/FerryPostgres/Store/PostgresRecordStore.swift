@@ -462,14 +462,19 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     // MARK: Change feed
 
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
-        var number: Int64?
-        var last: Int64 = 0
-        for row in try await read(
-            PostgresQuery(
-                unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
-                binds: try Self.binds(zone.zoneName, zone.ownerName))
-        ) { (number, last) = try row.decode((Int64, Int64).self) }
-        guard let number else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
+        let found: (number: Int64, last: Int64)?
+        if let snapshot {
+            found = try await snapshot.zone(zone, schema: schema)
+        } else {
+            var zoneRow: (number: Int64, last: Int64)?
+            for row in try await read(
+                PostgresQuery(
+                    unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
+                    binds: try Self.binds(zone.zoneName, zone.ownerName))
+            ) { zoneRow = try row.decode((Int64, Int64).self) }
+            found = zoneRow
+        }
+        guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
         var after: Int64 = 0
         if let token {
             guard let (tokenZone, sequence) = Self.parse(token), tokenZone == number else {
@@ -477,30 +482,56 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             }
             after = sequence
         }
-        var changes: [RecordChange] = []
-        var lastSeen = after
-        var rows = 0
         let pageLimit = max(limit, 1)
-        for row in try await read(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT name, type, tag, seq, created, modified, deleted, fields::text FROM \(schema).records
-                    WHERE zone = $1 AND seq > $2 ORDER BY seq LIMIT $3
-                    """, binds: try Self.binds(number, after, pageLimit + 1))
-        ) {
-            rows += 1
-            guard rows <= pageLimit else { break }
-            let (recordName, type, tag, sequence, created, modified, deleted, fields) = try row.decode(
-                (String, String, String, Int64, Date, Date, Bool, String?).self)
-            lastSeen = sequence
-            if deleted {
-                changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
-            } else {
-                changes.append(.record(try Self.record(fields ?? "", tag: tag, created: created, modified: modified, store: self.name)))
-            }
+        let rows: [PostgresRow]
+        if let snapshot {
+            rows = try await snapshot.page(feedQuery(zone: number, after: after, limit: pageLimit), key: "\(number) \(after) \(pageLimit)")
+        } else {
+            rows = try await read(feedQuery(zone: number, after: after, limit: pageLimit))
         }
-        let moreComing = rows > pageLimit
+        let moreComing = rows.count > pageLimit
+        let page = rows.prefix(pageLimit)
+        var lastSeen = after
+        if let final = page.last { lastSeen = try final.makeRandomAccess()[3].decode(Int64.self) }
+        // A snapshot does not change: the next page is read while this one is decoded and used.
+        if let snapshot, moreComing {
+            await snapshot.readAhead(try feedQuery(zone: number, after: lastSeen, limit: pageLimit), key: "\(number) \(lastSeen) \(pageLimit)")
+        }
+        let changes = try await Self.decodeFeed(Array(page), zone: zone, store: name)
         return ChangePage(changes: changes, syncToken: Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing: moreComing)
+    }
+
+    /// The query of a page of a zone's change feed: the changes after a sequence, one more than a page to tell
+    /// whether more come.
+    private func feedQuery(zone: Int64, after: Int64, limit: Int) throws -> PostgresQuery {
+        PostgresQuery(
+            unsafeSQL: """
+                SELECT name, type, tag, seq, created, modified, deleted, fields::text FROM \(schema).records
+                WHERE zone = $1 AND seq > $2 ORDER BY seq LIMIT $3
+                """, binds: try Self.binds(zone, after, limit + 1))
+    }
+
+    /// The changes of a feed page's rows, decoded in parts side by side (a page is a few thousand records).
+    private static func decodeFeed(_ rows: [PostgresRow], zone: ZoneID, store: String) async throws -> [RecordChange] {
+        @Sendable func decode(_ rows: ArraySlice<PostgresRow>) throws -> [RecordChange] {
+            var changes: [RecordChange] = []
+            changes.reserveCapacity(rows.count)
+            for row in rows {
+                let (recordName, type, tag, _, created, modified, deleted, fields) = try row.decode(
+                    (String, String, String, Int64, Date, Date, Bool, String?).self)
+                if deleted {
+                    changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
+                } else {
+                    changes.append(.record(try record(fields ?? "", tag: tag, created: created, modified: modified, store: store)))
+                }
+            }
+            return changes
+        }
+        guard rows.count >= 512 else { return try decode(rows[...]) }
+        let middle = rows.count / 2
+        async let first = try decode(rows[..<middle])
+        let second = try decode(rows[middle...])
+        return try await first + second
     }
 
     // MARK: Journal
