@@ -19,11 +19,26 @@ import Testing
 
     static func schemaName() -> String { "t_\(UInt32.random(in: 0...UInt32.max))" }
 
-    @Test func theSchemaIsCreatedOnceAndANewerOneIsRefused() async throws {
-        guard let url = try Self.serverURL() else { return }
-        let schema = Self.schemaName()
-        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
+    /// Runs `body` with the test server's database in a schema of the test's own (migrated unless `migrated` is
+    /// false), dropped afterwards, also when `body` fails; does nothing where there is no test server.
+    static func withSchema(migrated: Bool = true, _ body: (FerryPostgres.PostgresDatabase, String) async throws -> Void) async throws {
+        guard let url = try serverURL() else { return }
+        let schema = schemaName()
+        let database = try await PostgresDatabase.open(try settings(url, schema: schema))
         do {
+            if migrated { try await PostgresSchema.migrate(database) }
+            try await body(database, schema)
+        } catch {
+            try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
+            await database.close()
+            throw error
+        }
+        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
+        await database.close()
+    }
+
+    @Test func theSchemaIsCreatedOnceAndANewerOneIsRefused() async throws {
+        try await Self.withSchema(migrated: false) { database, schema in
             #expect(try await PostgresSchema.currentVersion(database) == 0)
             #expect(try await PostgresSchema.migrate(database) == 0)
             #expect(try await PostgresSchema.migrate(database) == PostgresSchema.version, "a second migration changes nothing")
@@ -36,15 +51,10 @@ import Testing
                         == true
             }
         }
-        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
-        await database.close()
     }
 
     @Test func aSchemaOfAnEarlierLayoutIsBroughtUpToDateKeepingItsData() async throws {
-        guard let url = try Self.serverURL() else { return }
-        let schema = Self.schemaName()
-        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
-        do {
+        try await Self.withSchema(migrated: false) { database, schema in
             // Layout 1 as the first Ferry made it, with a record in a zone.
             for statement in PostgresSchema.statements(1, schema: schema) { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
             try await database.execute(PostgresQuery(unsafeSQL: "INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '1')"))
@@ -66,16 +76,10 @@ import Testing
             #expect(try await store.deleteZone(zone))
             #expect(try await store.lookup([record.id]).isEmpty)
         }
-        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
-        await database.close()
     }
 
     @Test func aSnapshotSeesTheDatabaseAsItWasWhenTaken() async throws {
-        guard let url = try Self.serverURL() else { return }
-        let schema = Self.schemaName()
-        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
-        do {
-            try await PostgresSchema.migrate(database)
+        try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)
             let zone = ZoneID(zoneName: "Snap")
             _ = try await store.createZone(zone)
@@ -100,16 +104,10 @@ import Testing
             try await snapshot.close()
             #expect(try await store.zones().count == 3, "closing the snapshot leaves the database open")
         }
-        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
-        await database.close()
     }
 
     @Test func aSnapshotPagesTheFeedAsTheDatabaseDoesWhateverOrderPagesAreAskedIn() async throws {
-        guard let url = try Self.serverURL() else { return }
-        let schema = Self.schemaName()
-        let database = try await PostgresDatabase.open(try Self.settings(url, schema: schema))
-        do {
-            try await PostgresSchema.migrate(database)
+        try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)
             let zone = ZoneID(zoneName: "Pages")
             _ = try await store.createZone(zone)
@@ -142,8 +140,6 @@ import Testing
             #expect(try await pages(snapshot, limit: 99).names == expected.names)
             try await snapshot.close()
         }
-        try? await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
-        await database.close()
     }
 
     @Test func anUnreachableServerIsNamedAndTheCredentialsAreChecked() async throws {
@@ -213,32 +209,29 @@ import Testing
 /// Writers of one zone at the same time, on the real server.
 @Suite struct PostgresConcurrentWriterTests {
     @Test func writersOfTheSameRecordsTakeTurnsWithoutDeadlock() async throws {
-        guard let url = try PostgresDatabaseTests.serverURL() else { return }
-        let schema = PostgresDatabaseTests.schemaName()
-        let database = try await PostgresDatabase.open(try PostgresDatabaseTests.settings(url, schema: schema))
-        try await PostgresSchema.migrate(database)
-        let store = PostgresRecordStore(database)
-        let zone = ZoneID(zoneName: "Shared")
-        _ = try await store.createZone(zone)
-        func records(_ writer: Int) -> [RecordOperation] {
-            // Both writers name the same records, in opposite orders.
-            let names = (0..<40).map { "Item.\($0)" }
-            return (writer == 0 ? names : names.reversed()).map {
-                RecordOperation(.forceReplace, Record(recordType: "Item", recordName: $0, zoneID: zone, fields: ["writer": .int64(Int64(writer))]))
+        try await PostgresDatabaseTests.withSchema { database, _ in
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Shared")
+            _ = try await store.createZone(zone)
+            func records(_ writer: Int) -> [RecordOperation] {
+                // Both writers name the same records, in opposite orders.
+                let names = (0..<40).map { "Item.\($0)" }
+                return (writer == 0 ? names : names.reversed()).map {
+                    RecordOperation(
+                        .forceReplace, Record(recordType: "Item", recordName: $0, zoneID: zone, fields: ["writer": .int64(Int64(writer))]))
+                }
             }
+            // The records exist first: a writer then locks the rows it reads, which is where two writers could wait for each other.
+            _ = try await store.modify(records(0), in: zone, atomic: false)
+            let outcomes = try await withThrowingTaskGroup(of: [RecordOutcome].self) { group in
+                for writer in 0..<4 { group.addTask { try await store.modify(records(writer % 2), in: zone, atomic: false) } }
+                var all: [RecordOutcome] = []
+                for try await outcome in group { all += outcome }
+                return all
+            }
+            #expect(outcomes.count == 160 && outcomes.allSatisfy { $0.errorCode == nil })
+            let page = try await store.changes(in: zone, since: nil, limit: 1000)
+            #expect(page.changes.count == 40, "each record once, in its latest state")
         }
-        // The records exist first: a writer then locks the rows it reads, which is where two writers could wait for each other.
-        _ = try await store.modify(records(0), in: zone, atomic: false)
-        let outcomes = try await withThrowingTaskGroup(of: [RecordOutcome].self) { group in
-            for writer in 0..<4 { group.addTask { try await store.modify(records(writer % 2), in: zone, atomic: false) } }
-            var all: [RecordOutcome] = []
-            for try await outcome in group { all += outcome }
-            return all
-        }
-        #expect(outcomes.count == 160 && outcomes.allSatisfy { $0.errorCode == nil })
-        let page = try await store.changes(in: zone, since: nil, limit: 1000)
-        #expect(page.changes.count == 40, "each record once, in its latest state")
-        try await database.execute("DROP SCHEMA \(unescaped: schema) CASCADE")
-        await database.close()
     }
 }

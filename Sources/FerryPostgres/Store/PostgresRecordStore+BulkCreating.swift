@@ -10,7 +10,12 @@ extension PostgresRecordStore: BulkCreating {
     /// Checks what can be checked of records alone (a name, the zone, references within it, no `\u0000`) and puts
     /// them in name order, ahead of their write.
     public func prepareCreation(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> BulkCreation {
-        guard records.count == contents.count else { return BulkCreation(records: records, contents: contents, zone: zone, prepared: nil) }
+        let prepared = records.count == contents.count ? preparedRows(records, contents: contents, zone: zone) : nil
+        return BulkCreation(records: records, contents: contents, zone: zone, prepared: prepared)
+    }
+
+    /// The checks of records alone and their name order (see ``prepareCreation(_:contents:in:)``).
+    private func preparedRows(_ records: [Record], contents: [RecordContent], zone: ZoneID) -> PreparedRows {
         var refusals = [RecordOutcome?](repeating: nil, count: records.count)
         var validated: Set<String> = []
         for index in records.indices {
@@ -22,8 +27,7 @@ extension PostgresRecordStore: BulkCreating {
         // In name order (each with the change sequence of its place in the call): the primary key's pages are then
         // visited in order, once each, rather than at random.
         let byName = records.indices.sorted { records[$0].recordName.utf8.lexicographicallyPrecedes(records[$1].recordName.utf8) }
-        return BulkCreation(
-            records: records, contents: contents, zone: zone, prepared: PreparedRows(refusals: refusals, validated: validated, byName: byName))
+        return PreparedRows(refusals: refusals, validated: validated, byName: byName)
     }
 
     /// Writes records absent from the zone through `COPY … FROM STDIN`, in one transaction: the outcomes of `modify`
@@ -37,12 +41,10 @@ extension PostgresRecordStore: BulkCreating {
     public func createAbsent(_ creation: BulkCreation) async throws -> [RecordOutcome]? {
         try writable()
         let (records, contents, zone) = (creation.records, creation.contents, creation.zone)
-        guard let prepared = creation.prepared as? PreparedRows else {
-            guard records.count == contents.count else {
-                return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
-            }
-            return try await createAbsent(try await prepareCreation(records, contents: contents, in: zone))
+        guard records.count == contents.count else {
+            return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
         }
+        let prepared = creation.prepared as? PreparedRows ?? preparedRows(records, contents: contents, zone: zone)
         let now = clock()
         do {
             return try await database.transaction { [self] connection -> [RecordOutcome]? in

@@ -53,25 +53,13 @@ actor SnapshotConnection {
         }
     }
 
-    /// Zones as the snapshot sees them, by name: their numbers and last change sequences (they cannot change in it).
-    private var zones: [ZoneID: (number: Int64, last: Int64)] = [:]
+    /// Zones as the snapshot sees them, by name: their numbers and last change sequences (`nil`: no such zone).
+    private(set) var zones: [ZoneID: (number: Int64, last: Int64)?] = [:]
     /// A page of the change feed asked for before it is wanted, by the query that reads it.
     private var ahead: (query: String, rows: Task<[PostgresRow], any Error>)?
 
-    /// A zone's number and last change sequence, `nil` when the snapshot has no such zone.
-    func zone(_ zone: ZoneID, schema: String) async throws -> (number: Int64, last: Int64)? {
-        if let known = zones[zone] { return known }
-        var found: (number: Int64, last: Int64)?
-        for row in try await rows(
-            PostgresQuery(
-                unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
-                binds: try PostgresRecordStore.binds(zone.zoneName, zone.ownerName)))
-        {
-            found = try row.decode((Int64, Int64).self)
-        }
-        zones[zone] = found
-        return found
-    }
+    /// Remembers what the snapshot holds of a zone.
+    func remember(_ zone: ZoneID, _ state: (number: Int64, last: Int64)?) { zones[zone] = state }
 
     /// The rows of a page of the change feed: the ones read ahead when they are the ones asked for, else read now.
     ///

@@ -23,7 +23,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let claims: CopyClaims
     /// The snapshot this store reads from, when it is one (``snapshot()``).
     let snapshot: SnapshotConnection?
-    /// Records this store has written in bulk (``createAbsent(_:contents:in:)``), to tell when statistics are due.
+    /// Records this store has written in bulk (``createAbsent(_:)``), to tell when statistics are due.
     let bulkWritten = Mutex(0)
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
@@ -462,18 +462,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     // MARK: Change feed
 
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
-        let found: (number: Int64, last: Int64)?
-        if let snapshot {
-            found = try await snapshot.zone(zone, schema: schema)
-        } else {
-            var zoneRow: (number: Int64, last: Int64)?
-            for row in try await read(
-                PostgresQuery(
-                    unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
-                    binds: try Self.binds(zone.zoneName, zone.ownerName))
-            ) { zoneRow = try row.decode((Int64, Int64).self) }
-            found = zoneRow
-        }
+        let found = try await feedState(of: zone)
         guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
         var after: Int64 = 0
         if let token {
@@ -492,13 +481,27 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         let moreComing = rows.count > pageLimit
         let page = rows.prefix(pageLimit)
         var lastSeen = after
-        if let final = page.last { lastSeen = try final.makeRandomAccess()[3].decode(Int64.self) }
+        if let final = page.last { lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self) }
         // A snapshot does not change: the next page is read while this one is decoded and used.
         if let snapshot, moreComing {
             await snapshot.readAhead(try feedQuery(zone: number, after: lastSeen, limit: pageLimit), key: "\(number) \(lastSeen) \(pageLimit)")
         }
         let changes = try await Self.decodeFeed(Array(page), zone: zone, store: name)
         return ChangePage(changes: changes, syncToken: Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing: moreComing)
+    }
+
+    /// A zone's number and last change sequence, `nil` when there is no such zone; remembered by a snapshot, in which
+    /// they cannot change.
+    private func feedState(of zone: ZoneID) async throws -> (number: Int64, last: Int64)? {
+        if let snapshot, let known = await snapshot.zones[zone] { return known }
+        var found: (number: Int64, last: Int64)?
+        for row in try await read(
+            PostgresQuery(
+                unsafeSQL: "SELECT id, last_seq FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2",
+                binds: try Self.binds(zone.zoneName, zone.ownerName))
+        ) { found = try row.decode((Int64, Int64).self) }
+        await snapshot?.remember(zone, found)
+        return found
     }
 
     /// The query of a page of a zone's change feed: the changes after a sequence, one more than a page to tell

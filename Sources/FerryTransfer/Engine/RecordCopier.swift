@@ -201,22 +201,18 @@ struct CopyState {
         var assets: AssetCounts
     }
 
-    /// Sends a round of changes, reports their outcomes in order and records the checkpoint.
-    mutating func round(_ pending: inout [SourceChange], done: Int64, _ report: (inout SourceChange, TransferOutcome) throws -> Void)
+    /// Counts what a round of changes would do without writing it, and reports the outcomes in order.
+    private mutating func dryRound(_ pending: inout [SourceChange], done: Int64, _ report: (inout SourceChange, TransferOutcome) throws -> Void)
         async throws
     {
         guard let staged = try await stage(&pending, done: done) else { return }
-        if options.dryRun {
-            var outcomes = staged.outcomes
-            for request in staged.requests {
-                for (index, outcome) in try await dryRun(request.request, changes: staged.changes, contents: staged.contents) {
-                    outcomes[index] = outcome
-                }
+        var outcomes = staged.outcomes
+        for request in staged.requests {
+            for (index, outcome) in try await dryRun(request.request, changes: staged.changes, contents: staged.contents) {
+                outcomes[index] = outcome
             }
-            try finish(WrittenRound(changes: staged.changes, done: done, outcomes: outcomes, assets: AssetCounts()), report)
-        } else {
-            try finish(try await Self.write(staged, sender: sender, checkpoint: checkpoint), report)
         }
+        try finish(WrittenRound(changes: staged.changes, done: done, outcomes: outcomes, assets: AssetCounts()), report)
     }
 
     /// Stages a round while the round before it (`writing`) is written, then, once that one is done, starts writing
@@ -229,7 +225,7 @@ struct CopyState {
         _ pending: inout [SourceChange], done: Int64, writing: inout Task<WrittenRound, any Error>?,
         _ report: (inout SourceChange, TransferOutcome) throws -> Void
     ) async throws {
-        if options.dryRun { return try await round(&pending, done: done, report) }
+        if options.dryRun { return try await dryRound(&pending, done: done, report) }
         guard let staged = try await stage(&pending, done: done) else { return }
         let previous = try await writing?.value
         let (sender, checkpoint) = (self.sender, self.checkpoint)

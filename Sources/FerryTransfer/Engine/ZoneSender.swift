@@ -30,13 +30,6 @@ struct ZoneSender: Sendable {
         var assets = AssetCounts()
     }
 
-    /// Sends a zone's changes; the outcomes by index into `changes`, and the assets stored.
-    func send(_ request: CopyState.ZoneRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
-        -> ([(Int, TransferOutcome)], AssetCounts)
-    {
-        try await send(try await stage(request, changes: changes, contents: contents), changes: changes, contents: contents)
-    }
-
     /// Does for a zone's changes what needs no turn: cuts them into phases and, for a zone that was empty when the
     /// copy began, stores the assets of each phase and prepares its bulk write.
     ///
@@ -55,7 +48,8 @@ struct ZoneSender: Sendable {
     }
 
     /// Sends a zone's staged changes, phase by phase: each looked up after the one before was written, so that a
-    /// record's second change meets its first (as it would one change at a time).
+    /// record's second change meets its first (as it would one change at a time); the outcomes by index into
+    /// `changes`, and the assets stored.
     func send(_ staged: StagedRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
         -> ([(Int, TransferOutcome)], AssetCounts)
     {

@@ -171,23 +171,16 @@ struct Copy: AsyncParsableCommand {
             options.waitForZones = !noWait
             options.onWaiting = { message in console.warning(message) }
             let store = try await PostgresOpener.open(url, console: console, migrate: !dryRun, retries: retries)
-            let committed = CommittedCount()
-            let (shown, dryRun) = (targetPath, self.dryRun)
-            CommandRunner.interruptionNote.withLock {
-                $0 = {
-                    dryRun
-                        ? "nothing was written (a dry run)"
-                        : "\(committed.value) of the source's changes are committed to \(shown); run the same command again to resume after them"
-                }
-            }
-            defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
             let code: Int32
             do {
-                code = try await CopyToBackend(
-                    source: changes, sourcePath: Endpoint.redacted(source), target: shown, options: options, rejectFile: rejectFile, files: files
-                ).run(
-                    into: store, journal: store, described: "a PostgreSQL database (schema \(store.database.settings.schema))",
-                    committed: committed, console: console, started: started)
+                code = try await CommittedCount.noted(target: targetPath, kept: false, dryRun: dryRun) { committed in
+                    try await CopyToBackend(
+                        source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile,
+                        files: files
+                    ).run(
+                        into: store, journal: store, described: "a PostgreSQL database (schema \(store.database.settings.schema))",
+                        committed: committed, console: console, started: started)
+                }
             } catch {
                 try? await store.close()
                 throw error
@@ -202,7 +195,9 @@ struct Copy: AsyncParsableCommand {
             options.dryRun = dryRun
             options.temporaryDirectory = tempDir
             return try await CopyToLocalStore(
-                source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile, files: files
+                copy: CopyToBackend(
+                    source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile,
+                    files: files)
             ).run(console: console, started: started)
         }
     }

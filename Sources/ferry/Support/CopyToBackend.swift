@@ -12,6 +12,26 @@ final class CommittedCount: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .relaxed) }
     func set(_ value: Int) { count.store(value, ordering: .relaxed) }
+
+    /// Runs `body` with what an interruption (Ctrl-C) says meanwhile: how many changes are committed to `target`
+    /// (`kept`: which keeps them, said in so many words) and that the same command resumes, or that a dry run wrote
+    /// nothing.
+    static func noted<Result>(target: String, kept: Bool, dryRun: Bool, _ body: (CommittedCount) async throws -> Result)
+        async rethrows -> Result
+    {
+        let committed = CommittedCount()
+        let keeps = kept ? ", which is kept" : ""
+        CommandRunner.interruptionNote.withLock {
+            $0 = {
+                dryRun
+                    ? "nothing was written (a dry run)"
+                    : "\(committed.value) of the source's changes are committed to \(target)\(keeps); run the same command again to resume "
+                        + "after them"
+            }
+        }
+        defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
+        return try await body(committed)
+    }
 }
 
 /// `ferry copy` into a backend (a local store, PostgreSQL): the copy engine, its per-record outcomes, the reject

@@ -11,13 +11,10 @@ import Synchronization
 /// `ferry copy` into a local store: the store opened (a scratch one for a dry run into a new store), the copy through
 /// ``CopyToBackend``, and the clean-up after a copy that failed.
 struct CopyToLocalStore {
-    var source: any ChangeSource
-    var sourcePath: String
-    var target: String
-    var options: RecordCopier.Options
-    var rejectFile: String?
-    /// The copy's inputs and outputs, which the reject file may not replace.
-    var files: RunFiles
+    /// The copy, whose target is the store's path.
+    var copy: CopyToBackend
+    var target: String { copy.target }
+    var options: RecordCopier.Options { copy.options }
 
     /// Runs the copy, and cleans up after one that fails.
     ///
@@ -28,7 +25,7 @@ struct CopyToLocalStore {
         // The existing store's asset chunks before the copy wrote any (counted once the copy opened it).
         var assetsBefore: Int?
         do {
-            return try await copy(console: console, started: started, assetChunksBefore: &assetsBefore)
+            return try await write(console: console, started: started, assetChunksBefore: &assetsBefore)
         } catch {
             if isNew {
                 for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: target + suffix) }
@@ -48,7 +45,7 @@ struct CopyToLocalStore {
         }
     }
 
-    private func copy(console: Console, started: Date, assetChunksBefore: inout Int?) async throws -> Int32 {
+    private func write(console: Console, started: Date, assetChunksBefore: inout Int?) async throws -> Int32 {
         // A dry run into a store that does not exist yet counts against an empty store in a scratch folder.
         var scratch: TemporaryDirectory?
         var storePath = target
@@ -63,24 +60,14 @@ struct CopyToLocalStore {
         defer { withExtendedLifetime(scratch) {} }  // the empty scratch store lives until the report is printed
         let store = try LocalStore(path: storePath, create: true)
         // On Ctrl-C the store keeps every committed batch: say how far it got and that the same command resumes.
-        let committed = CommittedCount()
-        let (target, dryRun) = (self.target, options.dryRun)
-        CommandRunner.interruptionNote.withLock {
-            $0 = {
-                dryRun
-                    ? "nothing was written (a dry run)"
-                    : "\(committed.value) of the source's changes are committed to \(target), which is kept; run the same command "
-                        + "again to resume after them"
-            }
+        return try await CommittedCount.noted(target: target, kept: true, dryRun: options.dryRun) { committed in
+            if !options.dryRun { assetChunksBefore = try store.assetChunkCount() }
+            let dryRunNote = options.dryRun ? " (dry run: in a transaction rolled back)" : ""
+            let backend = LocalRecordStore(store)
+            let code = try await copy.run(
+                into: backend, journal: backend, described: "a local store\(dryRunNote)", committed: committed, console: console, started: started)
+            try store.close()
+            return code
         }
-        defer { CommandRunner.interruptionNote.withLock { $0 = nil } }
-        if !options.dryRun { assetChunksBefore = try store.assetChunkCount() }
-        let dryRunNote = options.dryRun ? " (dry run: in a transaction rolled back)" : ""
-        let backend = LocalRecordStore(store)
-        let code = try await CopyToBackend(
-            source: source, sourcePath: sourcePath, target: target, options: options, rejectFile: rejectFile, files: files
-        ).run(into: backend, journal: backend, described: "a local store\(dryRunNote)", committed: committed, console: console, started: started)
-        try store.close()
-        return code
     }
 }
