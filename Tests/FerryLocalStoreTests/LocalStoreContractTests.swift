@@ -162,6 +162,29 @@ import Testing
         #expect(refused?.errorCode == .validatingReferenceError)
         #expect(try store.lookup([dangling.id]).isEmpty, "a refused record is not written")
     }
+
+    /// Two uploads of one asset interleaved chunk by chunk: the first to finish stores it, the other finds it stored,
+    /// and chunks a damaged, longer upload left behind do not outlive the good one.
+    @Test func uploadsOfOneAssetSideBySideStoreItOnce() async throws {
+        let (scratch, store) = try self.store()
+        defer { withExtendedLifetime(scratch) {} }
+        let bytes = (0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 9) }
+        let asset = Asset(sha256: SHA256Hasher.digest(bytes), size: Int64(bytes.count))
+        let damaged = try AssetUpload(store: store, digest: asset.sha256)
+        try (bytes + bytes).withUnsafeBytes { try damaged.append($0) }
+        #expect(throws: LocalStoreError.self) { try damaged.finish() }
+        let first = try AssetUpload(store: store, digest: asset.sha256)
+        let second = try AssetUpload(store: store, digest: asset.sha256)
+        try bytes.withUnsafeBytes { all in
+            try first.append(UnsafeRawBufferPointer(rebasing: all[..<((1 << 20) + 5)]))
+            try second.append(all)
+            try first.append(UnsafeRawBufferPointer(rebasing: all[((1 << 20) + 5)...]))
+        }
+        #expect(try second.finish() == true)
+        #expect(try first.finish() == false, "the other upload stored it first")
+        #expect(try store.assetChunkCount() == 4, "the damaged upload's chunks past the end are gone")
+        #expect(try await LocalRecordStore(store).assetBytes(asset).collected() == bytes)
+    }
 }
 
 /// A clock that moves one second per call.

@@ -5,8 +5,11 @@ import GRDB
 
 /// Streams one asset into a local store in 1 MiB chunks, each committed on its own.
 ///
-/// For sources that push bytes (a bundle being read). The asset counts as stored only when ``finish(size:)`` verified its digest; chunks of an
-/// interrupted upload are replaced by the next one.
+/// For sources that push bytes (a bundle being read). The asset counts as stored only when ``finish()`` verified its
+/// digest and found every chunk. Uploads of one asset may run side by side (copies into one store, parallel requests
+/// carrying the same photo): the bytes of a digest are the same whoever sends them, so each writes (or rewrites) the
+/// same chunks, the first to finish publishes the asset, and no chunk of a published asset is written again. Chunks of
+/// an interrupted upload are rewritten by the next one; chunks past the asset's end are dropped when it is published.
 public final class AssetUpload {
     let store: LocalStore
     let digest: SHA256Digest
@@ -15,13 +18,11 @@ public final class AssetUpload {
     private var total: Int64 = 0
     private var hasher = SHA256Hasher()
 
-    /// Begins storing the asset with this digest (its old partial chunks are dropped).
+    /// Begins storing the asset with this digest.
     public init(store: LocalStore, digest: SHA256Digest) throws {
         self.store = store
         self.digest = digest
         buffer.reserveCapacity(LocalStoreBatch.chunkSize)
-        let key = Data(digest.bytes)
-        try store.write { batch in try batch.db.execute(sql: "DELETE FROM asset_chunks WHERE sha256 = ?", arguments: [key]) }
     }
 
     /// Appends bytes.
@@ -41,21 +42,34 @@ public final class AssetUpload {
         total += Int64(buffer.count)
         let (key, index, data) = (Data(digest.bytes), chunk, Data(buffer))
         try store.write { batch in
-            try batch.db.execute(sql: "INSERT INTO asset_chunks(sha256, n, bytes) VALUES (?, ?, ?)", arguments: [key, index, data])
+            try batch.db.execute(
+                sql:
+                    "INSERT OR REPLACE INTO asset_chunks(sha256, n, bytes) SELECT ?1, ?2, ?3 WHERE NOT EXISTS (SELECT 1 FROM assets WHERE sha256 = ?1)",
+                arguments: [key, index, data])
         }
         chunk += 1
         buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes the last chunk, checks the digest and marks the asset stored.
-    public func finish() throws {
+    /// - Returns: whether this upload stored it (`false`: another upload of the same asset finished first).
+    @discardableResult
+    public func finish() throws -> Bool {
         try flush()
         guard hasher.finalize() == digest else {
             throw LocalStoreError(.damaged, "asset \(digest): the bytes received do not hash to it; the source is damaged")
         }
         let (key, size, chunks) = (Data(digest.bytes), total, chunk)
-        try store.write { batch in
-            try batch.db.execute(sql: "INSERT OR REPLACE INTO assets(sha256, size, chunks) VALUES (?, ?, ?)", arguments: [key, size, chunks])
+        return try store.write { batch in
+            if try Int64.fetchOne(batch.db, sql: "SELECT size FROM assets WHERE sha256 = ?", arguments: [key]) != nil { return false }
+            let held = try Int.fetchOne(batch.db, sql: "SELECT count(*) FROM asset_chunks WHERE sha256 = ? AND n < ?", arguments: [key, chunks]) ?? 0
+            guard held == chunks else {
+                throw LocalStoreError(
+                    .damaged, "asset \(digest): \(held) of its \(chunks) chunks are in the store after the upload; copy it again")
+            }
+            try batch.db.execute(sql: "DELETE FROM asset_chunks WHERE sha256 = ? AND n >= ?", arguments: [key, chunks])
+            try batch.db.execute(sql: "INSERT INTO assets(sha256, size, chunks) VALUES (?, ?, ?)", arguments: [key, size, chunks])
+            return true
         }
     }
 }

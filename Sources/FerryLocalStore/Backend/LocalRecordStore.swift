@@ -75,8 +75,7 @@ public final class LocalRecordStore: RecordStore, CheckpointJournal {
         guard size == asset.size else {
             throw LocalStoreError(.damaged, "asset \(asset.sha256): \(size) bytes received, \(asset.size) expected; the source is damaged")
         }
-        try upload.finish()
-        return true
+        return try upload.finish()
     }
 
     public func assetBytes(_ asset: Asset) async throws -> AssetBytes {
