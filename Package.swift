@@ -92,7 +92,8 @@ let package = Package(
         .target(
             name: "FerryLocalStore",
             dependencies: [
-                "FerryCore", "FerryMemory", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "CSQLite", .product(name: "GRDB", package: "GRDB.swift"),
+                "FerryCore", "FerryMemory", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "CSQLite",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API for the statements every copied record runs (LocalStoreBatch+StateQuery, +RecordWrite).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -110,25 +111,31 @@ let package = Package(
         .target(
             name: "FerryTransfer",
             dependencies: [
-                "FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle", "FerryLocalStore",
+                "FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBackend", "FerryCoreData", "FerryMapping", "FerryBundle",
+                "FerryLocalStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         // Archive bundles: BagIt layout, streaming writer, verifying reader, libarchive wrapper.
         .target(
             name: "FerryBundle",
-            dependencies: ["FerryCore", "FerryDirectIO", "FerryMemory", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd"]
+            dependencies: [
+                "FerryCore", "FerryDirectIO", "FerryMemory", "FerryTextInput", "FerryJSON", "FerrySorting", "FerryRecords", "CArchive", "CZstd",
+            ]
         ),
         // Builders for records, NDJSON inputs, bundles and Core Data stores, used by the tests and to write Samples/.
         .target(
             name: "FerryTesting",
-            dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "FerryCore", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "CArchive", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         // The command-line tool: parses, calls the library, prints.
         .executableTarget(
             name: "ferry",
             dependencies: [
-                "FerryCore", "FerryTextInput", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryBackend", "FerryLocalStore",
+                "FerryCore", "FerryTextInput", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping",
+                "FerryBackend", "FerryLocalStore",
                 "FerryPostgres",
                 "FerryTransfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -146,7 +153,9 @@ let package = Package(
         .testTarget(name: "FerryDirectIOTests", dependencies: ["FerryCore", "FerryDirectIO", "FerryTesting"]),
         .testTarget(
             name: "FerryPostgresTests",
-            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryPostgres", "FerryTesting", .product(name: "PostgresNIO", package: "postgres-nio")]),
+            dependencies: [
+                "FerryCore", "FerryRecords", "FerryBackend", "FerryPostgres", "FerryTesting", .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]),
         .testTarget(name: "FerryJSONTests", dependencies: ["FerryCore", "FerryJSON"]),
         .testTarget(name: "FerrySortingTests", dependencies: ["FerryCore", "FerrySorting", "FerryTesting"]),
         .testTarget(name: "FerryRecordsTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryTesting"]),
@@ -157,14 +166,22 @@ let package = Package(
             dependencies: ["FerryCore", "FerryRecords", "FerryPlist", "FerryCoreData", "FerryMapping", "FerryTesting"]
         ),
         .testTarget(
-            name: "FerryTransferTests", dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
-        .testTarget(name: "FerryLocalStoreTests", dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTesting"]),
+            name: "FerryTransferTests",
+            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
+        .testTarget(
+            name: "FerryLocalStoreTests",
+            dependencies: [
+                "FerryCore", "FerryJSON", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]),
         .testTarget(
             name: "FerryBackendTests",
             dependencies: [
                 "FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryPostgres", "FerryTransfer", "FerryTesting",
             ]),
-        .testTarget(name: "FerryBundleTests", dependencies: ["FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBundle", "FerryTesting", "CZstd"]),
+        .testTarget(
+            name: "FerryBundleTests",
+            dependencies: ["FerryCore", "FerryJSON", "FerrySorting", "FerryRecords", "FerryBundle", "FerryTesting", "CZstd"]),
         .testTarget(
             name: "FerryEndToEndTests",
             dependencies: ["FerryCore", "FerryJSON", "FerryRecords", "FerryPlist", "FerryTesting"],
@@ -200,5 +217,6 @@ if ProcessInfo.processInfo.environment["FERRY_FUZZ"] != nil {
 
 // Every Swift target: existential types spelled `any`, and members visible only from modules a file imports.
 for target in package.targets where target.type != .system {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+    target.swiftSettings =
+        (target.swiftSettings ?? []) + [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
 }

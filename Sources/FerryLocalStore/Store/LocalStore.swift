@@ -132,13 +132,19 @@ public final class LocalStore: @unchecked Sendable {
         }
     }
 
-    /// A database error as a store error: a locked file is temporary, anything else means the file is not a store.
+    /// A database error as a store error: a locked file is temporary, a refused write means contents Ferry did not
+    /// expect, anything else means the file is not a store.
     static func translate(_ error: DatabaseError, path: String) -> LocalStoreError {
         switch error.resultCode {
         case .SQLITE_BUSY, .SQLITE_LOCKED:
             return LocalStoreError(.busy, "\(path): another process is writing the store; try again when it is done", cause: error)
         case .SQLITE_FULL, .SQLITE_IOERR, .SQLITE_READONLY, .SQLITE_CANTOPEN, .SQLITE_PERM:
             return LocalStoreError(.cannotCreate, "\(path): cannot write the store: \(error.message ?? "\(error.resultCode)")", cause: error)
+        case .SQLITE_CONSTRAINT:
+            return LocalStoreError(
+                .damaged,
+                "\(path): SQLite refused a write (\(error.message ?? "a constraint failed")); the store holds what Ferry did not expect: "
+                    + "check it with `ferry verify \(path)`", cause: error)
         default:
             return LocalStoreError(
                 .notAStore, "\(path): not a Ferry local store (SQLite says: \(error.message ?? "\(error.resultCode)"))", cause: error)
