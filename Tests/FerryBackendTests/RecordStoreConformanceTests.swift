@@ -1,6 +1,7 @@
 import FerryBackend
 import FerryCore
 import FerryRecords
+import FerryTesting
 import Foundation
 import Testing
 
@@ -63,6 +64,72 @@ import Testing
         let differing = try await store.differing(asked.map(\.id), digests: asked.map { RecordContent($0).digest })
         #expect(differing == [1, 2, 3], "only the first is held live with that content")
         #expect(try await store.differing([], digests: []).isEmpty)
+    }
+
+    /// Whether a zone holds a live record, as ``RecordStore/zoneOccupancy()`` tells it, is what ``RecordStore/zones()``
+    /// counts: an empty zone, a zone whose one record was deleted, a zone with a record.
+    @Test(arguments: ConformanceBackend.allCases)
+    func zoneOccupancyAgreesWithTheCounts(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        let emptied = ZoneID(zoneName: "Emptied")
+        let empty = ZoneID(zoneName: "Empty")
+        for zone in [emptied, empty] { #expect(try await backend.store.createZone(zone)) }
+        let gone = Record(recordType: "Car", recordName: "Car.1", zoneID: emptied)
+        #expect(try await backend.store.modify([RecordOperation(.create, gone)], in: emptied, atomic: false)[0].errorCode == nil)
+        #expect(try await backend.store.modify([RecordOperation(.forceDelete, gone)], in: emptied, atomic: false)[0].errorCode == nil)
+        _ = try saved(try await backend.one(RecordOperation(.create, car("1"))))
+        let occupancy = try await backend.store.zoneOccupancy()
+        #expect(occupancy == Dictionary(uniqueKeysWithValues: try await backend.store.zones().map { ($0.zoneID, $0.recordCount > 0) }))
+        #expect(occupancy[zone] == true && occupancy[emptied] == false && occupancy[empty] == false)
+    }
+
+    /// A digest-matching backend's answer does not depend on the order names are asked in: the order of the zone's
+    /// feed, another order, again after the end of the feed, two zones in one call.
+    @Test(arguments: ConformanceBackend.allCases)
+    func digestMatchingAnswersAlikeInAnyOrder(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        guard let store = backend.store as? any DigestMatching else { return }
+        let other = ZoneID(zoneName: "Other")
+        #expect(try await backend.store.createZone(other))
+        var held: [Record] = []
+        for zone in [zone, other] {
+            let records = (0..<300).map { number in
+                Record(recordType: "Car", recordName: "Car.\(number)", zoneID: zone, fields: ["number": .int64(Int64(number))])
+            }
+            for start in stride(from: 0, to: records.count, by: 100) {
+                let outcomes = try await backend.store.modify(
+                    records[start..<start + 100].map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
+                #expect(outcomes.allSatisfy { $0.errorCode == nil })
+            }
+            held += records
+        }
+        // Some records deleted, some asked about with other content, some the target never had.
+        let deleted = Set([5, 150, 299, 305])
+        for index in deleted {
+            #expect(
+                try await backend.store.modify([RecordOperation(.forceDelete, held[index])], in: held[index].zoneID, atomic: false)[0].errorCode
+                    == nil)
+        }
+        var asked = held
+        for index in [7, 8, 200, 450] { asked[index].fields["number"] = .int64(-1) }
+        asked += (0..<20).map { Record(recordType: "Car", recordName: "New.\($0)", zoneID: $0 % 2 == 0 ? zone : other) }
+        let expected = Set(deleted.map { asked[$0].recordName + "@" + asked[$0].zoneID.zoneName })
+            .union([7, 8, 200, 450].map { asked[$0].recordName + "@" + asked[$0].zoneID.zoneName })
+            .union(asked[600...].map { $0.recordName + "@" + $0.zoneID.zoneName })
+        func differing(_ order: [Int], parts: Int) async throws -> Set<String> {
+            var found: Set<String> = []
+            for start in stride(from: 0, to: order.count, by: parts) {
+                let part = Array(order[start..<min(start + parts, order.count)])
+                let positions = try await store.differing(part.map { asked[$0].id }, digests: part.map { RecordContent(asked[$0]).digest })
+                found.formUnion(positions.map { asked[part[$0]].recordName + "@" + asked[part[$0]].zoneID.zoneName })
+            }
+            return found
+        }
+        var generator = SeededGenerator(seed: 34)
+        #expect(try await differing(Array(asked.indices), parts: 100) == expected, "in the feed's order")
+        #expect(try await differing(Array(asked.indices), parts: 100) == expected, "again, past the feed's end")
+        #expect(try await differing(asked.indices.shuffled(using: &generator), parts: 128) == expected, "in another order")
+        #expect(try await differing(Array(asked.indices.reversed()), parts: 640) == expected, "both zones in one call")
     }
 
     @Test(arguments: ConformanceBackend.allCases)

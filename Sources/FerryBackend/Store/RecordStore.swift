@@ -19,6 +19,8 @@ public protocol RecordStore: Sendable {
 
     /// Every zone, the default zone first, then by name.
     func zones() async throws -> [ZoneSummary]
+    /// Every zone, each with whether it holds a live record: what ``zones()`` tells, without counting the records.
+    func zoneOccupancy() async throws -> [ZoneID: Bool]
     /// Creates a zone; `false` when it already existed.
     func createZone(_ zone: ZoneID) async throws -> Bool
     /// Deletes a zone with everything in it; `false` when there was none. The default zone cannot be deleted.
@@ -54,6 +56,10 @@ public protocol RecordStore: Sendable {
 
 extension RecordStore {
     public func close() async throws {}
+
+    public func zoneOccupancy() async throws -> [ZoneID: Bool] {
+        Dictionary(try await zones().map { ($0.zoneID, $0.recordCount > 0) }, uniquingKeysWith: { $0 || $1 })
+    }
 }
 
 /// How far a copy run got in a target, so the same copy resumes after an interruption.

@@ -3,31 +3,46 @@ import FerryCore
 import FerryRecords
 import NIOCore
 import PostgresNIO
+import Synchronization
+
+/// Where a zone's comparison of digests has got to in the zone's change feed.
+enum DigestCursor: Sendable {
+    /// Names are compared with the feed's rows after this change sequence first.
+    case following(after: Int64)
+    /// The feed stopped holding the names asked about: primary-key probes only.
+    case probing
+}
 
 extension PostgresRecordStore: DigestMatching {
-    /// Compares on the server: one primary-key probe per name, and only the positions that differ come back.
+    /// Compares on the server, and only the positions that differ come back.
     ///
-    /// A zone's names are compared in parts of 1 250 on up to four connections at once, so the server's cores share
-    /// the probes of a large round.
+    /// A copy from the source that filled a zone asks about its records in the order of the zone's feed, so each
+    /// zone's names are first joined with as many of the feed's next rows (one pass over the feed in all, instead of
+    /// a primary-key probe per name). The names not among those rows are probed, in parts of 1 250 on up to four
+    /// connections at once. A zone whose feed stops holding the names asked about (a zone written from elsewhere) is
+    /// only probed from then on.
     public func differing(_ ids: [RecordID], digests: [SHA256Digest]) async throws -> [Int] {
         guard ids.count == digests.count else { return Array(ids.indices) }
-        var parts: [(zone: ZoneID, positions: ArraySlice<Int>)] = []
-        for (zone, positions) in Dictionary(grouping: ids.indices, by: { ids[$0].zoneID }) {
-            for start in stride(from: 0, to: positions.count, by: 1_250) {
-                parts.append((zone, positions[start..<min(start + 1_250, positions.count)]))
-            }
-        }
         let names = ids.map(\.recordName)
         let allocator = ByteBufferAllocator()
         let keys = digests.map { digest in digest.withUnsafeBytes { allocator.buffer(bytes: $0) } }
         var found: [Int] = []
+        var parts: [(zone: ZoneID, positions: ArraySlice<Int>)] = []
+        for (zone, positions) in Dictionary(grouping: ids.indices, by: { ids[$0].zoneID }) {
+            let (differ, unmet) = try await differingInFeed(of: zone, names: positions.map { names[$0] }, digests: positions.map { keys[$0] })
+            found += differ.map { positions[$0] }
+            let probed = unmet.map { positions[$0] }
+            for start in stride(from: 0, to: probed.count, by: 1_250) {
+                parts.append((zone, probed[start..<min(start + 1_250, probed.count)]))
+            }
+        }
         try await withThrowingTaskGroup(of: [Int].self) { group in
             var next = 0
             func start() {
                 let (zone, positions) = parts[next]
                 next += 1
                 group.addTask { [self] in
-                    try await differing(in: zone, names: positions.map { names[$0] }, digests: positions.map { keys[$0] }).map {
+                    try await probing(in: zone, names: positions.map { names[$0] }, digests: positions.map { keys[$0] }).map {
                         positions[positions.startIndex + $0]
                     }
                 }
@@ -41,8 +56,48 @@ extension PostgresRecordStore: DigestMatching {
         return found.sorted()
     }
 
-    /// The offsets among `names` of the records of `zone` not held live with the digest at the same offset.
-    private func differing(in zone: ZoneID, names: [String], digests: [ByteBuffer]) async throws -> [Int] {
+    /// Joins `names` with as many of the rows next in `zone`'s feed: the offsets of the names held there with another
+    /// digest (or deleted), and of those not among the rows.
+    private func differingInFeed(of zone: ZoneID, names: [String], digests: [ByteBuffer]) async throws -> (differ: [Int], unmet: [Int]) {
+        guard case .following(let after) = digestCursors.withLock({ $0[zone] ?? .following(after: 0) }) else {
+            return ([], Array(names.indices))
+        }
+        var differ: [Int] = []
+        var unmet: [Int] = []
+        var last = after
+        for row in try await read(
+            PostgresQuery(
+                unsafeSQL: """
+                    WITH f AS MATERIALIZED (
+                        SELECT name, digest, deleted, seq FROM \(schema).records
+                        WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND seq > $3
+                        ORDER BY seq LIMIT $4)
+                    SELECT 0::bigint, true, coalesce((SELECT max(seq) FROM f), $3)
+                    UNION ALL
+                    SELECT w.i::bigint, f.name IS NOT NULL, 0::bigint
+                    FROM unnest($5::text[], $6::bytea[]) WITH ORDINALITY AS w(name, digest, i) LEFT JOIN f ON f.name = w.name
+                    WHERE f.deleted IS NOT false OR f.digest IS DISTINCT FROM w.digest
+                    """,
+                binds: try Self.binds(zone.zoneName, zone.ownerName, after, Int64(names.count), names, digests)))
+        {
+            let (position, met, sequence) = try row.decode((Int64, Bool, Int64).self)
+            if position == 0 {
+                last = sequence
+            } else if met {
+                differ.append(Int(position) - 1)
+            } else {
+                unmet.append(Int(position) - 1)
+            }
+        }
+        // Fewer than one name in eight met: the feed is not in the order of the names asked about.
+        let following = unmet.count <= names.count - names.count / 8 || names.count < 64
+        digestCursors.withLock { $0[zone] = following ? .following(after: last) : .probing }
+        return (differ, unmet)
+    }
+
+    /// The offsets among `names` of the records of `zone` not held live with the digest at the same offset, one
+    /// primary-key probe each.
+    private func probing(in zone: ZoneID, names: [String], digests: [ByteBuffer]) async throws -> [Int] {
         var found: [Int] = []
         for row in try await read(
             PostgresQuery(

@@ -25,6 +25,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let snapshot: SnapshotConnection?
     /// Records this store has written in bulk (``createAbsent(_:)``), to tell when statistics are due.
     let bulkWritten = Mutex(0)
+    /// Where each zone's comparison of digests has got to in the zone's feed (``differing(_:digests:)``).
+    let digestCursors = Mutex<[ZoneID: DigestCursor]>([:])
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
 
@@ -81,6 +83,22 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             let (id, zoneName, owner, last, count) = try row.decode((Int64, String, String, Int64, Int64).self)
             zones.append(
                 ZoneSummary(zoneID: ZoneID(zoneName: zoneName, ownerName: owner), syncToken: Self.token(id, last), recordCount: Int(count)))
+        }
+        return zones
+    }
+
+    /// Every zone, each with whether it holds a live record; one index probe per zone where ``zones()`` counts.
+    public func zoneOccupancy() async throws -> [ZoneID: Bool] {
+        var zones: [ZoneID: Bool] = [:]
+        for row in try await read(
+            sql(
+                """
+                SELECT z.zone_name, z.owner_name, EXISTS (SELECT 1 FROM \(schema).records r WHERE r.zone = z.id AND NOT r.deleted)
+                FROM \(schema).zones z
+                """)
+        ) {
+            let (zoneName, ownerName, occupied) = try row.decode((String, String, Bool).self)
+            zones[ZoneID(zoneName: zoneName, ownerName: ownerName)] = occupied
         }
         return zones
     }

@@ -342,9 +342,9 @@ struct CopyState {
     /// Creates the zones the round writes that the target lacks (for records; a deletion needs no zone).
     private mutating func ensureZones(_ zoneOrder: [ZoneID], changes: [SourceChange], byZone: [ZoneID: [Int]]) async throws {
         if !zonesListed {
-            let listed = try await target.zones()
-            zones = Set(listed.map(\.zoneID))
-            freshZones = Set(listed.filter { $0.recordCount == 0 }.map(\.zoneID))
+            let listed = try await target.zoneOccupancy()
+            zones = Set(listed.keys)
+            freshZones = Set(listed.filter { !$0.value }.keys)
             zonesListed = true
         }
         for zone in zoneOrder where !zones.contains(zone) {
