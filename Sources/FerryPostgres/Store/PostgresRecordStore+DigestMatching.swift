@@ -17,10 +17,10 @@ extension PostgresRecordStore: DigestMatching {
     /// Compares on the server, and only the positions that differ come back.
     ///
     /// A copy from the source that filled a zone asks about its records in the order of the zone's feed, so each
-    /// zone's names are first joined with as many of the feed's next rows (one pass over the feed in all, instead of
-    /// a primary-key probe per name). The names not among those rows are probed, in parts of 1 250 on up to four
-    /// connections at once. A zone whose feed stops holding the names asked about (a zone written from elsewhere) is
-    /// only probed from then on.
+    /// zone's digests are first looked for among as many of the feed's next rows (one pass over the feed in all,
+    /// instead of a primary-key probe per name). The names whose digest is not there (changed, deleted, new, or out
+    /// of order) are probed, in parts of 1 250 on up to four connections at once. A zone whose feed stops holding the
+    /// records asked about (a zone written from elsewhere) is only probed from then on.
     public func differing(_ ids: [RecordID], digests: [SHA256Digest]) async throws -> [Int] {
         guard ids.count == digests.count else { return Array(ids.indices) }
         let names = ids.map(\.recordName)
@@ -29,9 +29,7 @@ extension PostgresRecordStore: DigestMatching {
         var found: [Int] = []
         var parts: [(zone: ZoneID, positions: ArraySlice<Int>)] = []
         for (zone, positions) in Dictionary(grouping: ids.indices, by: { ids[$0].zoneID }) {
-            let (differ, unmet) = try await differingInFeed(of: zone, names: positions.map { names[$0] }, digests: positions.map { keys[$0] })
-            found += differ.map { positions[$0] }
-            let probed = unmet.map { positions[$0] }
+            let probed = try await unmetInFeed(of: zone, digests: positions.map { keys[$0] }).map { positions[$0] }
             for start in stride(from: 0, to: probed.count, by: 1_250) {
                 parts.append((zone, probed[start..<min(start + 1_250, probed.count)]))
             }
@@ -56,43 +54,37 @@ extension PostgresRecordStore: DigestMatching {
         return found.sorted()
     }
 
-    /// Joins `names` with as many of the rows next in `zone`'s feed: the offsets of the names held there with another
-    /// digest (or deleted), and of those not among the rows.
-    private func differingInFeed(of zone: ZoneID, names: [String], digests: [ByteBuffer]) async throws -> (differ: [Int], unmet: [Int]) {
+    /// Looks for `digests` among as many of the rows next in `zone`'s feed: the offsets of those not held live there.
+    ///
+    /// A content digest covers the record's name, type and zone, so a row with the same digest is the same record,
+    /// unchanged; the names need not be sent.
+    private func unmetInFeed(of zone: ZoneID, digests: [ByteBuffer]) async throws -> [Int] {
         guard case .following(let after) = digestCursors.withLock({ $0[zone] ?? .following(after: 0) }) else {
-            return ([], Array(names.indices))
+            return Array(digests.indices)
         }
-        var differ: [Int] = []
         var unmet: [Int] = []
         var last = after
         for row in try await read(
             PostgresQuery(
                 unsafeSQL: """
                     WITH f AS MATERIALIZED (
-                        SELECT name, digest, deleted, seq FROM \(schema).records
+                        SELECT digest, deleted, seq FROM \(schema).records
                         WHERE zone = (SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2) AND seq > $3
                         ORDER BY seq LIMIT $4)
-                    SELECT 0::bigint, true, coalesce((SELECT max(seq) FROM f), $3)
+                    SELECT 0::bigint, coalesce((SELECT max(seq) FROM f), $3)
                     UNION ALL
-                    SELECT w.i::bigint, f.name IS NOT NULL, 0::bigint
-                    FROM unnest($5::text[], $6::bytea[]) WITH ORDINALITY AS w(name, digest, i) LEFT JOIN f ON f.name = w.name
-                    WHERE f.deleted IS NOT false OR f.digest IS DISTINCT FROM w.digest
+                    SELECT w.i::bigint, 0::bigint FROM unnest($5::bytea[]) WITH ORDINALITY AS w(digest, i)
+                    WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.digest = w.digest AND NOT f.deleted)
                     """,
-                binds: try Self.binds(zone.zoneName, zone.ownerName, after, Int64(names.count), names, digests)))
+                binds: try Self.binds(zone.zoneName, zone.ownerName, after, Int64(digests.count), digests)))
         {
-            let (position, met, sequence) = try row.decode((Int64, Bool, Int64).self)
-            if position == 0 {
-                last = sequence
-            } else if met {
-                differ.append(Int(position) - 1)
-            } else {
-                unmet.append(Int(position) - 1)
-            }
+            let (position, sequence) = try row.decode((Int64, Int64).self)
+            if position == 0 { last = sequence } else { unmet.append(Int(position) - 1) }
         }
-        // Fewer than one name in eight met: the feed is not in the order of the names asked about.
-        let following = unmet.count <= names.count - names.count / 8 || names.count < 64
+        // Fewer than one in eight met: the feed is not in the order of the records asked about.
+        let following = unmet.count <= digests.count - digests.count / 8 || digests.count < 64
         digestCursors.withLock { $0[zone] = following ? .following(after: last) : .probing }
-        return (differ, unmet)
+        return unmet
     }
 
     /// The offsets among `names` of the records of `zone` not held live with the digest at the same offset, one
