@@ -116,6 +116,8 @@ public final class RecordCopier {
                         continue
                     }
                     pendingBytes += change.pendingBytes
+                    // Each round takes the array away: room for the next one at once, not by doubling (copying) it.
+                    if pending.isEmpty { pending.reserveCapacity(min(batchSize, 8_192)) }
                     pending.append(change)
                     if pending.count >= batchSize || pendingBytes >= options.batchBytes {
                         try await state.pipeline(&pending, done: position, writing: &writing, report)
@@ -326,8 +328,10 @@ struct CopyState {
     }
 
     /// Records a written round's checkpoint and reports its outcomes in the source's order.
-    mutating func finish(_ round: WrittenRound, _ report: (inout SourceChange, TransferOutcome) throws -> Void) throws {
-        var changes = round.changes
+    mutating func finish(_ round: consuming WrittenRound, _ report: (inout SourceChange, TransferOutcome) throws -> Void) throws {
+        // Taken out of the round, so the reports below change the array in place instead of copying it first.
+        var changes: [SourceChange] = []
+        swap(&changes, &round.changes)
         tally.assets += round.assets.stored
         tally.assetBytes += round.assets.bytes
         options.onCommit?(changes.count, round.done)
