@@ -7,27 +7,44 @@ import PostgresNIO
 import Synchronization
 
 extension PostgresRecordStore: BulkCreating {
-    /// Checks what can be checked of records alone (a name, the zone, references within it, no `\u0000`) and puts
-    /// them in name order, ahead of their write.
+    /// Checks what can be checked of records alone (a name, the zone, references within it, no `\u0000`), puts them
+    /// in name order and encodes their rows as far as their write does not change them, ahead of the write.
     public func prepareCreation(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> BulkCreation {
         let prepared = records.count == contents.count ? preparedRows(records, contents: contents, zone: zone) : nil
         return BulkCreation(records: records, contents: contents, zone: zone, prepared: prepared)
     }
 
-    /// The checks of records alone and their name order (see ``prepareCreation(_:contents:in:)``).
+    /// The checks of records alone, their name order, each one's row of `records` up to its zone, times and change
+    /// sequence (which the write adds), and its DELETE_SELF targets.
     private func preparedRows(_ records: [Record], contents: [RecordContent], zone: ZoneID) -> PreparedRows {
         var refusals = [RecordOutcome?](repeating: nil, count: records.count)
         var validated: Set<String> = []
+        var deleteSelf = [[String]](repeating: [], count: records.count)
         for index in records.indices {
             refusals[index] = refusal(of: records[index], content: contents[index], zone: zone)
+            var targets: Set<String> = []
             for field in records[index].fields {
-                for reference in field.value.references where reference.action == .validate { validated.insert(reference.recordName) }
+                for reference in field.value.references {
+                    switch reference.action {
+                    case .validate: validated.insert(reference.recordName)
+                    case .deleteSelf: targets.insert(reference.recordName)
+                    default: break
+                    }
+                }
             }
+            if !targets.isEmpty { deleteSelf[index] = targets.sorted() }
         }
         // In name order (each with the change sequence of its place in the call): the primary key's pages are then
-        // visited in order, once each, rather than at random.
-        let byName = records.indices.sorted { records[$0].recordName.utf8.lexicographicallyPrecedes(records[$1].recordName.utf8) }
-        return PreparedRows(refusals: refusals, validated: validated, byName: byName)
+        // visited in order, once each, rather than at random. (Any order gives the same rows: this one is for speed,
+        // so String's own comparison, which is a byte comparison for ASCII names, will do.)
+        let byName = records.indices.sorted { records[$0].recordName < records[$1].recordName }
+        var bodies = CopyRows(capacity: contents.reduce(0) { $0 + $1.body.count + 160 })
+        var ends = [Int](repeating: 0, count: records.count)
+        for index in byName where refusals[index] == nil {
+            bodies.recordBody(record: records[index], content: contents[index])
+            ends[index] = bodies.count
+        }
+        return PreparedRows(refusals: refusals, validated: validated, byName: byName, bodies: bodies.take(), ends: ends, deleteSelf: deleteSelf)
     }
 
     /// Writes records absent from the zone through `COPY … FROM STDIN`, in one transaction: the outcomes of `modify`
@@ -78,49 +95,55 @@ extension PostgresRecordStore: BulkCreating {
                 guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
                 let last = try await reserveSequences(accepted, zone: number, on: connection)
                 let first = last - Int64(accepted) + 1
-                let times = CopyRows.times(Self.copyTimestamp(now))
-                let lead = Array("\(number)\t".utf8)
+                let suffix = CopyRows.suffix(zone: number, stamp: Self.copyTimestamp(now))
                 try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(schema)"), logger: logger)
-                try await connection.copyFrom(
-                    table: "records", columns: ["zone", "name", "type", "tag", "seq", "created", "modified", "deleted", "digest", "fields"],
-                    logger: logger
-                ) { writer in
+                try await connection.copyFrom(table: "records", columns: CopyRows.recordColumns, logger: logger) { writer in
                     var rows = CopyRows()
-                    for index in prepared.byName where offsets[index] >= 0 {
-                        let sequence = first + Int64(offsets[index])
+                    var start = 0
+                    for index in prepared.byName where prepared.refusals[index] == nil {
+                        defer { start = prepared.ends[index] }
+                        guard offsets[index] >= 0 else { continue }
                         rows.recordRow(
-                            lead: lead, record: records[index], tag: String(sequence, radix: 36), sequence: sequence, times: times,
-                            content: contents[index])
+                            body: prepared.bodies.getSlice(at: start, length: prepared.ends[index] - start), suffix: suffix,
+                            sequence: first + Int64(offsets[index]))
                         if rows.isFull { try await writer.write(rows.take()) }
                     }
                     if !rows.isEmpty { try await writer.write(rows.take()) }
                 }
                 let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
-                    Set(records[index].fields.flatMap { $0.value.references.filter { $0.action == .deleteSelf }.map(\.recordName) })
-                        .sorted().map { (records[index].recordName, $0) }
+                    prepared.deleteSelf[index].map { (records[index].recordName, $0) }
                 }
                 if !references.isEmpty {
                     try await connection.copyFrom(table: "refs", columns: ["zone", "source", "target", "action"], logger: logger) { writer in
                         var rows = CopyRows()
                         for (source, target) in references {
-                            rows.referenceRow(lead: lead, source: source, target: target)
+                            rows.referenceRow(zone: number, source: source, target: target)
                             if rows.isFull { try await writer.write(rows.take()) }
                         }
                         if !rows.isEmpty { try await writer.write(rows.take()) }
                     }
                 }
                 bulkWritten.withLock { $0 += accepted }
-                for index in records.indices where offsets[index] >= 0 {
-                    var saved = records[index]
-                    saved.system = SystemFields(
-                        changeTag: String(first + Int64(offsets[index]), radix: 36), created: RecordStamp(timestamp: now),
-                        modified: RecordStamp(timestamp: now))
-                    outcomes[index] = .saved(saved)
-                }
-                return outcomes.map { $0 ?? .failed(zone: zone) }
+                return Self.savedOutcomes(records, refused: outcomes, offsets: offsets, first: first, now: now, zone: zone)
             }
         } catch let error as PostgresBackendError where error.sqlState == "23505" || error.refusesData {
             return nil
+        }
+    }
+
+    /// The outcomes of a bulk write: `refused` where a record was refused, else the record as written (the ones at
+    /// `offsets` of 0 and more, from change sequence `first` on, at `now`).
+    private static func savedOutcomes(
+        _ records: [Record], refused: [RecordOutcome?], offsets: [Int], first: Int64, now: Int64, zone: ZoneID
+    ) -> [RecordOutcome] {
+        records.indices.map { index in
+            if let outcome = refused[index] { return outcome }
+            guard offsets[index] >= 0 else { return .failed(zone: zone) }
+            var saved = records[index]
+            saved.system = SystemFields(
+                changeTag: String(first + Int64(offsets[index]), radix: 36), created: RecordStamp(timestamp: now),
+                modified: RecordStamp(timestamp: now))
+            return .saved(saved)
         }
     }
 
@@ -258,6 +281,13 @@ struct PreparedRows: Sendable {
     var validated: Set<String>
     /// The records' indices in name order.
     var byName: [Int]
+    /// The rows of the records not refused, in name order, each without what its write adds
+    /// (``CopyRows/recordBody(record:content:)``).
+    var bodies: ByteBuffer
+    /// Where each of those records' row ends in ``bodies``.
+    var ends: [Int]
+    /// Each record's DELETE_SELF targets, sorted.
+    var deleteSelf: [[String]]
 }
 
 extension RecordOutcome {
@@ -269,43 +299,76 @@ extension RecordOutcome {
 
 /// Rows in COPY's text format, gathered into buffers of about 1 MiB.
 private struct CopyRows {
-    private var buffer = ByteBufferAllocator().buffer(capacity: 1 << 20)
+    private var buffer: ByteBuffer
+
+    init(capacity: Int = 1 << 20) { buffer = ByteBufferAllocator().buffer(capacity: capacity) }
 
     var isFull: Bool { buffer.readableBytes >= 1 << 20 }
     var isEmpty: Bool { buffer.readableBytes == 0 }
+    var count: Int { buffer.readableBytes }
 
     mutating func take() -> ByteBuffer {
         defer { buffer = ByteBufferAllocator().buffer(capacity: 1 << 20) }
         return buffer
     }
 
-    /// A row of `records`; `lead` is the zone's number and a tab, `times` the creation and modification times with
-    /// the tombstone flag and the digest's prefix (the same for every row of a call).
-    mutating func recordRow(lead: [UInt8], record: Record, tag: String, sequence: Int64, times: [UInt8], content: RecordContent) {
-        buffer.writeBytes(lead)
+    /// The columns of a row of `records`, in the order of ``recordBody(record:content:)`` and then
+    /// ``recordRow(body:suffix:sequence:)``: what is known of a record before its write first.
+    static let recordColumns = ["name", "type", "deleted", "digest", "fields", "zone", "created", "modified", "seq", "tag"]
+
+    /// The first columns of a record's row, known before the write: name, type, the tombstone flag, digest, fields.
+    mutating func recordBody(record: Record, content: RecordContent) {
         text(record.recordName)
         tab()
         text(record.recordType)
-        tab()
-        buffer.writeString(tag)
-        tab()
-        decimal(sequence)
-        buffer.writeBytes(times)
+        buffer.writeStaticString("\tf\t\\\\x")
         hex(content.digest)
         tab()
         jsonText(content.body)
+    }
+
+    /// What every row of a write holds after its body: `\t<zone>\t<stamp>\t<stamp>\t`.
+    static func suffix(zone: Int64, stamp: String) -> [UInt8] { Array("\t\(zone)\t\(stamp)\t\(stamp)\t".utf8) }
+
+    /// A row of `records`: its body, the write's suffix, the change sequence and the change tag (the sequence in base
+    /// 36).
+    mutating func recordRow(body: ByteBuffer?, suffix: [UInt8], sequence: Int64) {
+        if let body { buffer.writeImmutableBuffer(body) }
+        buffer.writeBytes(suffix)
+        decimal(sequence)
+        tab()
+        base36(sequence)
         buffer.writeInteger(UInt8(ascii: "\n"))
     }
 
-    /// What every row of a call from the creation time to the digest holds: `\t<stamp>\t<stamp>\tf\t\\x`.
-    static func times(_ stamp: String) -> [UInt8] { Array("\t\(stamp)\t\(stamp)\tf\t\\\\x".utf8) }
-
-    mutating func referenceRow(lead: [UInt8], source: String, target: String) {
-        buffer.writeBytes(lead)
+    mutating func referenceRow(zone: Int64, source: String, target: String) {
+        decimal(zone)
+        tab()
         text(source)
         tab()
         text(target)
         buffer.writeStaticString("\tDELETE_SELF\n")
+    }
+
+    /// A positive number in base 36 (`String(value, radix: 36)`), without making a string.
+    private mutating func base36(_ value: Int64) {
+        guard value > 0 else {
+            buffer.writeString(String(value, radix: 36))
+            return
+        }
+        let digits: StaticString = "0123456789abcdefghijklmnopqrstuvwxyz"
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { out in
+            digits.withUTF8Buffer { digits in
+                var rest = value
+                var start = 16
+                while rest > 0 {
+                    start -= 1
+                    out[start] = digits[Int(rest % 36)]
+                    rest /= 36
+                }
+                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[start...]))
+            }
+        }
     }
 
     /// A number in decimal, without making a string.
