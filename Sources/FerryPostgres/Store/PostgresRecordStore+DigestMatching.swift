@@ -7,9 +7,9 @@ import Synchronization
 
 /// Where a zone's comparison of digests has got to in the zone's change feed.
 enum DigestCursor: Sendable {
-    /// Names are compared with the feed's rows after this change sequence first.
+    /// Digests are looked for among the feed's rows after this change sequence first.
     case following(after: Int64)
-    /// The feed stopped holding the names asked about: primary-key probes only.
+    /// The feed stopped holding the records asked about: primary-key probes only.
     case probing
 }
 
