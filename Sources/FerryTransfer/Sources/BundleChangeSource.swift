@@ -95,8 +95,8 @@ private final class StoreAssetSink: BundleAssetSink {
     }
 
     func end(_ digest: SHA256Digest) throws {
-        try upload?.finish()
-        stored += 1
+        // Not counted when another writer of the store stored the same asset first.
+        if try upload?.finish() == true { stored += 1 }
         upload = nil
     }
 }
