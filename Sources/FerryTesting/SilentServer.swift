@@ -39,31 +39,6 @@ public final class SilentServer: @unchecked Sendable {
     }
 }
 
-/// A listening TCP socket on 127.0.0.1, on a free port, for the tests' servers.
-enum LoopbackListener {
-    /// The socket and its port.
-    static func listen(backlog: Int32) throws -> (fd: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SilentServerError(description: "socket() failed") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
-            close(fd)
-            throw SilentServerError(description: "bind or listen failed")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return (fd, Int(UInt16(bigEndian: address.sin_port)))
-    }
-}
-
 /// Why a silent server could not start.
 public struct SilentServerError: Error, CustomStringConvertible {
     public var description: String

@@ -108,10 +108,7 @@ public final class TCPRelay: @unchecked Sendable {
     private func connectToTarget() -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return -1 }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr(target.host)
-        address.sin_port = UInt16(target.port).bigEndian
+        var address = LoopbackListener.address(target.host, port: target.port)
         let connected = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

@@ -10,8 +10,7 @@ import Testing
 
     @Test func theTestServerAnswersOnLoopback() throws {
         guard let url = try Self.serverURL() else { return }
-        let psql = ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql"
-        let answer = try ProcessResult.run(psql, [url, "-AtXc", "SELECT current_database(), inet_server_addr()"])
+        let answer = try ProcessResult.run(Self.psql, [url, "-AtXc", "SELECT current_database(), inet_server_addr()"])
         #expect(answer.status == 0, "\(answer.errors)")
         #expect(answer.output.hasPrefix("ferry_test|127.0.0.1"), "\(answer.output)")
     }
@@ -21,12 +20,22 @@ import Testing
         base + (base.contains("?") ? "&" : "?") + "sslmode=disable&schema=\(schema)"
     }
 
+    /// A schema name of a test's own: `prefix` and a random number.
+    static func schemaName(_ prefix: String) -> String { "\(prefix)\(UInt32.random(in: 0...UInt32.max))" }
+
+    /// Drops a test's schemas with what they hold, also after a test that failed part-way.
+    static func drop(_ base: String, _ schemas: String...) {
+        try? sql(base, schemas.map { "DROP SCHEMA IF EXISTS \($0) CASCADE" }.joined(separator: "; "))
+    }
+
     static let cars = "\(TestEnvironment.packageRoot)/Samples/cars-trucks-buses/store/CarsTrucksBuses.sqlite"
 
     @Test func aStoreGoesIntoPostgresAndBackUnchanged() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let url = Self.url(base, schema: "e\(UInt32.random(in: 0...UInt32.max))")
+        let schema = Self.schemaName("e")
+        defer { Self.drop(base, schema) }
+        let url = Self.url(base, schema: schema)
         let first = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
         #expect(first.status == 0, "\(first.errors)")
         #expect(first.output.contains("\"created\":13"))
@@ -55,7 +64,8 @@ import Testing
     @Test func recordsTheServerRefusesGoToTheRejectFileAndTheRestIsWritten() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let schema = "r\(UInt32.random(in: 0...UInt32.max))"
+        let schema = Self.schemaName("r")
+        defer { Self.drop(base, schema) }
         let url = Self.url(base, schema: schema)
         // The schema as a first copy leaves it, emptied, with a rule of the database's own that trucks break.
         #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
@@ -82,7 +92,6 @@ import Testing
         #expect(nul.status == 1 && nul.output.contains("\"created\":1") && nul.output.contains("\"rejected\":1"), "\(nul.output)\(nul.errors)")
         let refusal = try String(contentsOfFile: scratch.file("nul.jsonl"), encoding: .utf8)
         #expect(refusal.contains("Car.nul") && refusal.contains("jsonb cannot store"), "\(refusal)")
-        try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
     }
 
     /// A bundle of 12 000 records (cars, trucks, buses and their notes) in `scratch`.
@@ -103,7 +112,8 @@ import Testing
             "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
         }
         // The connection comes back while ferry waits: the copy goes on and finishes.
-        let back = "l\(UInt32.random(in: 0...UInt32.max))"
+        let back = Self.schemaName("l")
+        defer { Self.drop(base, back) }
         relay.cut(afterForwarding: 600_000)
         let restorer = Thread {
             while !relay.cutNow { Thread.sleep(forTimeInterval: 0.05) }
@@ -119,7 +129,8 @@ import Testing
         #expect(same.status == 0 && same.output.contains("identical: 12000 records"), "\(same.output)\(same.errors)")
 
         // The connection stays lost: the retries run out, exit 75, and the same command resumes once it is back.
-        let lost = "l\(UInt32.random(in: 0...UInt32.max))"
+        let lost = Self.schemaName("l")
+        defer { Self.drop(base, lost) }
         relay.cut(afterForwarding: 600_000)
         let stopped = try ferry(["copy", bundle, url(lost), "--batch-size", "500", "--retries", "1"], in: scratch.path)
         #expect(stopped.status == 75, "\(stopped.errors)")
@@ -135,7 +146,6 @@ import Testing
         #expect(skipped > 0 && skipped + created + (counts["unchanged"] as? Int ?? 0) == 12000, "\(summary)")
         let equal = try ferry(["diff", bundle, url(lost)], in: scratch.path)
         #expect(equal.status == 0 && equal.output.contains("identical: 12000 records"), "\(equal.output)\(equal.errors)")
-        try Self.sql(base, "DROP SCHEMA \(back) CASCADE; DROP SCHEMA \(lost) CASCADE")
     }
 
     /// A `ferry` run in the background, its output in files of the scratch directory.
@@ -178,7 +188,8 @@ import Testing
     @Test func copiesIntoOneZoneTakeTurnsAndCopiesIntoOthersDoNot() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let schema = "z\(UInt32.random(in: 0...UInt32.max))"
+        let schema = Self.schemaName("z")
+        defer { Self.drop(base, schema) }
         let url = Self.url(base, schema: schema)
         let cars = scratch.file("cars.tar.zst")
         let trucks = scratch.file("trucks.tar.zst")
@@ -227,14 +238,14 @@ import Testing
             Self.psql,
             [base, "-AtXc", "SELECT count(to_regclass('\(schema).' || i)) FROM unnest(ARRAY['records_feed', 'refs_target', 'refs_source']) i"])
         #expect(indexes.output == "3\n", "\(indexes.output)\(indexes.errors)")
-        try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
     }
 
     @Test func aCopyKilledMidWayResumesToWhatAnUninterruptedCopyGives() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
         let bundle = try Self.fleetBundle(in: scratch)
-        let (killed, whole) = ("k\(UInt32.random(in: 0...UInt32.max))", "w\(UInt32.random(in: 0...UInt32.max))")
+        let (killed, whole) = (Self.schemaName("k"), Self.schemaName("w"))
+        defer { Self.drop(base, killed, whole) }
         let copy = try BackgroundFerry(["copy", bundle, Self.url(base, schema: killed), "--batch-size", "200", "-q"], in: scratch, name: "killed")
         try Self.waitUntil(base, "SELECT coalesce(max(done), 0) >= 2000 FROM \(killed).copy_journal")
         kill(copy.process.processIdentifier, SIGKILL)
@@ -250,13 +261,13 @@ import Testing
         #expect(diff.status == 0 && diff.output.contains("identical: 12000 records"), "\(diff.output)\(diff.errors)")
         let verify = try ferry(["verify", Self.url(base, schema: killed)], in: scratch.path)
         #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
-        try Self.sql(base, "DROP SCHEMA \(killed) CASCADE; DROP SCHEMA \(whole) CASCADE")
     }
 
     @Test func viewsGiveEachFieldATypedColumn() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let schema = "v\(UInt32.random(in: 0...UInt32.max))"
+        let schema = Self.schemaName("v")
+        defer { Self.drop(base, schema + "_view", schema) }
         let url = Self.url(base, schema: schema)
         let zone = ZoneID(zoneName: "AllZone")
         let targets = ["Target.1", "Target.2"].map { Record(recordType: "Target", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
@@ -297,7 +308,6 @@ import Testing
         try Self.sql(base, "UPDATE \(schema).records SET deleted = true WHERE type = 'Mixed'")
         let again = try ferry(["pg-views", url], in: scratch.path)
         #expect(again.status == 0 && again.output.contains("\(schema)_view.\"Mixed\": dropped"), "\(again.output)\(again.errors)")
-        try Self.sql(base, "DROP SCHEMA \(schema)_view CASCADE; DROP SCHEMA \(schema) CASCADE")
     }
 
     /// The JSON object of the output's first line of a message type.
@@ -309,7 +319,8 @@ import Testing
     @Test func sinceAPositionACopyReadsOnlyWhatChangedDeletionsIncluded() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let schema = "i\(UInt32.random(in: 0...UInt32.max))"
+        let schema = Self.schemaName("i")
+        defer { Self.drop(base, schema) }
         let url = Self.url(base, schema: schema)
         #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
         let full = try ferry(["copy", url, "full.tar.zst", "--json"], in: scratch.path)
@@ -341,7 +352,6 @@ import Testing
         // A position is no time: a source without a feed refuses it.
         let refused = try ferry(["copy", "full.tar.zst", "x.tar.zst", "--since", first], in: scratch.path)
         #expect(refused.status == 64 && refused.errors.contains("give --since a time instead"), "\(refused.errors)")
-        try Self.sql(base, "DROP SCHEMA \(schema) CASCADE")
     }
 
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {
@@ -349,7 +359,7 @@ import Testing
         let scratch = try Scratch()
         let components = try #require(URLComponents(string: base))
         let (host, port) = (try #require(components.host), try #require(components.port))
-        let role = "p\(UInt32.random(in: 0...UInt32.max))"
+        let role = Self.schemaName("p")
         let secret = "pw-\(UInt32.random(in: 0...UInt32.max))-secret"
         let psql = ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql"
         let created = try ProcessResult.run(

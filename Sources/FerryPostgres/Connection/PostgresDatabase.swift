@@ -159,23 +159,13 @@ public final class PostgresDatabase: Sendable {
 
     /// Runs a statement, discarding any rows.
     public func execute(_ query: PostgresQuery) async throws {
-        try await resilient { [client, logger] watch in
-            try await client.withConnection { connection in
-                watch.connection = connection
-                _ = try await connection.query(query, logger: logger)
-            }
-        }
+        try await onConnection { [logger] connection in _ = try await connection.query(query, logger: logger) }
     }
 
     /// The rows of a query, once it has run to its end (so a query sent again after a lost connection never gives a
     /// row twice).
     package func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await resilient { [client, logger] watch in
-            try await client.withConnection { connection in
-                watch.connection = connection
-                return try await connection.query(query, logger: logger).collect()
-            }
-        }
+        try await onConnection { [logger] connection in try await connection.query(query, logger: logger).collect() }
     }
 
     /// Runs a query and hands each of its rows (``rows(_:)``) to `body`.
@@ -194,18 +184,25 @@ public final class PostgresDatabase: Sendable {
     ///
     /// When the connection is lost, `body` runs again in a new transaction (the lost one left nothing).
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await resilient { [client, logger] watch in
+        try await onConnection { [logger] connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let result = try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` on a connection of the pool, watched and tried again when the connection is lost (``resilient(_:)``).
+    private func onConnection<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await resilient { [client] watch in
             try await client.withConnection { connection in
                 watch.connection = connection
-                try await connection.query("BEGIN", logger: logger)
-                do {
-                    let result = try await body(connection)
-                    try await connection.query("COMMIT", logger: logger)
-                    return result
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
+                return try await body(connection)
             }
         }
     }

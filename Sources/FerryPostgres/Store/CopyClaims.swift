@@ -22,17 +22,10 @@ actor CopyClaims {
 
     func claim(_ number: Int64, zone: ZoneID, wait: Bool, waiting: @Sendable (String) -> Void) async throws {
         guard !held.contains(number) else { return }
-        let connection = try await ownConnection(zone: zone)
+        let connection = try await ownConnection()
         let logger = database.logger
         do {
-            let binds = try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number))
-            var taken = false
-            for try await row in try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1), $2)", binds: binds), logger: logger)
-            {
-                taken = try row.decode(Bool.self)
-            }
-            if !taken {
+            if try await !tryLock(zone: number, on: connection) {
                 let holder = try await holder(of: number, on: connection)
                 guard wait else {
                     throw PostgresBackendError(
@@ -41,6 +34,7 @@ actor CopyClaims {
                             + "or without --no-wait to wait for it")
                 }
                 waiting("\(database.settings): another copy is writing zone \(zone) (\(holder)); waiting for it to finish")
+                let binds = try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number))
                 _ = try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(hashtext($1), $2)", binds: binds), logger: logger)
             }
         } catch let error as PostgresBackendError {
@@ -57,13 +51,11 @@ actor CopyClaims {
     /// that finds them missing builds them only when it can take the claim (else their dropper is still loading).
     func claimIndexes() async throws -> Bool {
         if holdsIndexes { return true }
-        let connection = try await ownConnection(zone: .default)
+        let connection = try await ownConnection()
         do {
-            var taken = false
-            let query = PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey))
-            for try await row in try await connection.query(query, logger: database.logger) { taken = try row.decode(Bool.self) }
-            holdsIndexes = taken
-            return taken
+            holdsIndexes = try await answer(
+                PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey)), on: connection)
+            return holdsIndexes
         } catch {
             throw database.translate(error)
         }
@@ -103,16 +95,11 @@ actor CopyClaims {
     }
 
     /// The connection holding the claims; when it was lost (and the claims with it), a new one that takes them again.
-    private func ownConnection(zone: ZoneID) async throws -> PostgresConnection {
+    private func ownConnection() async throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         let made = try await database.dedicatedConnection()
         for number in held.sorted() {
-            var taken = false
-            let query = PostgresQuery(
-                unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1), $2)",
-                binds: try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number)))
-            for try await row in try await made.query(query, logger: database.logger) { taken = try row.decode(Bool.self) }
-            guard taken else {
+            guard try await tryLock(zone: number, on: made) else {
                 try? await made.close()
                 throw PostgresBackendError(
                     .interrupted,
@@ -122,6 +109,22 @@ actor CopyClaims {
         }
         connection = made
         return made
+    }
+
+    /// Takes a zone's claim on `connection` if no other copy holds it; whether it did.
+    private func tryLock(zone number: Int64, on connection: PostgresConnection) async throws -> Bool {
+        try await answer(
+            PostgresQuery(
+                unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1), $2)",
+                binds: try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number))),
+            on: connection)
+    }
+
+    /// The one `boolean` a query answers (`false` when it gives no row).
+    private func answer(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> Bool {
+        var answer = false
+        for try await row in try await connection.query(query, logger: database.logger) { answer = try row.decode(Bool.self) }
+        return answer
     }
 
     /// Releases every claim.

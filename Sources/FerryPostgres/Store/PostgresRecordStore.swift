@@ -616,10 +616,9 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// A `FROM` clause giving, as `r`, the `columns` of the records named by the array `$3` in the zone named by `$1`
     /// and `$2`: one primary-key probe per name, whatever the planner's statistics say.
     ///
-    /// During and right after a first copy they are stale: a plain `name = ANY($3)` scanned the whole zone for each
-    /// batch, and a lateral subquery the planner may pull up into a join was hashed against the whole table (52 s
-    /// for a second copy of the standard large store instead of 8). `LIMIT 1` (a name is unique in its zone) keeps the
-    /// subquery a probe per name.
+    /// During and right after a first copy they are stale: a plain `name = ANY($3)` may scan the whole zone for each
+    /// batch, and a lateral subquery the planner pulls up into a join may be hashed against the whole table (see
+    /// Docs/design-notes.md). `LIMIT 1` (a name is unique in its zone) keeps the subquery a probe per name.
     static func byName(_ schema: String, columns: String) -> String {
         """
         unnest($3::text[]) AS wanted(name) CROSS JOIN LATERAL (

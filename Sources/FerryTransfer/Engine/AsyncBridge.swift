@@ -1,4 +1,5 @@
 import Dispatch
+import FerryCore
 import Foundation
 import Synchronization
 
@@ -101,10 +102,8 @@ final class ChangeBatches: AsyncSequence, Sendable {
 
     /// Starts reading `source` (used by the reading thread alone until ``finish()`` returns).
     init(_ source: any ChangeSource, depth: Int = 4) {
-        // Made empty and then given its slots: libdispatch traps when a semaphore goes away holding less than it was made
-        // with, which is how a copy that fails mid-way leaves it (batches read ahead and never consumed).
-        let slots = DispatchSemaphore(value: 0)
-        for _ in 0..<depth { slots.signal() }
+        // A copy that fails mid-way leaves slots taken (batches read ahead and never consumed): see `counting`.
+        let slots = DispatchSemaphore.counting(depth)
         let shared = shared
         let (stream, continuation) = AsyncThrowingStream<[SourceChange], any Error>.makeStream()
         self.stream = stream

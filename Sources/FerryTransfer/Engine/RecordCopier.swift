@@ -301,15 +301,7 @@ struct CopyState {
 
     private static func send(_ round: StagedRound, sender: ZoneSender) async throws -> WrittenRound {
         var written = WrittenRound(changes: round.changes, done: round.done, outcomes: round.outcomes, assets: AssetCounts())
-        let parallel = sender.options.parallel
-        if parallel <= 1 || round.requests.count <= 1 {
-            for request in round.requests {
-                let (decided, assets) = try await sender.send(request, changes: round.changes, contents: round.contents)
-                for (index, outcome) in decided { written.outcomes[index] = outcome }
-                written.assets.add(assets)
-            }
-            return written
-        }
+        let parallel = max(1, sender.options.parallel)
         try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts).self) { group in
             var next = 0
             func start() {
@@ -327,7 +319,7 @@ struct CopyState {
         return written
     }
 
-    /// Records a written round's checkpoint and reports its outcomes in the source's order.
+    /// Reports a written round's outcomes in the source's order (its checkpoint was recorded by ``write(_:sender:checkpoint:)``).
     mutating func finish(_ round: consuming WrittenRound, _ report: (inout SourceChange, TransferOutcome) throws -> Void) throws {
         // Taken out of the round, so the reports below change the array in place instead of copying it first.
         var changes: [SourceChange] = []

@@ -160,8 +160,8 @@ struct Copy: AsyncParsableCommand {
             return try await AsyncBridge.handOver { try copy.run(console: console, started: started) }
         case .postgres(let url):
             var options = RecordCopier.Options()
-            // Rounds of 5 000: fewer round trips and larger COPYs than 2 000 (the standard large store: 19-21 s
-            // against 23 s), less memory than 10 000 and more.
+            // Rounds of 5 000: fewer round trips and larger COPYs than 2 000, less memory than 10 000 (measured in
+            // Docs/design-notes.md).
             options.batchSize = batchSize ?? 5_000
             options.policy = onConflict
             options.dryRun = dryRun
