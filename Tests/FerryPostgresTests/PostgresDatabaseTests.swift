@@ -208,6 +208,49 @@ import Testing
 
 /// Writers of one zone at the same time, on the real server.
 @Suite struct PostgresConcurrentWriterTests {
+    /// A copy whose claims' connection was lost while it held the index claim takes the claim again when it can, and
+    /// leaves the indexes to the copy that took it meanwhile.
+    @Test func anIndexClaimLostWithItsConnectionIsLeftToTheCopyThatTookIt() async throws {
+        try await PostgresDatabaseTests.withSchema { database, schema in
+            // Two copies, each with a connection pool of its own (closing a store closes its pool).
+            let first = PostgresRecordStore(try await PostgresDatabase.open(database.settings))
+            let second = PostgresRecordStore(try await PostgresDatabase.open(database.settings))
+            let zone = ZoneID(zoneName: "CarZone")
+            #expect(try await first.createZone(zone))
+            #expect(try await first.beginBulkLoad(), "an empty store: the first copy drops the indexes and holds the claim")
+            // The server ends the connection holding the claim, as when the network drops it.
+            try await database.execute(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+                          AND objid = (hashtext('\(schema).indexes')::bigint & 4294967295)::oid
+                        """))
+            #expect(try await second.beginBulkLoad(), "the claim is free: the second copy takes it")
+            // The first copy's next claim finds its connection gone (at once, or after one failure) and makes another.
+            var attempts = 0
+            while true {
+                do {
+                    try await first.claimZone(zone, wait: false) { _ in }
+                    break
+                } catch {
+                    attempts += 1
+                    if attempts == 50 { throw error }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            func feedIndexExists() async throws -> Bool {
+                try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(schema).records_feed') IS NOT NULL")).first?.decode(Bool.self)
+                    ?? false
+            }
+            try await first.endBulkLoad()
+            #expect(try await feedIndexExists() == false, "left to the copy that holds the claim now")
+            try await second.endBulkLoad()
+            #expect(try await feedIndexExists(), "built by the copy that holds the claim")
+            try await second.close()
+            try await first.close()
+        }
+    }
+
     @Test func writersOfTheSameRecordsTakeTurnsWithoutDeadlock() async throws {
         try await PostgresDatabaseTests.withSchema { database, _ in
             let store = PostgresRecordStore(database)

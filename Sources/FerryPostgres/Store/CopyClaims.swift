@@ -50,11 +50,11 @@ actor CopyClaims {
     /// The copy that drops the secondary indexes for a first load holds it until it has built them again; a copy
     /// that finds them missing builds them only when it can take the claim (else their dropper is still loading).
     func claimIndexes() async throws -> Bool {
-        if holdsIndexes { return true }
+        // First the connection: when it was lost, so was the claim, which it takes again if it can.
         let connection = try await ownConnection()
+        if holdsIndexes { return true }
         do {
-            holdsIndexes = try await answer(
-                PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey)), on: connection)
+            holdsIndexes = try await tryLockIndexes(on: connection)
             return holdsIndexes
         } catch {
             throw database.translate(error)
@@ -95,6 +95,9 @@ actor CopyClaims {
     }
 
     /// The connection holding the claims; when it was lost (and the claims with it), a new one that takes them again.
+    ///
+    /// The index claim is taken again when it is free; when another copy took it meanwhile, this copy no longer holds
+    /// it, and leaves the indexes to that copy.
     private func ownConnection() async throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         let made = try await database.dedicatedConnection()
@@ -107,6 +110,7 @@ actor CopyClaims {
                         + "run the same command again once that copy has finished (it resumes)")
             }
         }
+        if holdsIndexes { holdsIndexes = try await tryLockIndexes(on: made) }
         connection = made
         return made
     }
@@ -118,6 +122,12 @@ actor CopyClaims {
                 unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1), $2)",
                 binds: try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number))),
             on: connection)
+    }
+
+    /// Takes the index claim on `connection` if no other copy holds it; whether it did.
+    private func tryLockIndexes(on connection: PostgresConnection) async throws -> Bool {
+        try await answer(
+            PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey)), on: connection)
     }
 
     /// The one `boolean` a query answers (`false` when it gives no row).
