@@ -143,7 +143,7 @@ import Testing
         let (_, store) = try store()
         let (_, other) = try self.store()
         let record = car("1", ["name": .string("Beetle"), "doors": .int64(2)])
-        let encoded = LocalStoreBatch.encode(record)
+        let encoded = RecordContent(record)
         #expect(try store.write { batch in try batch.forceReplace(record, encoded: encoded) } == nil)
         _ = try saved(try other.write { batch in try batch.apply(RecordOperation(.forceReplace, record), encoded: encoded) })
         let written = try #require(try store.lookup([record.id])[record.id])
@@ -155,10 +155,10 @@ import Testing
         #expect(read?.fields == record.fields)
 
         let elsewhere = Record(recordType: "Car", recordName: "Car.2", zoneID: ZoneID(zoneName: "Nope"))
-        let noZone = try store.write { batch in try batch.forceReplace(elsewhere, encoded: LocalStoreBatch.encode(elsewhere)) }
+        let noZone = try store.write { batch in try batch.forceReplace(elsewhere, encoded: RecordContent(elsewhere)) }
         #expect(noZone?.errorCode == .zoneNotFound)
         let dangling = car("3", ["owner": .reference(Reference(recordName: "Person.9", zoneID: Self.zone, action: .validate))])
-        let refused = try store.write { batch in try batch.forceReplace(dangling, encoded: LocalStoreBatch.encode(dangling)) }
+        let refused = try store.write { batch in try batch.forceReplace(dangling, encoded: RecordContent(dangling)) }
         #expect(refused?.errorCode == .validatingReferenceError)
         #expect(try store.lookup([dangling.id]).isEmpty, "a refused record is not written")
     }

@@ -160,9 +160,9 @@ public final class LocalStoreBatch {
         return RecordOperation.atomicFailure(outcomes)
     }
 
-    /// Applies one operation; `encoded` is the record's ``encode(_:)`` when the caller already has it (replace
+    /// Applies one operation; `encoded` is the record's content (``RecordContent``) when the caller already has it (replace
     /// operations only).
-    public func apply(_ operation: RecordOperation, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws -> RecordOutcome {
+    public func apply(_ operation: RecordOperation, encoded: RecordContent? = nil) throws -> RecordOutcome {
         let record = operation.record
         let id = record.id
         let (zone, live): (Int64, StoredRecord?)
@@ -203,7 +203,7 @@ public final class LocalStoreBatch {
     /// Unlike ``apply(_:encoded:)`` with a forceReplace operation, it takes the record as it is (no operation to wrap
     /// it in) and hands no stored record back, so a copy's record is not copied on its way to the store.
     /// - Returns: `nil` when the record was written, else the failure.
-    public func forceReplace(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest)) throws -> RecordOutcome? {
+    public func forceReplace(_ record: Record, encoded: RecordContent) throws -> RecordOutcome? {
         switch try locate(record) {
         case .failed(let failure):
             return failure
@@ -258,26 +258,20 @@ public final class LocalStoreBatch {
         return base
     }
 
-    /// A record's stored form: its canonical JSON without system fields, and that JSON's SHA-256 (its content digest),
-    /// as every backend computes it (``RecordContent``).
-    public static func encode(_ record: Record) -> (body: [UInt8], digest: SHA256Digest) {
-        let content = RecordContent(record)
-        return (content.body, content.digest)
-    }
-
-    private func save(_ record: Record, zone: Int64, previous: StoredRecord?, encoded: (body: [UInt8], digest: SHA256Digest)? = nil) throws
+    private func save(_ record: Record, zone: Int64, previous: StoredRecord?, encoded: RecordContent? = nil) throws
         -> Saved
     {
         if let failure = try referenceFailure(of: record, zone: zone) { return .failed(failure) }
         lastLookup = nil
         // The rows in `refs` the record had, from its body before it is overwritten.
         let oldTargets = previous == nil ? [] : try storedDeleteSelfTargets(zone: zone, name: record.recordName)
-        let (body, digest) = encoded ?? Self.encode(record)
+        let content = encoded ?? RecordContent(record)
         let sequence = try nextSequence(zone)
         let tag = String(sequence, radix: 36)
         let created = previous?.created ?? now
         try upsertRecord(
-            zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: digest, body: body)
+            zone: zone, name: record.recordName, type: record.recordType, tag: tag, sequence: sequence, created: created, digest: content.digest,
+            body: content.body)
         try replaceReferences(zone: zone, source: record.recordName, old: oldTargets, new: Self.deleteSelfTargets(of: record))
         return .written(SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: now)))
     }

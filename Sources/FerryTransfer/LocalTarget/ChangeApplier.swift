@@ -46,12 +46,12 @@ final class ChangeApplier {
             guard let state = try batch.lookup(deletion.id), !state.isDeleted else { return .absent }
             return outcome(try batch.apply(RecordOperation.delete(deletion)), success: .deleted)
         case .record(let record):
-            return try apply(record, encoded: prepared.encoded.map { ($0.body, $0.digest) })
+            return try apply(record, encoded: prepared.encoded)
         }
     }
 
     /// Writes a record; its system fields, if it has any, are the target's to assign (every write leaves them out).
-    private func apply(_ record: Record, encoded known: (body: [UInt8], digest: SHA256Digest)?) throws -> TransferOutcome {
+    private func apply(_ record: Record, encoded known: RecordContent?) throws -> TransferOutcome {
         if try batch.createZone(record.zoneID) { zonesCreated += 1 }
         for field in record.fields {
             for asset in field.value.assets where try !batch.hasAsset(asset) {
@@ -74,7 +74,7 @@ final class ChangeApplier {
             }
         }
         let existing = try batch.lookup(record.id)
-        let encoded = known ?? LocalStoreBatch.encode(record)
+        let encoded = known ?? RecordContent(record)
         guard let existing else { return try writeBreakingCycles(record, encoded: encoded, success: .created) }
         if existing.isDeleted {
             switch options.policy {
@@ -105,7 +105,7 @@ final class ChangeApplier {
 
     /// Writes a record; when a VALIDATE reference points at a record not written yet (a reference cycle, or a child
     /// before its parent), writes it without those references first and defers the whole record to the run's end.
-    private func writeBreakingCycles(_ record: Record, encoded: (body: [UInt8], digest: SHA256Digest), success: TransferOutcome) throws
+    private func writeBreakingCycles(_ record: Record, encoded: RecordContent, success: TransferOutcome) throws
         -> TransferOutcome
     {
         guard let failure = try batch.forceReplace(record, encoded: encoded) else { return success }
