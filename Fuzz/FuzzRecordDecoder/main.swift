@@ -31,7 +31,26 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case nil:
         guard single == nil else { fatalError("decode(line:) read a record that decodeContents refused") }
     }
+    // The same bytes as a stored fields object (what a PostgreSQL database gives back): decoded or refused, and a
+    // record decoded so round-trips through its fields object.
+    let id = (type: "T", name: "r", zone: ZoneID(zoneName: "Z"))
+    if let record = try? decoder.decodeRecord(fields: bytes, recordType: id.type, recordName: id.name, zoneID: id.zone) {
+        checkFields(record, decoder)
+    }
     return 0
+}
+
+/// Checks that a record's fields object, cut out of its canonical JSON, decodes back to the same record.
+func checkFields(_ record: Record, _ decoder: CloudKitJSONDecoder) {
+    var writer = JSONWriter()
+    let range = record.writeCloudKitJSON(to: &writer, includeSystemFields: false)
+    let fields = Array(writer.bytes[range])
+    let back = fields.withUnsafeBytes { bytes in
+        try? decoder.decodeRecord(fields: bytes, recordType: record.recordType, recordName: record.recordName, zoneID: record.zoneID)
+    }
+    var bare = record
+    bare.system = nil
+    guard back == bare else { fatalError("a record's fields object does not decode back to it: \(String(decoding: fields, as: UTF8.self))") }
 }
 
 /// Validates a decoded change and checks that it round-trips through its canonical form.
@@ -43,6 +62,7 @@ func check(_ change: RecordChange, _ decoder: CloudKitJSONDecoder) {
         _ = schema.conflicts(in: record)
         schema.add(record)
     }
+    if case .record(let record) = change { checkFields(record, decoder) }
     let canonical = change.canonicalJSON
     guard let again = try? decoder.decode(bytes: canonical), again.canonicalJSON == canonical else {
         fatalError("a decoded record does not round-trip through its canonical form")

@@ -278,7 +278,7 @@ import Testing
         try Self.sql(
             base,
             "INSERT INTO \(schema).records(zone, name, type, tag, seq, created, modified, fields) SELECT zone, 'Mixed.2', 'Mixed', 'x', 999, "
-                + "now(), now(), '{\"fields\": {\"value\": {\"type\": \"INT64\", \"value\": 2}}}' FROM \(schema).records WHERE name = 'Mixed.1'")
+                + "now(), now(), '{\"value\": {\"type\": \"INT64\", \"value\": 2}}' FROM \(schema).records WHERE name = 'Mixed.1'")
         let views = try ferry(["pg-views", url, "--json"], in: scratch.path)
         #expect(views.status == 0, "\(views.errors)")
         #expect(views.output.contains("Mixed.value holds INT64 and STRING values; its column is jsonb"), "\(views.output)")

@@ -55,18 +55,34 @@ import Testing
 
     @Test func aSchemaOfAnEarlierLayoutIsBroughtUpToDateKeepingItsData() async throws {
         try await Self.withSchema(migrated: false) { database, schema in
-            // Layout 1 as the first Ferry made it, with a record in a zone.
+            // Layout 1 as the first Ferry made it, with a record in a zone, kept whole as CloudKit JSON in `fields`.
             for statement in PostgresSchema.statements(1, schema: schema) { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
             try await database.execute(PostgresQuery(unsafeSQL: "INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '1')"))
             let store = PostgresRecordStore(database)
             let zone = ZoneID(zoneName: "Old")
-            _ = try await store.createZone(zone)
             let record = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("kept")])
-            _ = try await store.modify([RecordOperation(.create, record)], in: zone, atomic: false)
+            let content = RecordContent(record)
+            try await database.execute(
+                PostgresQuery(unsafeSQL: "INSERT INTO \(schema).zones(zone_name, owner_name, last_seq) VALUES ('Old', '__defaultOwner__', 1)"))
+            let body = String(decoding: content.body, as: UTF8.self)
+            try await database.execute(
+                """
+                INSERT INTO \(unescaped: schema).records(zone, name, type, tag, seq, created, modified, digest, fields)
+                SELECT id, 'c1', 'Car', '1', 1, now(), now(), decode(\(content.digest.description), 'hex'), \(body)::jsonb
+                FROM \(unescaped: schema).zones WHERE zone_name = 'Old'
+                """)
 
             #expect(try await PostgresSchema.migrate(database) == 1)
             #expect(try await PostgresSchema.currentVersion(database) == PostgresSchema.version)
-            #expect(try await store.fetch([record.id])[record.id]?.fields["name"] == .string("kept"))
+            var fetched = try #require(try await store.fetch([record.id])[record.id])
+            fetched.system = nil
+            #expect(fetched == record)
+            #expect(try await store.lookup([record.id])[record.id]?.contentDigest == content.digest, "the digest stays the content's")
+            var kept = ""
+            try await database.query(PostgresQuery(unsafeSQL: "SELECT fields::text FROM \(schema).records WHERE name = 'c1'")) { row in
+                kept = try row.decode(String.self)
+            }
+            #expect(kept == #"{"name": {"type": "STRING", "value": "kept"}}"#, "layout 3 keeps the fields object only")
             var foreignKeys = -1
             try await database.query(
                 PostgresQuery(unsafeSQL: "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND connamespace = '\(schema)'::regnamespace")
@@ -75,6 +91,34 @@ import Testing
             // A zone's records and references go with it all the same.
             #expect(try await store.deleteZone(zone))
             #expect(try await store.lookup([record.id]).isEmpty)
+        }
+    }
+
+    @Test func theFieldsColumnHoldsEachRecordsFieldsObjectWrittenEitherWay() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Fields")
+            _ = try await store.createZone(zone)
+            let record = { (name: String) in
+                Record(recordType: "Car", recordName: name, zoneID: zone, fields: ["name": .string("a \\ \"b\""), "n": .int64(7)])
+            }
+            // One record through COPY (a bulk write), one through INSERT … ON CONFLICT.
+            let bulk = [record("c1")]
+            let creation = try await store.prepareCreation(bulk, contents: bulk.map(RecordContent.init), in: zone)
+            #expect(try await store.createAbsent(creation)?.allSatisfy { if case .saved = $0 { true } else { false } } == true)
+            _ = try await store.modify([RecordOperation(.create, record("c2"))], in: zone, atomic: false)
+            var stored: [String: String] = [:]
+            try await database.query(PostgresQuery(unsafeSQL: "SELECT name, fields::text FROM \(schema).records ORDER BY name")) { row in
+                let (name, fields) = try row.decode((String, String).self)
+                stored[name] = fields
+            }
+            let expected = #"{"n": {"type": "INT64", "value": 7}, "name": {"type": "STRING", "value": "a \\ \"b\""}}"#
+            #expect(stored == ["c1": expected, "c2": expected])
+            for name in ["c1", "c2"] {
+                var fetched = try #require(try await store.fetch([RecordID(recordName: name, zoneID: zone)]).values.first)
+                fetched.system = nil
+                #expect(fetched == record(name))
+            }
         }
     }
 

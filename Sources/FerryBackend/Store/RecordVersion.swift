@@ -32,12 +32,17 @@ public struct RecordContent: Sendable {
     public var body: [UInt8]
     /// The SHA-256 of ``body``.
     public var digest: SHA256Digest
+    /// Where the record's fields object (the value of `fields`) lies in ``body``.
+    public var fieldsRange: Range<Int>
+
+    /// The canonical JSON of the record's fields object, `{"name":{"type":…,"value":…},…}`: a part of ``body``.
+    public var fieldsJSON: ArraySlice<UInt8> { body[fieldsRange] }
 
     /// The content of `record`.
     public init(_ record: Record) {
         // Room for most records at once (a few hundred bytes each): growing the buffer copies it.
         var writer = JSONWriter(capacity: 1024)
-        record.writeCloudKitJSON(to: &writer, includeSystemFields: false)
+        fieldsRange = record.writeCloudKitJSON(to: &writer, includeSystemFields: false)
         body = writer.bytes
         digest = SHA256Hasher.digest(writer.bytes)
     }

@@ -6,7 +6,7 @@ import PostgresNIO
 /// the one before. A schema made by a newer Ferry is refused rather than written in a layout this one does not know.
 public enum PostgresSchema {
     /// The layout this Ferry writes.
-    public static let version = 2
+    public static let version = 3
 
     /// Creates the schema or brings it to ``version``.
     /// - Returns: the version it was at before (0 for a new schema).
@@ -97,6 +97,10 @@ public enum PostgresSchema {
                 "ALTER TABLE \(schema).refs DROP CONSTRAINT IF EXISTS refs_zone_source_fkey",
                 "ALTER TABLE \(schema).records DROP CONSTRAINT IF EXISTS records_zone_fkey",
             ]
+        case 3:
+            // `fields` holds the record's fields object only: its name, type and zone are columns of their own, and
+            // keeping them in the document too made every row larger for the server to parse, store and log.
+            return ["UPDATE \(schema).records SET fields = fields->'fields' WHERE fields IS NOT NULL"]
         default:
             return []
         }

@@ -31,7 +31,7 @@ public enum PostgresViews {
         try await database.query(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT r.type, f.key, f.value->>'type' FROM \(schema).records r, jsonb_each(r.fields->'fields') f
+                    SELECT r.type, f.key, f.value->>'type' FROM \(schema).records r, jsonb_each(r.fields) f
                     WHERE NOT r.deleted GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
                     """)
         ) { row in
@@ -63,7 +63,7 @@ public enum PostgresViews {
                 let kinds = fieldTypes[type]?[field] ?? []
                 let kind = kinds.count == 1 ? kinds.first ?? "" : ""
                 if kinds.count > 1 { made.mixed.append((type, field, kinds.sorted())) }
-                let (expression, sqlType) = column(for: kind, value: "r.fields->'fields'->\(literal(field))")
+                let (expression, sqlType) = column(for: kind, value: "r.fields->\(literal(field))")
                 select.append("\(expression) AS \(quoted(field))")
                 columns.append((field, sqlType))
             }

@@ -316,7 +316,8 @@ private struct CopyRows {
     /// ``recordRow(body:suffix:sequence:)``: what is known of a record before its write first.
     static let recordColumns = ["name", "type", "deleted", "digest", "fields", "zone", "created", "modified", "seq", "tag"]
 
-    /// The first columns of a record's row, known before the write: name, type, the tombstone flag, digest, fields.
+    /// The first columns of a record's row, known before the write: name, type, the tombstone flag, digest, fields
+    /// (the fields object of the record's canonical JSON).
     mutating func recordBody(record: Record, content: RecordContent) {
         text(record.recordName)
         tab()
@@ -324,7 +325,7 @@ private struct CopyRows {
         buffer.writeStaticString("\tf\t\\\\x")
         hex(content.digest)
         tab()
-        jsonText(content.body)
+        jsonText(content.fieldsJSON)
     }
 
     /// What every row of a write holds after its body: `\t<zone>\t<stamp>\t<stamp>\t`.
@@ -391,7 +392,7 @@ private struct CopyRows {
 
     /// Canonical JSON as a COPY text field: it holds no raw tab, newline or carriage return (JSON escapes them), so
     /// only its backslashes are doubled.
-    private mutating func jsonText(_ bytes: [UInt8]) {
+    private mutating func jsonText(_ bytes: ArraySlice<UInt8>) {
         bytes.withUnsafeBufferPointer { bytes in
             guard let base = bytes.baseAddress else { return }
             var start = 0

@@ -181,13 +181,14 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             for row in try await read(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT r.name, r.tag, r.created, r.modified, r.fields::text
-                        FROM \(Self.byName(schema, columns: "name, tag, created, modified, fields, deleted")) WHERE NOT r.deleted
+                        SELECT r.name, r.type, r.tag, r.created, r.modified, r.fields::text
+                        FROM \(Self.byName(schema, columns: "name, type, tag, created, modified, fields, deleted")) WHERE NOT r.deleted
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
             ) {
-                let (name, tag, created, modified, fields) = try row.decode((String, String, Date, Date, String).self)
+                let (name, type, tag, created, modified, fields) = try row.decode((String, String, String, Date, Date, String).self)
                 found[RecordID(recordName: name, zoneID: zone)] = try Self.record(
-                    fields, tag: tag, created: created, modified: modified, store: self.name)
+                    StoredRecord(name: name, type: type, zone: zone, fields: fields), tag: tag, created: created, modified: modified,
+                    store: self.name)
             }
         }
         return found
@@ -270,11 +271,16 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             guard current != nil else { return record }
             let rows = try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT fields::text FROM \(schema).records WHERE zone = $1 AND name = $2",
+                    unsafeSQL: "SELECT type, fields::text FROM \(schema).records WHERE zone = $1 AND name = $2",
                     binds: try Self.binds(zone, record.recordName)),
                 logger: logger)
             var base = record
-            for try await row in rows { base = try Self.record(try row.decode(String.self), tag: nil, created: nil, modified: nil, store: name) }
+            for try await row in rows {
+                let (type, fields) = try row.decode((String, String).self)
+                base = try Self.record(
+                    StoredRecord(name: record.recordName, type: type, zone: record.zoneID, fields: fields), tag: nil, created: nil, modified: nil,
+                    store: name)
+            }
             for field in record.fields { base.fields[field.name] = field.value }
             base.recordType = record.recordType
             return base
@@ -351,7 +357,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                     """,
                 binds: try Self.binds(
                     zone, record.recordName, record.recordType, tag, sequence, createdAt, modified, Data(content.digest.bytes),
-                    String(decoding: content.body, as: UTF8.self))), logger: logger)
+                    String(decoding: content.fieldsJSON, as: UTF8.self))), logger: logger)
         try await connection.query(
             PostgresQuery(unsafeSQL: "DELETE FROM \(schema).refs WHERE zone = $1 AND source = $2", binds: try Self.binds(zone, record.recordName)),
             logger: logger)
@@ -543,7 +549,11 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                 if deleted {
                     changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
                 } else {
-                    changes.append(.record(try record(fields ?? "", tag: tag, created: created, modified: modified, store: store)))
+                    changes.append(
+                        .record(
+                            try record(
+                                StoredRecord(name: recordName, type: type, zone: zone, fields: fields ?? ""), tag: tag, created: created,
+                                modified: modified, store: store)))
                 }
             }
             return changes
@@ -589,16 +599,16 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func takeDeferred(run: String) async throws -> [Record] {
-        var records: [Record] = []
+        // DELETE … RETURNING gives rows in no particular order: they are put back in the order they were deferred.
+        var records: [(Int64, Record)] = []
         try await database.query(
             PostgresQuery(
                 unsafeSQL: "DELETE FROM \(schema).copy_deferred WHERE run = $1 RETURNING seq, record::text", binds: try Self.binds(run))
         ) { row in
             let (sequence, text) = try row.decode((Int64, String).self)
-            records.append((sequence, try Self.record(text, tag: nil, created: nil, modified: nil, store: self.name)).1)
-            _ = sequence
+            records.append((sequence, try Self.record(json: text, store: self.name)))
         }
-        return records
+        return records.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     /// Ends the connection; a snapshot ends only its own transaction and connection.
@@ -633,15 +643,38 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
-    /// A stored record decoded from its `jsonb` text, with its system fields when given.
-    private static func record(_ text: String, tag: String?, created: Date?, modified: Date?, store: String) throws -> Record {
-        guard case .record(var record) = try? CloudKitJSONDecoder().decode(bytes: Array(text.utf8)) else {
-            throw BackendError(.damaged, "\(store): a stored record does not decode as CloudKit JSON; verify the database")
-        }
-        if let tag {
-            record.system = SystemFields(
+    /// A row of `records` as read back: the record's identity and its fields object's `jsonb` text.
+    struct StoredRecord {
+        var name: String
+        var type: String
+        var zone: ZoneID
+        var fields: String
+    }
+
+    /// A stored record decoded from its row, with its system fields when given.
+    private static func record(_ stored: StoredRecord, tag: String?, created: Date?, modified: Date?, store: String) throws -> Record {
+        let system = tag.map { tag in
+            SystemFields(
                 changeTag: tag, created: created.map { RecordStamp(timestamp: milliseconds($0)) },
                 modified: modified.map { RecordStamp(timestamp: milliseconds($0)) })
+        }
+        var text = stored.fields
+        do {
+            return try text.withUTF8 { bytes throws(RecordError) in
+                try CloudKitJSONDecoder().decodeRecord(
+                    fields: UnsafeRawBufferPointer(bytes), recordType: stored.type, recordName: stored.name, zoneID: stored.zone, system: system)
+            }
+        } catch {
+            throw BackendError(
+                .damaged,
+                "\(store): the fields of record \(stored.name) in \(stored.zone) do not decode as CloudKit JSON (\(error)); verify the database")
+        }
+    }
+
+    /// A record kept whole as CloudKit JSON (a deferred record), without system fields.
+    private static func record(json text: String, store: String) throws -> Record {
+        guard case .record(let record) = try? CloudKitJSONDecoder().decode(bytes: Array(text.utf8)) else {
+            throw BackendError(.damaged, "\(store): a stored record does not decode as CloudKit JSON; verify the database")
         }
         return record
     }

@@ -178,19 +178,44 @@ public struct CloudKitJSONDecoder: Sendable {
             }
             return .deletion(Deletion(recordType: recordType, recordName: recordName, zoneID: zoneID))
         }
+        return .record(
+            try Self.record(
+                recordType: recordType, recordName: recordName, zoneID: zoneID, fields: decoded ?? DecodedFields(),
+                system: system.isEmpty ? nil : system))
+    }
+
+    /// Decodes a record's fields object (`{"name": {"type": …, "value": …}, …}`, the value of a record dictionary's
+    /// `fields`) into the record of that name, type and zone: how a store that keeps the identity in columns of its
+    /// own gives records back.
+    /// - Throws: ``RecordError`` saying what is wrong and where (paths start at `fields`).
+    public func decodeRecord(
+        fields bytes: UnsafeRawBufferPointer, recordType: String, recordName: String, zoneID: ZoneID, system: SystemFields? = nil
+    ) throws(RecordError) -> Record {
+        do {
+            var scanner = JSONScanner(bytes)
+            let decoded = try fields(&scanner)
+            try scanner.finish()
+            return try Self.record(recordType: recordType, recordName: recordName, zoneID: zoneID, fields: decoded, system: system)
+        } catch {
+            throw Self.recordError(error)
+        }
+    }
+
+    /// The record of decoded fields: references written without a zone get the record's, the fields sorted.
+    private static func record(
+        recordType: String, recordName: String, zoneID: ZoneID, fields decoded: consuming DecodedFields, system: SystemFields?
+    ) throws -> Record {
         // Taken out of `decoded`, so that the array is not shared when references get their zone in place.
-        var fields = decoded?.fields ?? []
-        let pendingZones = decoded?.pendingZones ?? []
-        decoded = nil
+        var fields = decoded.fields
+        let pendingZones = decoded.pendingZones
+        _ = consume decoded
         for (index, pending) in pendingZones {
             fields[index].value = fields[index].value.settingZone(zoneID, ofReferencesAt: pending)
         }
         guard let sorted = RecordFields(unsorted: consume fields) else {
             throw RecordError(.invalidJSON, at: "fields", "a field name appears twice")
         }
-        return .record(
-            Record(
-                recordType: recordType, recordName: recordName, zoneID: zoneID, fields: sorted, system: system.isEmpty ? nil : system))
+        return Record(recordType: recordType, recordName: recordName, zoneID: zoneID, fields: sorted, system: system)
     }
 
     private struct DecodedFields {

@@ -4,7 +4,9 @@ import FerryJSON
 extension Record {
     /// Writes the record as a CloudKit record dictionary in canonical form (keys sorted, no whitespace).
     /// - Parameter includeSystemFields: whether to write the change tag and created/modified stamps.
-    public func writeCloudKitJSON(to writer: inout JSONWriter, includeSystemFields: Bool = true) {
+    /// - Returns: where the value of its `fields` key (`{…}`) lies in the writer's bytes.
+    @discardableResult
+    public func writeCloudKitJSON(to writer: inout JSONWriter, includeSystemFields: Bool = true) -> Range<Int> {
         Self.writeDictionary(system: includeSystemFields ? system : nil, to: &writer) { writer in
             for (index, field) in fields.enumerated() {
                 if index > 0 { writer.byte(UInt8(ascii: ",")) }
@@ -16,21 +18,27 @@ extension Record {
         }
     }
 
-    /// Writes a record dictionary in canonical key order (created, fields, modified, recordChangeTag, then the
-    /// identity), with the fields object's members and the identity keys written by the caller: the one place that
-    /// order is kept, for the record writer and ``CloudKitJSONTranscoder``.
+    /// Writes a record dictionary in canonical key order and returns where its fields object lies.
+    ///
+    /// The order is created, fields, modified, recordChangeTag, then the identity; the fields object's members and the
+    /// identity keys are written by the caller. This is the one place that order is kept, for the record writer and
+    /// ``CloudKitJSONTranscoder``.
+    @discardableResult
     static func writeDictionary(
         system: SystemFields?, to writer: inout JSONWriter, fields: (inout JSONWriter) -> Void, identity: (inout JSONWriter) -> Void
-    ) {
+    ) -> Range<Int> {
         writer.byte(UInt8(ascii: "{"))
         if let created = system?.created {
             writer.key("created")
             created.writeCloudKitJSON(to: &writer)
             writer.byte(UInt8(ascii: ","))
         }
-        writer.raw("\"fields\":{")
+        writer.raw("\"fields\":")
+        let fieldsStart = writer.count
+        writer.byte(UInt8(ascii: "{"))
         fields(&writer)
         writer.byte(UInt8(ascii: "}"))
+        let fieldsEnd = writer.count
         if let modified = system?.modified {
             writer.raw(",\"modified\":")
             modified.writeCloudKitJSON(to: &writer)
@@ -42,6 +50,7 @@ extension Record {
         writer.byte(UInt8(ascii: ","))
         identity(&writer)
         writer.byte(UInt8(ascii: "}"))
+        return fieldsStart..<fieldsEnd
     }
 
     /// The canonical CloudKit JSON of the whole record, system fields included: what bundles store.
