@@ -122,6 +122,30 @@ import Testing
         }
     }
 
+    @Test func storedFieldsThatDoNotDecodeAreReportedWithTheirRecord() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Damaged")
+            _ = try await store.createZone(zone)
+            let records = ["bad", "null"].map { Record(recordType: "Car", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
+            _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zone, atomic: false)
+            for (name, fields) in [("bad", "'{\"n\": {\"type\": \"NOPE\", \"value\": 1}}'"), ("null", "NULL")] {
+                try await database.execute(PostgresQuery(unsafeSQL: "UPDATE \(schema).records SET fields = \(fields) WHERE name = '\(name)'"))
+                await #expect {
+                    _ = try await store.changes(in: zone, since: nil, limit: 100)
+                } throws: { error in
+                    let error = error as? BackendError
+                    return error?.code == .damaged && error?.message.contains("record \(name) in") == true
+                        && error?.message.contains("verify the database") == true
+                }
+                if name == "bad" {
+                    await #expect(throws: BackendError.self) { _ = try await store.fetch([records[0].id]) }
+                }
+                try await database.execute(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).records WHERE name = '\(name)'"))
+            }
+        }
+    }
+
     @Test func aSnapshotSeesTheDatabaseAsItWasWhenTaken() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)

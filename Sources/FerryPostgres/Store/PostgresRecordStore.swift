@@ -543,17 +543,37 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         @Sendable func decode(_ rows: ArraySlice<PostgresRow>) throws -> [RecordChange] {
             var changes: [RecordChange] = []
             changes.reserveCapacity(rows.count)
+            // Cell by cell, each with its own type (a row decoded as one tuple instantiated generic metadata for every
+            // row), and the fields decoded from the row's bytes without making a string of them first.
             for row in rows {
-                let (recordName, type, tag, _, created, modified, deleted, fields) = try row.decode(
-                    (String, String, String, Int64, Date, Date, Bool, String?).self)
-                if deleted {
+                var cells = row.makeIterator()
+                func next() throws -> PostgresCell {
+                    guard let cell = cells.next() else { throw BackendError(.damaged, "\(store): a feed row has too few columns") }
+                    return cell
+                }
+                let recordName = try next().decode(String.self)
+                let type = try next().decode(String.self)
+                let tag = try next().decode(String.self)
+                _ = try next()  // the change sequence, which the page's last row gave already
+                let created = try next().decode(Date.self)
+                let modified = try next().decode(Date.self)
+                if try next().decode(Bool.self) {
                     changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
-                } else {
+                    continue
+                }
+                let system = SystemFields(
+                    changeTag: tag, created: RecordStamp(timestamp: milliseconds(created)), modified: RecordStamp(timestamp: milliseconds(modified)))
+                let stored = StoredRecord(name: recordName, type: type, zone: zone, fields: "")
+                guard let fields = try next().bytes else { throw damaged(stored, "a live record whose fields are NULL", store: store) }
+                do {
                     changes.append(
                         .record(
-                            try record(
-                                StoredRecord(name: recordName, type: type, zone: zone, fields: fields ?? ""), tag: tag, created: created,
-                                modified: modified, store: store)))
+                            try fields.withUnsafeReadableBytes { bytes throws(RecordError) in
+                                try CloudKitJSONDecoder().decodeRecord(
+                                    fields: bytes, recordType: type, recordName: recordName, zoneID: zone, system: system)
+                            }))
+                } catch {
+                    throw damaged(stored, error, store: store)
                 }
             }
             return changes
@@ -665,10 +685,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                     fields: UnsafeRawBufferPointer(bytes), recordType: stored.type, recordName: stored.name, zoneID: stored.zone, system: system)
             }
         } catch {
-            throw BackendError(
-                .damaged,
-                "\(store): the fields of record \(stored.name) in \(stored.zone) do not decode as CloudKit JSON (\(error)); verify the database")
+            throw damaged(stored, error, store: store)
         }
+    }
+
+    /// The error for a stored record whose fields do not decode.
+    private static func damaged(_ stored: StoredRecord, _ error: any Sendable, store: String) -> BackendError {
+        BackendError(
+            .damaged, "\(store): the fields of record \(stored.name) in \(stored.zone) do not decode as CloudKit JSON (\(error)); verify the database"
+        )
     }
 
     /// A record kept whole as CloudKit JSON (a deferred record), without system fields.
