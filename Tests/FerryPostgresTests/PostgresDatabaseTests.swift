@@ -122,6 +122,30 @@ import Testing
         }
     }
 
+    @Test func aBulkWriteFindsItsZoneMadeAgainByAnotherWriterAndNoneWhenItIsGone() async throws {
+        try await Self.withSchema { database, _ in
+            let (writer, other) = (PostgresRecordStore(database), PostgresRecordStore(database))
+            let zone = ZoneID(zoneName: "Again")
+            func bulk(_ name: String) async throws -> [RecordOutcome]? {
+                let records = [Record(recordType: "Car", recordName: name, zoneID: zone, fields: ["n": .int64(1)])]
+                return try await writer.createAbsent(try await writer.prepareCreation(records, contents: records.map(RecordContent.init), in: zone))
+            }
+            func saved(_ outcomes: [RecordOutcome]?) -> Bool { outcomes?.allSatisfy { if case .saved = $0 { true } else { false } } == true }
+            _ = try await writer.createZone(zone)
+            #expect(saved(try await bulk("r1")), "the writer now knows the zone's number")
+            // Another writer deletes the zone and makes it again: a zone of another number, under the same name.
+            #expect(try await other.deleteZone(zone))
+            #expect(try await other.createZone(zone))
+            #expect(saved(try await bulk("r2")))
+            let names = try await other.lookup([RecordID(recordName: "r1", zoneID: zone), RecordID(recordName: "r2", zoneID: zone)]).keys
+            #expect(Set(names.map(\.recordName)) == ["r2"], "r2 went into the zone as it is now")
+            #expect(try await other.deleteZone(zone))
+            let gone = try await bulk("r3")
+            #expect(gone?.count == 1)
+            if case .failed(_, let code, _, _)? = gone?.first { #expect(code == .zoneNotFound) } else { Issue.record("\(String(describing: gone))") }
+        }
+    }
+
     @Test func storedFieldsThatDoNotDecodeAreReportedWithTheirRecord() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)

@@ -65,7 +65,9 @@ extension PostgresRecordStore: BulkCreating {
         let now = clock()
         do {
             return try await database.transaction { [self] connection -> [RecordOutcome]? in
-                guard let number = try await lockedZone(zone, on: connection) else {
+                // Change sequences for every record not refused already; ones a VALIDATE check refuses leave a gap.
+                let candidates = prepared.refusals.count { $0 == nil }
+                guard let (number, last) = try await lockedZoneReserving(zone, sequences: candidates, on: connection) else {
                     var seen: Set<String> = []
                     return records.map { record in
                         RecordOperation(.forceReplace, record).requestProblem(zone: zone, zoneExists: false, seen: &seen)
@@ -93,10 +95,8 @@ extension PostgresRecordStore: BulkCreating {
                     accepted += 1
                 }
                 guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
-                let last = try await reserveSequences(accepted, zone: number, on: connection)
-                let first = last - Int64(accepted) + 1
+                let first = last - Int64(candidates) + 1
                 let suffix = CopyRows.suffix(zone: number, stamp: Self.copyTimestamp(now))
-                try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL search_path TO \(schema)"), logger: logger)
                 try await connection.copyFrom(table: "records", columns: CopyRows.recordColumns, logger: logger) { writer in
                     var rows = CopyRows()
                     var start = 0
@@ -191,14 +191,39 @@ extension PostgresRecordStore: BulkCreating {
         return live
     }
 
-    /// Takes `count` change sequences of the zone at once; the last of them.
-    private func reserveSequences(_ count: Int, zone: Int64, on connection: PostgresConnection) async throws -> Int64 {
-        let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: "UPDATE \(schema).zones SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq",
-                binds: try Self.binds(zone, Int64(count))), logger: logger)
-        for try await row in rows { return try row.decode(Int64.self) }
-        throw PostgresBackendError(.server, "\(name): zone \(zone) vanished during a write")
+    /// The zone's number with its turn taken (``lockedZone(_:on:)``), `sequences` change sequences of it taken at
+    /// once (the last of them), and Ferry's schema first on the transaction's search path (`COPY` names a table
+    /// without its schema); `nil` when there is no such zone.
+    ///
+    /// With the zone's number known from before, that is two statements: the turn (and the search path), then the
+    /// sequences from the zone's row, which is not there when the zone was deleted (or made again) meanwhile.
+    private func lockedZoneReserving(_ zone: ZoneID, sequences: Int, on connection: PostgresConnection) async throws -> (Int64, Int64)? {
+        func reserve(_ number: Int64) async throws -> Int64? {
+            let rows = try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        UPDATE \(schema).zones SET last_seq = last_seq + $2 WHERE id = $1 AND zone_name = $3 AND owner_name = $4
+                        RETURNING last_seq
+                        """,
+                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName)), logger: logger)
+            var last: Int64?
+            for try await row in rows { last = try row.decode(Int64.self) }
+            return last
+        }
+        if let known = zoneNumbers.withLock({ $0[zone] }) {
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT set_config('search_path', $1, true), pg_advisory_xact_lock(hashtext($1), $2)",
+                    binds: try Self.binds(schema, Int32(truncatingIfNeeded: known))),
+                logger: logger)
+            if let last = try await reserve(known) { return (known, last) }
+        }
+        // Not known, or no longer that zone's number: looked up, locked and checked.
+        guard let number = try await lockedZone(zone, on: connection) else { return nil }
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT set_config('search_path', $1, true)", binds: try Self.binds(schema)), logger: logger)
+        guard let last = try await reserve(number) else { return nil }
+        return (number, last)
     }
 
     /// A time in milliseconds as COPY's text input takes a `timestamptz` (ISO 8601, UTC).

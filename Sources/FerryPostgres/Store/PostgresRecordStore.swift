@@ -27,6 +27,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let bulkWritten = Mutex(0)
     /// Where each zone's comparison of digests has got to in the zone's feed (``differing(_:digests:)``).
     let digestCursors = Mutex<[ZoneID: DigestCursor]>([:])
+    /// The zone numbers this store has seen, which a bulk write locks and checks in one step (``createAbsent(_:)``).
+    let zoneNumbers = Mutex<[ZoneID: Int64]>([:])
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
 
@@ -152,8 +154,10 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     func zoneNumber(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
         let rows = try await connection.query(try zoneNumberQuery(zone), logger: logger)
-        for try await row in rows { return try row.decode(Int64.self) }
-        return nil
+        var number: Int64?
+        for try await row in rows { number = try row.decode(Int64.self) }
+        zoneNumbers.withLock { $0[zone] = number }
+        return number
     }
 
     // MARK: Records
