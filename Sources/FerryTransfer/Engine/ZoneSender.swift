@@ -75,12 +75,16 @@ struct ZoneSender: Sendable {
     static func phases(_ indices: [Int], changes: [SourceChange]) -> [[Int]] {
         var phases: [[Int]] = []
         var current: [Int] = []
-        var names: Set<String> = []
+        current.reserveCapacity(indices.count)
+        // Room for every name at once: a set grown from empty rehashed every name a dozen times over.
+        var names = Set<String>(minimumCapacity: indices.count)
         for index in indices {
-            if !names.insert(changes[index].change.recordName).inserted {
+            let name = changes[index].change.recordName
+            if !names.insert(name).inserted {
                 phases.append(current)
                 current = []
-                names = [changes[index].change.recordName]
+                names.removeAll(keepingCapacity: true)
+                names.insert(name)
             }
             current.append(index)
         }
