@@ -11,6 +11,7 @@ public struct PostgresBackendError: FerryError {
             case authentication
             case permission
             case newerSchema = "newer-schema"
+            case olderSchema = "older-schema"
             case server
             case interrupted
             case connectionLost = "connection-lost"
@@ -31,6 +32,8 @@ public struct PostgresBackendError: FerryError {
         public static let permission = Code(.permission)
         /// The schema was made by a newer Ferry.
         public static let newerSchema = Code(.newerSchema)
+        /// The schema has an earlier layout, which this Ferry reads but does not write until it is migrated.
+        public static let olderSchema = Code(.olderSchema)
         /// The server refused a statement for another reason.
         public static let server = Code(.server)
         /// The connection dropped during a copy and retries ran out.
@@ -49,7 +52,7 @@ public struct PostgresBackendError: FerryError {
             case .invalidURL: .usage
             case .unavailable: .unavailable
             case .authentication, .permission: .permission
-            case .newerSchema: .config
+            case .newerSchema, .olderSchema: .config
             case .server: .dataError
             case .interrupted, .connectionLost, .busy: .temporary
             case .noData: .noInput

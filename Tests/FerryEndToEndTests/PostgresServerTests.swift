@@ -263,6 +263,41 @@ import Testing
         #expect(verify.status == 0, "\(verify.output)\(verify.errors)")
     }
 
+    @Test func aSchemaOfAnEarlierLayoutIsReadAsItIsAndMigratedByTheNextCopyIntoIt() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let schema = Self.schemaName("o")
+        defer { Self.drop(base, schema) }
+        let url = Self.url(base, schema: schema)
+        #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+        // Back to layout 2, as an earlier Ferry left it: the whole record dictionary in `fields`.
+        try Self.sql(
+            base,
+            """
+            UPDATE \(schema).records r SET fields = jsonb_build_object('fields', r.fields, 'recordName', r.name, 'recordType', r.type,
+                'zoneID', jsonb_build_object('zoneName', z.zone_name, 'ownerRecordName', z.owner_name))
+            FROM \(schema).zones z WHERE z.id = r.zone AND r.fields IS NOT NULL;
+            UPDATE \(schema).ferry_meta SET value = '2' WHERE key = 'version'
+            """)
+        func layout() throws -> String {
+            try ProcessResult.run(Self.psql, [base, "-AtXc", "SELECT value FROM \(schema).ferry_meta WHERE key = 'version'"]).output
+        }
+        // Read as it is, and not migrated: a source is never written.
+        #expect(try ferry(["copy", url, "back.tar.zst", "-q"], in: scratch.path).status == 0)
+        let diff = try ferry(["diff", Self.cars, "back.tar.zst"], in: scratch.path)
+        #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(diff.output)\(diff.errors)")
+        #expect(try layout() == "2\n")
+        // Views made now would stop working with the migration: refused, saying how to go on.
+        let views = try ferry(["pg-views", url], in: scratch.path)
+        #expect(views.status == 78 && views.errors.contains("migrate it first (any ferry copy into it does)"), "\(views.errors)")
+        // The next copy into it migrates it, says so, and finds everything unchanged.
+        let again = try ferry(["copy", Self.cars, url], in: scratch.path)
+        #expect(again.status == 0 && again.output.contains(" 13 unchanged,"), "\(again.output)\(again.errors)")
+        #expect(again.errors.contains("bringing schema \(schema) from Ferry's layout 2 to 3"), "\(again.errors)")
+        #expect(try layout() == "3\n")
+        #expect(try ferry(["pg-views", url], in: scratch.path).status == 0)
+    }
+
     @Test func viewsGiveEachFieldATypedColumn() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()

@@ -72,6 +72,19 @@ import Testing
                 FROM \(unescaped: schema).zones WHERE zone_name = 'Old'
                 """)
 
+            // Read as it is before it is migrated, and not written.
+            let reader = PostgresRecordStore(database, layout: 1)
+            var read = try #require(try await reader.fetch([record.id])[record.id])
+            read.system = nil
+            #expect(read == record)
+            let page = try await reader.changes(in: zone, since: nil, limit: 10)
+            #expect(page.changes.count == 1 && page.changes.first?.recordName == "c1")
+            await #expect {
+                _ = try await reader.modify([RecordOperation(.forceReplace, record)], in: zone, atomic: false)
+            } throws: { error in
+                (error as? PostgresBackendError)?.code == .olderSchema && (error as? PostgresBackendError)?.kind == .config
+            }
+
             #expect(try await PostgresSchema.migrate(database) == 1)
             #expect(try await PostgresSchema.currentVersion(database) == PostgresSchema.version)
             var fetched = try #require(try await store.fetch([record.id])[record.id])

@@ -15,7 +15,7 @@ extension PostgresRecordStore: SnapshotReading {
             try? await connection.close()
             throw database.translate(error)
         }
-        return PostgresRecordStore(database, snapshot: SnapshotConnection(connection, database: database))
+        return PostgresRecordStore(database, layout: layout, snapshot: SnapshotConnection(connection, database: database))
     }
 }
 

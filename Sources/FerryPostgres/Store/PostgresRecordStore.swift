@@ -27,23 +27,41 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let bulkWritten = Mutex(0)
     /// Where each zone's comparison of digests has got to in the zone's feed (``differing(_:digests:)``).
     let digestCursors = Mutex<[ZoneID: DigestCursor]>([:])
+    /// The layout of the schema as this store found it.
+    let layout: Int
+    /// Whether the schema has the layout this Ferry writes (else it is read as it is, and not written).
+    public var isCurrentLayout: Bool { layout == PostgresSchema.version }
+    /// The expression of a row's fields object (of the table named `alias`): layouts before 3 kept the whole record
+    /// dictionary in `fields`.
+    func fieldsColumn(of alias: String? = nil) -> String {
+        let column = alias.map { "\($0).fields" } ?? "fields"
+        return layout >= 3 ? column : "(\(column)->'fields')"
+    }
     /// The zone numbers this store has seen, which a bulk write locks and checks in one step (``createAbsent(_:)``).
     let zoneNumbers = Mutex<[ZoneID: Int64]>([:])
     var schema: String { database.settings.schema }
     var logger: Logger { database.logger }
 
     /// The store over `database`, whose schema must be migrated (``PostgresSchema/migrate(_:)``).
-    public init(_ database: PostgresDatabase, clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }) {
+    ///
+    /// A schema of an earlier layout (`layout`, from ``PostgresSchema/currentVersion(_:)``) is read as it is and not
+    /// written: migrating it is a write, which a source must not see.
+    public init(
+        _ database: PostgresDatabase, layout: Int = PostgresSchema.version,
+        clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    ) {
         self.database = database
         self.clock = clock
+        self.layout = layout
         claims = CopyClaims(database)
         snapshot = nil
     }
 
     /// A store that reads from `snapshot`.
-    init(_ database: PostgresDatabase, snapshot: SnapshotConnection) {
+    init(_ database: PostgresDatabase, layout: Int, snapshot: SnapshotConnection) {
         self.database = database
         clock = { 0 }
+        self.layout = layout
         claims = CopyClaims(database)
         self.snapshot = snapshot
     }
@@ -57,6 +75,12 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// Refuses a write to a snapshot.
     func writable() throws {
         guard snapshot == nil else { throw PostgresBackendError(.server, "\(name): a snapshot is read-only; write to the database itself") }
+        guard layout == PostgresSchema.version else {
+            throw PostgresBackendError(
+                .olderSchema,
+                "\(name): schema \(schema) has Ferry's layout \(layout), which this Ferry reads but does not write; migrate it first (any ferry copy into it does)"
+            )
+        }
     }
 
     public var name: String { database.settings.description }
@@ -185,7 +209,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             for row in try await read(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT r.name, r.type, r.tag, r.created, r.modified, r.fields::text
+                        SELECT r.name, r.type, r.tag, r.created, r.modified, \(fieldsColumn(of: "r"))::text
                         FROM \(Self.byName(schema, columns: "name, type, tag, created, modified, fields, deleted")) WHERE NOT r.deleted
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
             ) {
@@ -275,7 +299,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             guard current != nil else { return record }
             let rows = try await connection.query(
                 PostgresQuery(
-                    unsafeSQL: "SELECT type, fields::text FROM \(schema).records WHERE zone = $1 AND name = $2",
+                    unsafeSQL: "SELECT type, \(fieldsColumn())::text FROM \(schema).records WHERE zone = $1 AND name = $2",
                     binds: try Self.binds(zone, record.recordName)),
                 logger: logger)
             var base = record
@@ -537,7 +561,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     private func feedQuery(zone: Int64, after: Int64, limit: Int) throws -> PostgresQuery {
         PostgresQuery(
             unsafeSQL: """
-                SELECT name, type, tag, seq, created, modified, deleted, fields::text FROM \(schema).records
+                SELECT name, type, tag, seq, created, modified, deleted, \(fieldsColumn())::text FROM \(schema).records
                 WHERE zone = $1 AND seq > $2 ORDER BY seq LIMIT $3
                 """, binds: try Self.binds(zone, after, limit + 1))
     }

@@ -16,15 +16,31 @@ enum PostgresOpener {
         schedule.count = retries
         schedule.onRetry = { message in console.warning(message) }
         let database = try await PostgresDatabase.open(settings, logger: logger, retries: schedule)
+        var layout = PostgresSchema.version
         do {
-            if !migrate, try await PostgresSchema.currentVersion(database) == 0 {
-                throw PostgresBackendError(
-                    .noData, "\(settings): schema \(settings.schema) holds no Ferry data; copy into it first (ferry copy SOURCE URL)")
-            }
             if migrate {
+                let found = try await PostgresSchema.currentVersion(database)
+                if found > 0 && found < PostgresSchema.version {
+                    console.note(
+                        "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
+                    )
+                }
                 let before = try await PostgresSchema.migrate(database)
                 if before < PostgresSchema.version {
                     console.logger.info("\(settings): schema \(settings.schema) brought from layout \(before) to \(PostgresSchema.version)")
+                }
+            } else {
+                // Read as it is: a source is never written, so an earlier layout is read in its own form.
+                layout = try await PostgresSchema.currentVersion(database)
+                if layout == 0 {
+                    throw PostgresBackendError(
+                        .noData, "\(settings): schema \(settings.schema) holds no Ferry data; copy into it first (ferry copy SOURCE URL)")
+                }
+                if layout > PostgresSchema.version {
+                    throw PostgresBackendError(
+                        .newerSchema,
+                        "\(settings): schema \(settings.schema) has Ferry's layout version \(layout), newer than this Ferry reads (\(PostgresSchema.version)); update Ferry"
+                    )
                 }
             }
         } catch {
@@ -32,6 +48,6 @@ enum PostgresOpener {
             throw error
         }
         console.logger.info("connected to \(settings)")
-        return PostgresRecordStore(database)
+        return PostgresRecordStore(database, layout: layout)
     }
 }

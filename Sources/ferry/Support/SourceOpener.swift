@@ -43,7 +43,9 @@ struct SourceOpener {
         case .bundle(let path):
             return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
         case .postgres(let url):
-            return try await BackendChangeSource.open(try await PostgresOpener.open(url, console: console), kind: "postgres", since: position)
+            // A source is read as it is: neither created nor migrated.
+            return try await BackendChangeSource.open(
+                try await PostgresOpener.open(url, console: console, migrate: false), kind: "postgres", since: position)
         case .localStore(let path):
             return try await BackendChangeSource.open(LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local", since: position)
         case .archiveCache(let path):
