@@ -23,6 +23,18 @@ import Testing
     /// A schema name of a test's own: `prefix` and a random number.
     static func schemaName(_ prefix: String) -> String { "\(prefix)\(UInt32.random(in: 0...UInt32.max))" }
 
+    /// Runs `body` with a schema of the test's own on the test server, dropped afterwards.
+    ///
+    /// `body` gets the server's URL, a scratch directory, the schema (named from `prefix`) and its URL; the schema and
+    /// the views `pg-views` made of it are dropped also after a failure. Does nothing where there is no test server.
+    static func withSchema(_ prefix: String, _ body: (_ base: String, _ scratch: Scratch, _ schema: String, _ url: String) throws -> Void) throws {
+        guard let base = try serverURL() else { return }
+        let scratch = try Scratch()
+        let schema = schemaName(prefix)
+        defer { drop(base, schema + "_view", schema) }
+        try body(base, scratch, schema, url(base, schema: schema))
+    }
+
     /// Drops a test's schemas with what they hold, also after a test that failed part-way.
     static func drop(_ base: String, _ schemas: String...) {
         try? sql(base, schemas.map { "DROP SCHEMA IF EXISTS \($0) CASCADE" }.joined(separator: "; "))
@@ -31,26 +43,23 @@ import Testing
     static let cars = "\(TestEnvironment.packageRoot)/Samples/cars-trucks-buses/store/CarsTrucksBuses.sqlite"
 
     @Test func aStoreGoesIntoPostgresAndBackUnchanged() throws {
-        guard let base = try Self.serverURL() else { return }
-        let scratch = try Scratch()
-        let schema = Self.schemaName("e")
-        defer { Self.drop(base, schema) }
-        let url = Self.url(base, schema: schema)
-        let first = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
-        #expect(first.status == 0, "\(first.errors)")
-        #expect(first.output.contains("\"created\":13"))
-        let again = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
-        #expect(again.status == 0 && again.output.contains("\"unchanged\":13") && again.output.contains("\"created\":0"), "\(again.output)")
-        #expect(try ferry(["copy", url, "back.tar.zst", "-q"], in: scratch.path).status == 0)
-        for (left, right) in [(Self.cars, url), (Self.cars, "back.tar.zst"), (url, "back.tar.zst")] {
-            let diff = try ferry(["diff", left, right], in: scratch.path)
-            #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(left) vs \(right): \(diff.output)\(diff.errors)")
+        try Self.withSchema("e") { base, scratch, schema, url in
+            let first = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
+            #expect(first.status == 0, "\(first.errors)")
+            #expect(first.output.contains("\"created\":13"))
+            let again = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
+            #expect(again.status == 0 && again.output.contains("\"unchanged\":13") && again.output.contains("\"created\":0"), "\(again.output)")
+            #expect(try ferry(["copy", url, "back.tar.zst", "-q"], in: scratch.path).status == 0)
+            for (left, right) in [(Self.cars, url), (Self.cars, "back.tar.zst"), (url, "back.tar.zst")] {
+                let diff = try ferry(["diff", left, right], in: scratch.path)
+                #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(left) vs \(right): \(diff.output)\(diff.errors)")
+            }
+            let listing = try ferry(["ls", url], in: scratch.path)
+            #expect(listing.output.contains("records  13 in 4 types and 4 zones"), "\(listing.output)")
+            #expect(try ferry(["cat", url, "--type", "Car"], in: scratch.path).output.split(separator: "\n").count == 3)
+            let verify = try ferry(["verify", url], in: scratch.path)
+            #expect(verify.status == 0 && verify.output.contains(": OK (13 records, 2 assets, 156 B)"), "\(verify.output)\(verify.errors)")
         }
-        let listing = try ferry(["ls", url], in: scratch.path)
-        #expect(listing.output.contains("records  13 in 4 types and 4 zones"), "\(listing.output)")
-        #expect(try ferry(["cat", url, "--type", "Car"], in: scratch.path).output.split(separator: "\n").count == 3)
-        let verify = try ferry(["verify", url], in: scratch.path)
-        #expect(verify.status == 0 && verify.output.contains(": OK (13 records, 2 assets, 156 B)"), "\(verify.output)\(verify.errors)")
     }
 
     static var psql: String { ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql" }
@@ -62,36 +71,33 @@ import Testing
     }
 
     @Test func recordsTheServerRefusesGoToTheRejectFileAndTheRestIsWritten() throws {
-        guard let base = try Self.serverURL() else { return }
-        let scratch = try Scratch()
-        let schema = Self.schemaName("r")
-        defer { Self.drop(base, schema) }
-        let url = Self.url(base, schema: schema)
-        // The schema as a first copy leaves it, emptied, with a rule of the database's own that trucks break.
-        #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
-        try Self.sql(
-            base,
-            "TRUNCATE \(schema).records, \(schema).refs, \(schema).copy_journal; UPDATE \(schema).zones SET last_seq = 0; "
-                + "ALTER TABLE \(schema).records ADD CONSTRAINT no_trucks CHECK (type <> 'Truck')")
-        let copy = try ferry(["copy", Self.cars, url, "--json", "--reject-file", "rejects.jsonl"], in: scratch.path)
-        #expect(copy.status == 1, "records were rejected: \(copy.errors)")
-        #expect(copy.output.contains("\"created\":11") && copy.output.contains("\"rejected\":2"), "\(copy.output)")
-        let rejects = try String(contentsOfFile: scratch.file("rejects.jsonl"), encoding: .utf8).split(separator: "\n")
-        #expect(rejects.count == 2, "the two trucks")
-        #expect(rejects.allSatisfy { $0.contains("Truck") && $0.contains("violates check constraint \\\"no_trucks\\\"") }, "\(rejects)")
-        let listing = try ferry(["ls", url, "--json"], in: scratch.path)
-        #expect(listing.output.contains("\"records\":11"), "\(listing.output)")
-        // A string with \u0000, which jsonb cannot hold: that record alone is rejected.
-        let zone = ZoneID(zoneName: "CarZone")
-        try TestBundles.write(
-            [
-                .record(Record(recordType: "Car", recordName: "Car.nul", zoneID: zone, fields: ["name": .string("a\u{0}b")])),
-                .record(Record(recordType: "Car", recordName: "Car.fine", zoneID: zone, fields: ["name": .string("fine")])),
-            ], to: scratch.file("nul.tar.zst"))
-        let nul = try ferry(["copy", "nul.tar.zst", url, "--json", "--reject-file", "nul.jsonl"], in: scratch.path)
-        #expect(nul.status == 1 && nul.output.contains("\"created\":1") && nul.output.contains("\"rejected\":1"), "\(nul.output)\(nul.errors)")
-        let refusal = try String(contentsOfFile: scratch.file("nul.jsonl"), encoding: .utf8)
-        #expect(refusal.contains("Car.nul") && refusal.contains("jsonb cannot store"), "\(refusal)")
+        try Self.withSchema("r") { base, scratch, schema, url in
+            // The schema as a first copy leaves it, emptied, with a rule of the database's own that trucks break.
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            try Self.sql(
+                base,
+                "TRUNCATE \(schema).records, \(schema).refs, \(schema).copy_journal; UPDATE \(schema).zones SET last_seq = 0; "
+                    + "ALTER TABLE \(schema).records ADD CONSTRAINT no_trucks CHECK (type <> 'Truck')")
+            let copy = try ferry(["copy", Self.cars, url, "--json", "--reject-file", "rejects.jsonl"], in: scratch.path)
+            #expect(copy.status == 1, "records were rejected: \(copy.errors)")
+            #expect(copy.output.contains("\"created\":11") && copy.output.contains("\"rejected\":2"), "\(copy.output)")
+            let rejects = try String(contentsOfFile: scratch.file("rejects.jsonl"), encoding: .utf8).split(separator: "\n")
+            #expect(rejects.count == 2, "the two trucks")
+            #expect(rejects.allSatisfy { $0.contains("Truck") && $0.contains("violates check constraint \\\"no_trucks\\\"") }, "\(rejects)")
+            let listing = try ferry(["ls", url, "--json"], in: scratch.path)
+            #expect(listing.output.contains("\"records\":11"), "\(listing.output)")
+            // A string with \u0000, which jsonb cannot hold: that record alone is rejected.
+            let zone = ZoneID(zoneName: "CarZone")
+            try TestBundles.write(
+                [
+                    .record(Record(recordType: "Car", recordName: "Car.nul", zoneID: zone, fields: ["name": .string("a\u{0}b")])),
+                    .record(Record(recordType: "Car", recordName: "Car.fine", zoneID: zone, fields: ["name": .string("fine")])),
+                ], to: scratch.file("nul.tar.zst"))
+            let nul = try ferry(["copy", "nul.tar.zst", url, "--json", "--reject-file", "nul.jsonl"], in: scratch.path)
+            #expect(nul.status == 1 && nul.output.contains("\"created\":1") && nul.output.contains("\"rejected\":1"), "\(nul.output)\(nul.errors)")
+            let refusal = try String(contentsOfFile: scratch.file("nul.jsonl"), encoding: .utf8)
+            #expect(refusal.contains("Car.nul") && refusal.contains("jsonb cannot store"), "\(refusal)")
+        }
     }
 
     /// A bundle of 12 000 records (cars, trucks, buses and their notes) in `scratch`.
@@ -186,58 +192,56 @@ import Testing
     }
 
     @Test func copiesIntoOneZoneTakeTurnsAndCopiesIntoOthersDoNot() throws {
-        guard let base = try Self.serverURL() else { return }
-        let scratch = try Scratch()
-        let schema = Self.schemaName("z")
-        defer { Self.drop(base, schema) }
-        let url = Self.url(base, schema: schema)
-        let cars = scratch.file("cars.tar.zst")
-        let trucks = scratch.file("trucks.tar.zst")
-        try TestBundles.write(TestRecords.fleet(vehicles: 4000, notesPerVehicle: 2, types: ["Car"]).map { .record($0) }, to: cars)
-        try TestBundles.write(TestRecords.fleet(vehicles: 300, types: ["Truck"]).map { .record($0) }, to: trucks)
-        // A zone claim of this test's schema (other tests' copies hold claims of their own).
-        let claimed =
-            "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
-            + "AND classid = (hashtext('\(schema).copy')::bigint & 4294967295)::oid"
-        // The first copy goes through a relay that holds its traffic once it has claimed CarZone: it keeps the claim,
-        // stalled mid-copy, for as long as the test needs.
-        let components = try #require(URLComponents(string: base))
-        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
-        defer { relay.stop() }
-        let relayed = "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
-        let first = try BackgroundFerry(["copy", cars, relayed, "--batch-size", "100", "-q"], in: scratch, name: "first")
-        try Self.waitUntil(base, claimed)
-        relay.pause()
-        // Another copy into CarZone fails at once under --no-wait, and waits without it; one into TruckZone goes on beside.
-        let refused = try ferry(["copy", cars, url, "--no-wait"], in: scratch.path)
-        #expect(refused.status == 75, "\(refused.errors)")
-        #expect(refused.errors.contains("another copy is writing zone CarZone (server process "), "\(refused.errors)")
-        #expect(refused.errors.contains("without --no-wait to wait for it"), "\(refused.errors)")
-        let beside = try ferry(["copy", trucks, url, "--no-wait", "--json"], in: scratch.path)
-        #expect(beside.status == 0 && beside.output.contains("\"created\":600"), "\(beside.output)\(beside.errors)")
-        let second = try BackgroundFerry(["copy", cars, url, "--json"], in: scratch, name: "second")
-        for _ in 0..<600 where !((try? String(contentsOfFile: second.output, encoding: .utf8)) ?? "").contains("waiting for it to finish") {
-            Thread.sleep(forTimeInterval: 0.05)
+        try Self.withSchema("z") { base, scratch, schema, url in
+            let cars = scratch.file("cars.tar.zst")
+            let trucks = scratch.file("trucks.tar.zst")
+            try TestBundles.write(TestRecords.fleet(vehicles: 4000, notesPerVehicle: 2, types: ["Car"]).map { .record($0) }, to: cars)
+            try TestBundles.write(TestRecords.fleet(vehicles: 300, types: ["Truck"]).map { .record($0) }, to: trucks)
+            // A zone claim of this test's schema (other tests' copies hold claims of their own).
+            let claimed =
+                "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2 "
+                + "AND classid = (hashtext('\(schema).copy')::bigint & 4294967295)::oid"
+            // The first copy goes through a relay that holds its traffic once it has claimed CarZone: it keeps the claim,
+            // stalled mid-copy, for as long as the test needs.
+            let components = try #require(URLComponents(string: base))
+            let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+            defer { relay.stop() }
+            let relayed = "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
+            let first = try BackgroundFerry(["copy", cars, relayed, "--batch-size", "100", "-q"], in: scratch, name: "first")
+            try Self.waitUntil(base, claimed)
+            relay.pause()
+            // Another copy into CarZone fails at once under --no-wait, and waits without it; one into TruckZone goes on beside.
+            let refused = try ferry(["copy", cars, url, "--no-wait"], in: scratch.path)
+            #expect(refused.status == 75, "\(refused.errors)")
+            #expect(refused.errors.contains("another copy is writing zone CarZone (server process "), "\(refused.errors)")
+            #expect(refused.errors.contains("without --no-wait to wait for it"), "\(refused.errors)")
+            let beside = try ferry(["copy", trucks, url, "--no-wait", "--json"], in: scratch.path)
+            #expect(beside.status == 0 && beside.output.contains("\"created\":600"), "\(beside.output)\(beside.errors)")
+            let second = try BackgroundFerry(["copy", cars, url, "--json"], in: scratch, name: "second")
+            for _ in 0..<600 where !((try? String(contentsOfFile: second.output, encoding: .utf8)) ?? "").contains("waiting for it to finish") {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            relay.resume()
+            let (firstStatus, _, firstErrors) = first.finish()
+            let (secondStatus, secondOutput, secondErrors) = second.finish()
+            #expect(firstStatus == 0, "\(firstErrors)")
+            #expect(secondStatus == 0, "\(secondErrors)")
+            // With --json, the warning is a message of the output.
+            #expect(
+                secondOutput.contains("another copy is writing zone CarZone") && secondOutput.contains("waiting for it to finish"), "\(secondOutput)")
+            // The same copy: what the first had committed when the second began counts as resumed, the rest it met.
+            let counts = try Self.message("summary", in: secondOutput)
+            let summary = counts.description
+            #expect(counts["created"] as? Int == 0 && (counts["unchanged"] as? Int ?? 0) + (counts["resumed"] as? Int ?? 0) == 12000, "\(summary)")
+            let listing = try ferry(["ls", url, "--json"], in: scratch.path)
+            #expect(listing.output.contains("\"records\":12600"), "\(listing.output)")
+            // The first copy dropped the secondary indexes for its load; the copies beside it left them to it, and it
+            // built them at its end.
+            let indexes = try ProcessResult.run(
+                Self.psql,
+                [base, "-AtXc", "SELECT count(to_regclass('\(schema).' || i)) FROM unnest(ARRAY['records_feed', 'refs_target', 'refs_source']) i"])
+            #expect(indexes.output == "3\n", "\(indexes.output)\(indexes.errors)")
         }
-        relay.resume()
-        let (firstStatus, _, firstErrors) = first.finish()
-        let (secondStatus, secondOutput, secondErrors) = second.finish()
-        #expect(firstStatus == 0, "\(firstErrors)")
-        #expect(secondStatus == 0, "\(secondErrors)")
-        // With --json, the warning is a message of the output.
-        #expect(secondOutput.contains("another copy is writing zone CarZone") && secondOutput.contains("waiting for it to finish"), "\(secondOutput)")
-        // The same copy: what the first had committed when the second began counts as resumed, the rest it met.
-        let counts = try Self.message("summary", in: secondOutput)
-        let summary = counts.description
-        #expect(counts["created"] as? Int == 0 && (counts["unchanged"] as? Int ?? 0) + (counts["resumed"] as? Int ?? 0) == 12000, "\(summary)")
-        let listing = try ferry(["ls", url, "--json"], in: scratch.path)
-        #expect(listing.output.contains("\"records\":12600"), "\(listing.output)")
-        // The first copy dropped the secondary indexes for its load; the copies beside it left them to it, and it
-        // built them at its end.
-        let indexes = try ProcessResult.run(
-            Self.psql,
-            [base, "-AtXc", "SELECT count(to_regclass('\(schema).' || i)) FROM unnest(ARRAY['records_feed', 'refs_target', 'refs_source']) i"])
-        #expect(indexes.output == "3\n", "\(indexes.output)\(indexes.errors)")
     }
 
     @Test func aCopyKilledMidWayResumesToWhatAnUninterruptedCopyGives() throws {
@@ -264,85 +268,79 @@ import Testing
     }
 
     @Test func aSchemaOfAnEarlierLayoutIsReadAsItIsAndMigratedByTheNextCopyIntoIt() throws {
-        guard let base = try Self.serverURL() else { return }
-        let scratch = try Scratch()
-        let schema = Self.schemaName("o")
-        defer { Self.drop(base, schema) }
-        let url = Self.url(base, schema: schema)
-        #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
-        // Back to layout 2, as an earlier Ferry left it: the whole record dictionary in `fields`.
-        try Self.sql(
-            base,
-            """
-            UPDATE \(schema).records r SET fields = jsonb_build_object('fields', r.fields, 'recordName', r.name, 'recordType', r.type,
-                'zoneID', jsonb_build_object('zoneName', z.zone_name, 'ownerRecordName', z.owner_name))
-            FROM \(schema).zones z WHERE z.id = r.zone AND r.fields IS NOT NULL;
-            UPDATE \(schema).ferry_meta SET value = '2' WHERE key = 'version'
-            """)
-        func layout() throws -> String {
-            try ProcessResult.run(Self.psql, [base, "-AtXc", "SELECT value FROM \(schema).ferry_meta WHERE key = 'version'"]).output
+        try Self.withSchema("o") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            // Back to layout 2, as an earlier Ferry left it: the whole record dictionary in `fields`.
+            try Self.sql(
+                base,
+                """
+                UPDATE \(schema).records r SET fields = jsonb_build_object('fields', r.fields, 'recordName', r.name, 'recordType', r.type,
+                    'zoneID', jsonb_build_object('zoneName', z.zone_name, 'ownerRecordName', z.owner_name))
+                FROM \(schema).zones z WHERE z.id = r.zone AND r.fields IS NOT NULL;
+                UPDATE \(schema).ferry_meta SET value = '2' WHERE key = 'version'
+                """)
+            func layout() throws -> String {
+                try ProcessResult.run(Self.psql, [base, "-AtXc", "SELECT value FROM \(schema).ferry_meta WHERE key = 'version'"]).output
+            }
+            // Read as it is, and not migrated: a source is never written.
+            #expect(try ferry(["copy", url, "back.tar.zst", "-q"], in: scratch.path).status == 0)
+            let diff = try ferry(["diff", Self.cars, "back.tar.zst"], in: scratch.path)
+            #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(diff.output)\(diff.errors)")
+            #expect(try layout() == "2\n")
+            // Views made now would stop working with the migration: refused, saying how to go on.
+            let views = try ferry(["pg-views", url], in: scratch.path)
+            #expect(views.status == 78 && views.errors.contains("migrate it first (any ferry copy into it does)"), "\(views.errors)")
+            // The next copy into it migrates it, says so, and finds everything unchanged.
+            let again = try ferry(["copy", Self.cars, url], in: scratch.path)
+            #expect(again.status == 0 && again.output.contains(" 13 unchanged,"), "\(again.output)\(again.errors)")
+            #expect(again.errors.contains("bringing schema \(schema) from Ferry's layout 2 to 3"), "\(again.errors)")
+            #expect(try layout() == "3\n")
+            #expect(try ferry(["pg-views", url], in: scratch.path).status == 0)
         }
-        // Read as it is, and not migrated: a source is never written.
-        #expect(try ferry(["copy", url, "back.tar.zst", "-q"], in: scratch.path).status == 0)
-        let diff = try ferry(["diff", Self.cars, "back.tar.zst"], in: scratch.path)
-        #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(diff.output)\(diff.errors)")
-        #expect(try layout() == "2\n")
-        // Views made now would stop working with the migration: refused, saying how to go on.
-        let views = try ferry(["pg-views", url], in: scratch.path)
-        #expect(views.status == 78 && views.errors.contains("migrate it first (any ferry copy into it does)"), "\(views.errors)")
-        // The next copy into it migrates it, says so, and finds everything unchanged.
-        let again = try ferry(["copy", Self.cars, url], in: scratch.path)
-        #expect(again.status == 0 && again.output.contains(" 13 unchanged,"), "\(again.output)\(again.errors)")
-        #expect(again.errors.contains("bringing schema \(schema) from Ferry's layout 2 to 3"), "\(again.errors)")
-        #expect(try layout() == "3\n")
-        #expect(try ferry(["pg-views", url], in: scratch.path).status == 0)
     }
 
     @Test func viewsGiveEachFieldATypedColumn() throws {
-        guard let base = try Self.serverURL() else { return }
-        let scratch = try Scratch()
-        let schema = Self.schemaName("v")
-        defer { Self.drop(base, schema + "_view", schema) }
-        let url = Self.url(base, schema: schema)
-        let zone = ZoneID(zoneName: "AllZone")
-        let targets = ["Target.1", "Target.2"].map { Record(recordType: "Target", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
-        let mixed = Record(recordType: "Mixed", recordName: "Mixed.1", zoneID: zone, fields: ["value": .string("one")])
-        try TestBundles.write((targets + [TestRecords.everyType(), mixed]).map { .record($0) }, to: scratch.file("all.tar.zst"))
-        #expect(try ferry(["copy", "all.tar.zst", url, "-q"], in: scratch.path).status == 0)
-        // Another writer's record whose field has another type than Ferry's (a bundle keeps one type per field).
-        try Self.sql(
-            base,
-            "INSERT INTO \(schema).records(zone, name, type, tag, seq, created, modified, fields) SELECT zone, 'Mixed.2', 'Mixed', 'x', 999, "
-                + "now(), now(), '{\"value\": {\"type\": \"INT64\", \"value\": 2}}' FROM \(schema).records WHERE name = 'Mixed.1'")
-        let views = try ferry(["pg-views", url, "--json"], in: scratch.path)
-        #expect(views.status == 0, "\(views.errors)")
-        #expect(views.output.contains("Mixed.value holds INT64 and STRING values; its column is jsonb"), "\(views.output)")
-        let view = "\(schema)_view.\"Everything\""
-        let types = try ProcessResult.run(
-            Self.psql,
-            [
-                base, "-AtXc",
-                "SELECT pg_typeof(string), pg_typeof(int), pg_typeof(double), pg_typeof(timestamp), pg_typeof(bytes), pg_typeof(reference), "
-                    + "pg_typeof(location), pg_typeof(strings), pg_typeof(created) FROM \(view)",
-            ])
-        #expect(
-            types.output == "text|bigint|double precision|timestamp with time zone|bytea|text|jsonb|jsonb|timestamp with time zone\n",
-            "\(types.output)\(types.errors)")
-        let values = try ProcessResult.run(
-            Self.psql,
-            [
-                base, "-qAtXc",
-                "SET TIME ZONE 'UTC'; SELECT record_name, zone, int, \"intMax\", double, timestamp, encode(bytes, 'hex'), reference, "
-                    + "string = E'text \"quoted\" \\\\ / \\n\\t\\u0001 ✓ 𝄞', strings->>1 FROM \(view)",
-            ])
-        #expect(
-            values.output
-                == "Everything.1|AllZone|-9223372036854775808|9223372036854775807|-1.5e-300|2023-11-14 22:13:20.123+00|000102feff|Target.1|t|y\n",
-            "\(values.output)\(values.errors)")
-        // A type whose records are all gone loses its view on the next run.
-        try Self.sql(base, "UPDATE \(schema).records SET deleted = true WHERE type = 'Mixed'")
-        let again = try ferry(["pg-views", url], in: scratch.path)
-        #expect(again.status == 0 && again.output.contains("\(schema)_view.\"Mixed\": dropped"), "\(again.output)\(again.errors)")
+        try Self.withSchema("v") { base, scratch, schema, url in
+            let zone = ZoneID(zoneName: "AllZone")
+            let targets = ["Target.1", "Target.2"].map { Record(recordType: "Target", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
+            let mixed = Record(recordType: "Mixed", recordName: "Mixed.1", zoneID: zone, fields: ["value": .string("one")])
+            try TestBundles.write((targets + [TestRecords.everyType(), mixed]).map { .record($0) }, to: scratch.file("all.tar.zst"))
+            #expect(try ferry(["copy", "all.tar.zst", url, "-q"], in: scratch.path).status == 0)
+            // Another writer's record whose field has another type than Ferry's (a bundle keeps one type per field).
+            try Self.sql(
+                base,
+                "INSERT INTO \(schema).records(zone, name, type, tag, seq, created, modified, fields) SELECT zone, 'Mixed.2', 'Mixed', 'x', 999, "
+                    + "now(), now(), '{\"value\": {\"type\": \"INT64\", \"value\": 2}}' FROM \(schema).records WHERE name = 'Mixed.1'")
+            let views = try ferry(["pg-views", url, "--json"], in: scratch.path)
+            #expect(views.status == 0, "\(views.errors)")
+            #expect(views.output.contains("Mixed.value holds INT64 and STRING values; its column is jsonb"), "\(views.output)")
+            let view = "\(schema)_view.\"Everything\""
+            let types = try ProcessResult.run(
+                Self.psql,
+                [
+                    base, "-AtXc",
+                    "SELECT pg_typeof(string), pg_typeof(int), pg_typeof(double), pg_typeof(timestamp), pg_typeof(bytes), pg_typeof(reference), "
+                        + "pg_typeof(location), pg_typeof(strings), pg_typeof(created) FROM \(view)",
+                ])
+            #expect(
+                types.output == "text|bigint|double precision|timestamp with time zone|bytea|text|jsonb|jsonb|timestamp with time zone\n",
+                "\(types.output)\(types.errors)")
+            let values = try ProcessResult.run(
+                Self.psql,
+                [
+                    base, "-qAtXc",
+                    "SET TIME ZONE 'UTC'; SELECT record_name, zone, int, \"intMax\", double, timestamp, encode(bytes, 'hex'), reference, "
+                        + "string = E'text \"quoted\" \\\\ / \\n\\t\\u0001 ✓ 𝄞', strings->>1 FROM \(view)",
+                ])
+            #expect(
+                values.output
+                    == "Everything.1|AllZone|-9223372036854775808|9223372036854775807|-1.5e-300|2023-11-14 22:13:20.123+00|000102feff|Target.1|t|y\n",
+                "\(values.output)\(values.errors)")
+            // A type whose records are all gone loses its view on the next run.
+            try Self.sql(base, "UPDATE \(schema).records SET deleted = true WHERE type = 'Mixed'")
+            let again = try ferry(["pg-views", url], in: scratch.path)
+            #expect(again.status == 0 && again.output.contains("\(schema)_view.\"Mixed\": dropped"), "\(again.output)\(again.errors)")
+        }
     }
 
     /// The JSON object of the output's first line of a message type.
@@ -352,41 +350,38 @@ import Testing
     }
 
     @Test func sinceAPositionACopyReadsOnlyWhatChangedDeletionsIncluded() throws {
-        guard let base = try Self.serverURL() else { return }
-        let scratch = try Scratch()
-        let schema = Self.schemaName("i")
-        defer { Self.drop(base, schema) }
-        let url = Self.url(base, schema: schema)
-        #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
-        let full = try ferry(["copy", url, "full.tar.zst", "--json"], in: scratch.path)
-        #expect(full.status == 0, "\(full.errors)")
-        let first = try #require(try Self.message("position", in: full.output)["since"] as? String)
-        #expect(first.hasPrefix("ft1-"))
-        // Another writer adds a car and deletes a note.
-        let notes = try ferry(["cat", url, "--type", "Note", "--zone", "CarZone"], in: scratch.path).output.split(separator: "\n")
-        let firstNote = try #require(notes.first)
-        let note = try #require(try JSONSerialization.jsonObject(with: Data(firstNote.utf8)) as? [String: Any])
-        let zone = ZoneID(zoneName: "CarZone")
-        let edits: [RecordChange] = [
-            .record(Record(recordType: "Car", recordName: "Car.new", zoneID: zone, fields: ["name": .string("Trabant")])),
-            .deletion(Deletion(recordType: "Note", recordName: try #require(note["recordName"] as? String), zoneID: zone)),
-        ]
-        try TestBundles.write(edits, to: scratch.file("edits.tar.zst"))
-        #expect(try ferry(["copy", "edits.tar.zst", url, "-q"], in: scratch.path).status == 0)
-        let changed = try ferry(["copy", url, "changed.tar.zst", "--since", first, "--json"], in: scratch.path)
-        #expect(changed.status == 0, "\(changed.errors)")
-        let summary = try Self.message("summary", in: changed.output)
-        #expect(summary["records"] as? Int == 1 && summary["deletions"] as? Int == 1, "\(summary)")
-        let listing = try ferry(["cat", "changed.tar.zst"], in: scratch.path)
-        #expect(listing.output.contains("Car.new") && listing.output.contains(note["recordName"] as? String ?? "?"), "\(listing.output)")
-        // From where that read ended, nothing.
-        let second = try #require(try Self.message("position", in: changed.output)["since"] as? String)
-        let nothing = try ferry(["copy", url, "nothing.tar.zst", "--since", second, "--json"], in: scratch.path)
-        let none = try Self.message("summary", in: nothing.output)
-        #expect(none["records"] as? Int == 0 && none["deletions"] as? Int == 0, "\(nothing.output)")
-        // A position is no time: a source without a feed refuses it.
-        let refused = try ferry(["copy", "full.tar.zst", "x.tar.zst", "--since", first], in: scratch.path)
-        #expect(refused.status == 64 && refused.errors.contains("give --since a time instead"), "\(refused.errors)")
+        try Self.withSchema("i") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            let full = try ferry(["copy", url, "full.tar.zst", "--json"], in: scratch.path)
+            #expect(full.status == 0, "\(full.errors)")
+            let first = try #require(try Self.message("position", in: full.output)["since"] as? String)
+            #expect(first.hasPrefix("ft1-"))
+            // Another writer adds a car and deletes a note.
+            let notes = try ferry(["cat", url, "--type", "Note", "--zone", "CarZone"], in: scratch.path).output.split(separator: "\n")
+            let firstNote = try #require(notes.first)
+            let note = try #require(try JSONSerialization.jsonObject(with: Data(firstNote.utf8)) as? [String: Any])
+            let zone = ZoneID(zoneName: "CarZone")
+            let edits: [RecordChange] = [
+                .record(Record(recordType: "Car", recordName: "Car.new", zoneID: zone, fields: ["name": .string("Trabant")])),
+                .deletion(Deletion(recordType: "Note", recordName: try #require(note["recordName"] as? String), zoneID: zone)),
+            ]
+            try TestBundles.write(edits, to: scratch.file("edits.tar.zst"))
+            #expect(try ferry(["copy", "edits.tar.zst", url, "-q"], in: scratch.path).status == 0)
+            let changed = try ferry(["copy", url, "changed.tar.zst", "--since", first, "--json"], in: scratch.path)
+            #expect(changed.status == 0, "\(changed.errors)")
+            let summary = try Self.message("summary", in: changed.output)
+            #expect(summary["records"] as? Int == 1 && summary["deletions"] as? Int == 1, "\(summary)")
+            let listing = try ferry(["cat", "changed.tar.zst"], in: scratch.path)
+            #expect(listing.output.contains("Car.new") && listing.output.contains(note["recordName"] as? String ?? "?"), "\(listing.output)")
+            // From where that read ended, nothing.
+            let second = try #require(try Self.message("position", in: changed.output)["since"] as? String)
+            let nothing = try ferry(["copy", url, "nothing.tar.zst", "--since", second, "--json"], in: scratch.path)
+            let none = try Self.message("summary", in: nothing.output)
+            #expect(none["records"] as? Int == 0 && none["deletions"] as? Int == 0, "\(nothing.output)")
+            // A position is no time: a source without a feed refuses it.
+            let refused = try ferry(["copy", "full.tar.zst", "x.tar.zst", "--since", first], in: scratch.path)
+            #expect(refused.status == 64 && refused.errors.contains("give --since a time instead"), "\(refused.errors)")
+        }
     }
 
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {

@@ -8,19 +8,16 @@ public enum PostgresSchema {
     /// The layout this Ferry writes.
     public static let version = 3
 
-    /// Creates the schema or brings it to ``version``.
+    /// Creates the schema or brings it to ``version``; `migrating` is told the layout an existing schema starts from
+    /// before it is migrated (which, for a large one, takes a while).
     /// - Returns: the version it was at before (0 for a new schema).
     /// - Throws: ``PostgresBackendError`` `newer-schema` (78), `permission` (77) without CREATE on the database.
     @discardableResult
-    public static func migrate(_ database: PostgresDatabase) async throws -> Int {
+    public static func migrate(_ database: PostgresDatabase, migrating: (_ from: Int) -> Void = { _ in }) async throws -> Int {
         let schema = database.settings.schema
-        let found = try await currentVersion(database)
-        if found > version {
-            throw PostgresBackendError(
-                .newerSchema,
-                "\(database.settings): schema \(schema) has Ferry's layout version \(found), newer than this Ferry writes (\(version)); update Ferry")
-        }
+        let found = try await readableVersion(database)
         guard found < version else { return found }
+        if found > 0 { migrating(found) }
         try await database.transaction { [self] connection in
             for step in (found + 1)...version {
                 for statement in statements(step, schema: schema) {
@@ -33,6 +30,20 @@ public enum PostgresSchema {
                         INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
                         ON CONFLICT (key) DO UPDATE SET value = excluded.value
                         """), logger: database.logger)
+        }
+        return found
+    }
+
+    /// The layout version of the schema (0 when it has none), refusing one made by a newer Ferry: the layouts this
+    /// Ferry reads.
+    /// - Throws: ``PostgresBackendError`` `newer-schema` (78).
+    public static func readableVersion(_ database: PostgresDatabase) async throws -> Int {
+        let found = try await currentVersion(database)
+        guard found <= version else {
+            throw PostgresBackendError(
+                .newerSchema,
+                "\(database.settings): schema \(database.settings.schema) has Ferry's layout version \(found), newer than this Ferry writes (\(version)); update Ferry"
+            )
         }
         return found
     }

@@ -195,34 +195,27 @@ extension PostgresRecordStore: BulkCreating {
     /// once (the last of them), and Ferry's schema first on the transaction's search path (`COPY` names a table
     /// without its schema); `nil` when there is no such zone.
     ///
-    /// With the zone's number known from before, that is two statements: the turn (and the search path), then the
-    /// sequences from the zone's row, which is not there when the zone was deleted (or made again) meanwhile.
+    /// With the zone's number known from before, that is two statements: the turn, then the sequences (and the search
+    /// path) from the zone's row, which is not there when the zone was deleted (or made again) meanwhile.
     private func lockedZoneReserving(_ zone: ZoneID, sequences: Int, on connection: PostgresConnection) async throws -> (Int64, Int64)? {
         func reserve(_ number: Int64) async throws -> Int64? {
             let rows = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
                         UPDATE \(schema).zones SET last_seq = last_seq + $2 WHERE id = $1 AND zone_name = $3 AND owner_name = $4
-                        RETURNING last_seq
+                        RETURNING last_seq, set_config('search_path', $5, true)
                         """,
-                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName)), logger: logger)
+                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName, schema)), logger: logger)
             var last: Int64?
-            for try await row in rows { last = try row.decode(Int64.self) }
+            for try await row in rows { (last, _) = try row.decode((Int64, String).self) }
             return last
         }
         if let known = zoneNumbers.withLock({ $0[zone] }) {
-            try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: "SELECT set_config('search_path', $1, true), pg_advisory_xact_lock(hashtext($1), $2)",
-                    binds: try Self.binds(schema, Int32(truncatingIfNeeded: known))),
-                logger: logger)
+            try await takeTurn(zone: known, on: connection)
             if let last = try await reserve(known) { return (known, last) }
         }
         // Not known, or no longer that zone's number: looked up, locked and checked.
-        guard let number = try await lockedZone(zone, on: connection) else { return nil }
-        try await connection.query(
-            PostgresQuery(unsafeSQL: "SELECT set_config('search_path', $1, true)", binds: try Self.binds(schema)), logger: logger)
-        guard let last = try await reserve(number) else { return nil }
+        guard let number = try await lockedZone(zone, on: connection), let last = try await reserve(number) else { return nil }
         return (number, last)
     }
 

@@ -4,6 +4,7 @@ import FerryJSON
 import FerryRecords
 import Foundation
 import Logging
+import NIOCore
 import PostgresNIO
 import Synchronization
 
@@ -29,8 +30,6 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     let digestCursors = Mutex<[ZoneID: DigestCursor]>([:])
     /// The layout of the schema as this store found it.
     let layout: Int
-    /// Whether the schema has the layout this Ferry writes (else it is read as it is, and not written).
-    public var isCurrentLayout: Bool { layout == PostgresSchema.version }
     /// The expression of a row's fields object (of the table named `alias`): layouts before 3 kept the whole record
     /// dictionary in `fields`.
     func fieldsColumn(of alias: String? = nil) -> String {
@@ -75,6 +74,13 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// Refuses a write to a snapshot.
     func writable() throws {
         guard snapshot == nil else { throw PostgresBackendError(.server, "\(name): a snapshot is read-only; write to the database itself") }
+        try requireCurrentLayout()
+    }
+
+    /// Refuses a schema of an earlier layout, which this store reads as it is but does not write (nor base anything
+    /// written elsewhere on, such as views).
+    /// - Throws: ``PostgresBackendError`` `older-schema` (78), saying how to migrate it.
+    public func requireCurrentLayout() throws {
         guard layout == PostgresSchema.version else {
             throw PostgresBackendError(
                 .olderSchema,
@@ -161,12 +167,17 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// writers of the same records could otherwise each hold a record the other waits for.
     func lockedZone(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
         guard let number = try await zoneNumber(zone, on: connection) else { return nil }
+        try await takeTurn(zone: number, on: connection)
+        // Deleted, or deleted and made again, while this request waited for its turn.
+        return try await zoneNumber(zone, on: connection) == number ? number : nil
+    }
+
+    /// Takes the turn of the zone numbered `number` for the rest of the transaction (``lockedZone(_:on:)``).
+    func takeTurn(zone number: Int64, on connection: PostgresConnection) async throws {
         try await connection.query(
             PostgresQuery(
                 unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1), $2)", binds: try Self.binds(schema, Int32(truncatingIfNeeded: number))),
             logger: logger)
-        // Deleted, or deleted and made again, while this request waited for its turn.
-        return try await zoneNumber(zone, on: connection) == number ? number : nil
     }
 
     /// The query of a zone's number (its row in `zones`).
@@ -213,9 +224,9 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                         FROM \(Self.byName(schema, columns: "name, type, tag, created, modified, fields, deleted")) WHERE NOT r.deleted
                         """, binds: try Self.binds(zone.zoneName, zone.ownerName, names.map(\.recordName)))
             ) {
-                let (name, type, tag, created, modified, fields) = try row.decode((String, String, String, Date, Date, String).self)
+                let (name, type, tag, created, modified, fields) = try row.decode((String, String, String, Date, Date, ByteBuffer?).self)
                 found[RecordID(recordName: name, zoneID: zone)] = try Self.record(
-                    StoredRecord(name: name, type: type, zone: zone, fields: fields), tag: tag, created: created, modified: modified,
+                    fields: fields, name: name, type: type, zone: zone, system: Self.system(tag: tag, created: created, modified: modified),
                     store: self.name)
             }
         }
@@ -304,10 +315,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                 logger: logger)
             var base = record
             for try await row in rows {
-                let (type, fields) = try row.decode((String, String).self)
-                base = try Self.record(
-                    StoredRecord(name: record.recordName, type: type, zone: record.zoneID, fields: fields), tag: nil, created: nil, modified: nil,
-                    store: name)
+                let (type, fields) = try row.decode((String, ByteBuffer?).self)
+                base = try Self.record(fields: fields, name: record.recordName, type: type, zone: record.zoneID, system: nil, store: name)
             }
             for field in record.fields { base.fields[field.name] = field.value }
             base.recordType = record.recordType
@@ -589,20 +598,9 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                     changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
                     continue
                 }
-                let system = SystemFields(
-                    changeTag: tag, created: RecordStamp(timestamp: milliseconds(created)), modified: RecordStamp(timestamp: milliseconds(modified)))
-                let stored = StoredRecord(name: recordName, type: type, zone: zone, fields: "")
-                guard let fields = try next().bytes else { throw damaged(stored, "a live record whose fields are NULL", store: store) }
-                do {
-                    changes.append(
-                        .record(
-                            try fields.withUnsafeReadableBytes { bytes throws(RecordError) in
-                                try CloudKitJSONDecoder().decodeRecord(
-                                    fields: bytes, recordType: type, recordName: recordName, zoneID: zone, system: system)
-                            }))
-                } catch {
-                    throw damaged(stored, error, store: store)
-                }
+                let system = Self.system(tag: tag, created: created, modified: modified)
+                changes.append(
+                    .record(try record(fields: try next().bytes, name: recordName, type: type, zone: zone, system: system, store: store)))
             }
             return changes
         }
@@ -691,37 +689,28 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
-    /// A row of `records` as read back: the record's identity and its fields object's `jsonb` text.
-    struct StoredRecord {
-        var name: String
-        var type: String
-        var zone: ZoneID
-        var fields: String
+    /// A stored record's system fields, from its row.
+    private static func system(tag: String, created: Date, modified: Date) -> SystemFields {
+        SystemFields(changeTag: tag, created: RecordStamp(timestamp: milliseconds(created)), modified: RecordStamp(timestamp: milliseconds(modified)))
     }
 
-    /// A stored record decoded from its row, with its system fields when given.
-    private static func record(_ stored: StoredRecord, tag: String?, created: Date?, modified: Date?, store: String) throws -> Record {
-        let system = tag.map { tag in
-            SystemFields(
-                changeTag: tag, created: created.map { RecordStamp(timestamp: milliseconds($0)) },
-                modified: modified.map { RecordStamp(timestamp: milliseconds($0)) })
+    /// A stored record decoded from its row: the `jsonb` text of its fields object (read as bytes, not made a string
+    /// first; `nil` for SQL's NULL, which a live record never has) with the row's name, type and zone.
+    private static func record(
+        fields: ByteBuffer?, name: String, type: String, zone: ZoneID, system: SystemFields?, store: String
+    ) throws -> Record {
+        func damaged(_ reason: String) -> BackendError {
+            BackendError(
+                .damaged, "\(store): the fields of record \(name) in \(zone) do not decode as CloudKit JSON (\(reason)); verify the database")
         }
-        var text = stored.fields
+        guard let fields else { throw damaged("they are NULL") }
         do {
-            return try text.withUTF8 { bytes throws(RecordError) in
-                try CloudKitJSONDecoder().decodeRecord(
-                    fields: UnsafeRawBufferPointer(bytes), recordType: stored.type, recordName: stored.name, zoneID: stored.zone, system: system)
+            return try fields.withUnsafeReadableBytes { bytes throws(RecordError) in
+                try CloudKitJSONDecoder().decodeRecord(fields: bytes, recordType: type, recordName: name, zoneID: zone, system: system)
             }
         } catch {
-            throw damaged(stored, error, store: store)
+            throw damaged("\(error)")
         }
-    }
-
-    /// The error for a stored record whose fields do not decode.
-    private static func damaged(_ stored: StoredRecord, _ error: any Sendable, store: String) -> BackendError {
-        BackendError(
-            .damaged, "\(store): the fields of record \(stored.name) in \(stored.zone) do not decode as CloudKit JSON (\(error)); verify the database"
-        )
     }
 
     /// A record kept whole as CloudKit JSON (a deferred record), without system fields.

@@ -35,12 +35,10 @@ struct PgViews: AsyncParsableCommand {
                 throw TransferError(.unsupported, "\(Endpoint.redacted(database)) is not a PostgreSQL database; pg-views needs a postgres:// URL")
             }
             let store = try await PostgresOpener.open(url, console: console, migrate: false)
-            guard store.isCurrentLayout else {
+            // Views of an earlier layout would stop working once it is migrated.
+            do { try store.requireCurrentLayout() } catch {
                 try? await store.close()
-                throw PostgresBackendError(
-                    .olderSchema,
-                    "\(store.name): schema \(store.database.settings.schema) has an earlier Ferry layout, whose views would stop working once it is "
-                        + "migrated; migrate it first (any ferry copy into it does), then make the views")
+                throw error
             }
             let schema = viewSchema ?? store.database.settings.schema + "_view"
             guard PostgresSettings.isPlainIdentifier(schema) else {

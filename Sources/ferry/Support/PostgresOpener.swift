@@ -19,28 +19,20 @@ enum PostgresOpener {
         var layout = PostgresSchema.version
         do {
             if migrate {
-                let found = try await PostgresSchema.currentVersion(database)
-                if found > 0 && found < PostgresSchema.version {
+                let before = try await PostgresSchema.migrate(database) { found in
                     console.note(
                         "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
                     )
                 }
-                let before = try await PostgresSchema.migrate(database)
                 if before < PostgresSchema.version {
                     console.logger.info("\(settings): schema \(settings.schema) brought from layout \(before) to \(PostgresSchema.version)")
                 }
             } else {
                 // Read as it is: a source is never written, so an earlier layout is read in its own form.
-                layout = try await PostgresSchema.currentVersion(database)
+                layout = try await PostgresSchema.readableVersion(database)
                 if layout == 0 {
                     throw PostgresBackendError(
                         .noData, "\(settings): schema \(settings.schema) holds no Ferry data; copy into it first (ferry copy SOURCE URL)")
-                }
-                if layout > PostgresSchema.version {
-                    throw PostgresBackendError(
-                        .newerSchema,
-                        "\(settings): schema \(settings.schema) has Ferry's layout version \(layout), newer than this Ferry reads (\(PostgresSchema.version)); update Ferry"
-                    )
                 }
             }
         } catch {
