@@ -135,6 +135,72 @@ import Testing
         }
     }
 
+    @Test func recordsAreStampedWithTheServersTimeToTheMillisecondEitherWay() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Times")
+            _ = try await store.createZone(zone)
+            func serverTime() async throws -> Int64 {
+                try await database.rows(PostgresQuery(unsafeSQL: "SELECT \(PostgresRecordStore.serverTime)")).first?.decode(Int64.self) ?? 0
+            }
+            let before = try await serverTime()
+            let bulk = [Record(recordType: "Car", recordName: "c1", zoneID: zone), Record(recordType: "Car", recordName: "c2", zoneID: zone)]
+            let creation = try await store.prepareCreation(bulk, contents: bulk.map(RecordContent.init), in: zone)
+            let outcomes = try #require(try await store.createAbsent(creation))
+            let modified = try await store.modify(
+                [RecordOperation(.create, Record(recordType: "Car", recordName: "c3", zoneID: zone))], in: zone, atomic: false)
+            let after = try await serverTime()
+            for outcome in outcomes + modified {
+                guard case .saved(let written) = outcome else {
+                    Issue.record("not saved: \(outcome)")
+                    continue
+                }
+                let stamp = try #require(written.system?.created?.timestamp)
+                #expect(written.system?.modified?.timestamp == stamp && (before...after).contains(stamp), "\(before) \(stamp) \(after)")
+                #expect(try await store.fetch([written.id])[written.id]?.system == written.system, "the outcome has what is stored")
+            }
+            // A COPY leaves the times to the columns' defaults, which people's own inserts get too.
+            var defaults: [String] = []
+            try await database.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT column_default FROM information_schema.columns
+                        WHERE table_schema = '\(schema)' AND table_name = 'records' AND column_name IN ('created', 'modified')
+                        """)
+            ) { row in defaults.append(try row.decode(String.self)) }
+            #expect(defaults == Array(repeating: "date_trunc('milliseconds'::text, now())", count: 2))
+        }
+    }
+
+    @Test func aLargeBulkLoadEndsWithItsIndexesAndTheStatisticsFerrysQueriesNeed() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Large")
+            _ = try await store.createZone(zone)
+            #expect(try await store.beginBulkLoad(), "an empty store: its secondary indexes are dropped for the load")
+            let records = (0..<10_000).map { number in
+                Record(
+                    recordType: "Note", recordName: "n\(number)", zoneID: zone,
+                    fields: ["car": .reference(Reference(recordName: "n0", zoneID: zone, action: .deleteSelf))])
+            }
+            let creation = try await store.prepareCreation(records, contents: records.map(RecordContent.init), in: zone)
+            #expect(try await store.createAbsent(creation)?.count == records.count)
+            try await store.endBulkLoad()
+            var indexes: Set<String> = []
+            try await database.query(PostgresQuery(unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)'")) { row in
+                indexes.insert(try row.decode(String.self))
+            }
+            #expect(indexes.isSuperset(of: ["records_feed", "refs_target", "refs_source"]))
+            var analyzed: [String: Set<String>] = [:]
+            try await database.query(PostgresQuery(unsafeSQL: "SELECT tablename, attname FROM pg_stats WHERE schemaname = '\(schema)'")) { row in
+                let (table, column) = try row.decode((String, String).self)
+                analyzed[table, default: []].insert(column)
+            }
+            #expect(analyzed["records"] == ["zone", "name", "type", "seq", "deleted", "digest"], "fields is left to autovacuum")
+            #expect(analyzed["refs"] == ["zone", "source", "target"])
+        }
+    }
+
     @Test func aBulkWriteFindsItsZoneMadeAgainByAnotherWriterAndNoneWhenItIsGone() async throws {
         try await Self.withSchema { database, _ in
             let (writer, other) = (PostgresRecordStore(database), PostgresRecordStore(database))

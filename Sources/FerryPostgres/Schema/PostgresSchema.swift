@@ -6,7 +6,7 @@ import PostgresNIO
 /// the one before. A schema made by a newer Ferry is refused rather than written in a layout this one does not know.
 public enum PostgresSchema {
     /// The layout this Ferry writes.
-    public static let version = 3
+    public static let version = 4
 
     /// Creates the schema or brings it to ``version``; `migrating` is told the layout an existing schema starts from
     /// before it is migrated (which, for a large one, takes a while).
@@ -112,6 +112,15 @@ public enum PostgresSchema {
             // `fields` holds the record's fields object only: its name, type and zone are columns of their own, and
             // keeping them in the document too made every row larger for the server to parse, store and log.
             return ["UPDATE \(schema).records SET fields = fields->'fields' WHERE fields IS NOT NULL"]
+        case 4:
+            // A record's times are its write's, by the server's clock to the millisecond: a bulk write's COPY leaves them
+            // to the columns' default instead of sending two timestamps per row for the server to parse.
+            return [
+                """
+                ALTER TABLE \(schema).records ALTER COLUMN created SET DEFAULT date_trunc('milliseconds', now()),
+                    ALTER COLUMN modified SET DEFAULT date_trunc('milliseconds', now())
+                """
+            ]
         default:
             return []
         }

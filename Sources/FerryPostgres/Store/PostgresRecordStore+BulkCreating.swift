@@ -62,12 +62,11 @@ extension PostgresRecordStore: BulkCreating {
             return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
         }
         let prepared = creation.prepared as? PreparedRows ?? preparedRows(records, contents: contents, zone: zone)
-        let now = clock()
         do {
             return try await database.transaction { [self] connection -> [RecordOutcome]? in
                 // Change sequences for every record not refused already; ones a VALIDATE check refuses leave a gap.
                 let candidates = prepared.refusals.count { $0 == nil }
-                guard let (number, last) = try await lockedZoneReserving(zone, sequences: candidates, on: connection) else {
+                guard let (number, last, now) = try await lockedZoneReserving(zone, sequences: candidates, on: connection) else {
                     var seen: Set<String> = []
                     return records.map { record in
                         RecordOperation(.forceReplace, record).requestProblem(zone: zone, zoneExists: false, seen: &seen)
@@ -96,8 +95,10 @@ extension PostgresRecordStore: BulkCreating {
                 }
                 guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
                 let first = last - Int64(candidates) + 1
-                let suffix = CopyRows.suffix(zone: number, stamp: Self.copyTimestamp(now))
-                try await connection.copyFrom(table: "records", columns: CopyRows.recordColumns, logger: logger) { writer in
+                // The server stamps the rows itself (the columns' default) unless the store has a clock of its own.
+                let stamp = clock.map { _ in Self.copyTimestamp(now) }
+                let suffix = CopyRows.suffix(zone: number, stamp: stamp)
+                try await connection.copyFrom(table: "records", columns: CopyRows.recordColumns(stamped: stamp != nil), logger: logger) { writer in
                     var rows = CopyRows()
                     var start = 0
                     for index in prepared.byName where prepared.refusals[index] == nil {
@@ -192,31 +193,39 @@ extension PostgresRecordStore: BulkCreating {
     }
 
     /// The zone's number with its turn taken (``lockedZone(_:on:)``), `sequences` change sequences of it taken at
-    /// once (the last of them), and Ferry's schema first on the transaction's search path (`COPY` names a table
-    /// without its schema); `nil` when there is no such zone.
+    /// once (the last of them), the time the write is stamped with, and Ferry's schema first on the transaction's
+    /// search path (`COPY` names a table without its schema); `nil` when there is no such zone.
     ///
-    /// With the zone's number known from before, that is two statements: the turn, then the sequences (and the search
-    /// path) from the zone's row, which is not there when the zone was deleted (or made again) meanwhile.
-    private func lockedZoneReserving(_ zone: ZoneID, sequences: Int, on connection: PostgresConnection) async throws -> (Int64, Int64)? {
-        func reserve(_ number: Int64) async throws -> Int64? {
+    /// With the zone's number known from before, that is one statement: the turn (taken before the zone's row is
+    /// locked, as every writer takes them), then the sequences from the zone's row, which is not there when the zone
+    /// was deleted (or made again) meanwhile.
+    private func lockedZoneReserving(_ zone: ZoneID, sequences: Int, on connection: PostgresConnection) async throws
+        -> (number: Int64, last: Int64, now: Int64)?
+    {
+        func reserve(_ number: Int64, turn: Bool) async throws -> (Int64, Int64)? {
             let rows = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        UPDATE \(schema).zones SET last_seq = last_seq + $2 WHERE id = $1 AND zone_name = $3 AND owner_name = $4
-                        RETURNING last_seq, set_config('search_path', $5, true)
+                        UPDATE \(schema).zones SET last_seq = last_seq + $2
+                        WHERE id = $1 AND zone_name = $3 AND owner_name = $4
+                            AND (NOT $6 OR (SELECT true FROM pg_advisory_xact_lock(hashtext($5), $7)))
+                        RETURNING last_seq, set_config('search_path', $5, true), \(Self.serverTime)
                         """,
-                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName, schema)), logger: logger)
-            var last: Int64?
-            for try await row in rows { (last, _) = try row.decode((Int64, String).self) }
-            return last
+                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName, schema, turn, Int32(truncatingIfNeeded: number))),
+                logger: logger)
+            var reserved: (Int64, Int64)?
+            for try await row in rows {
+                let (last, _, now) = try row.decode((Int64, String, Int64).self)
+                reserved = (last, clock?() ?? now)
+            }
+            return reserved
         }
-        if let known = zoneNumbers.withLock({ $0[zone] }) {
-            try await takeTurn(zone: known, on: connection)
-            if let last = try await reserve(known) { return (known, last) }
-        }
+        if let known = zoneNumbers.withLock({ $0[zone] }), let (last, now) = try await reserve(known, turn: true) { return (known, last, now) }
         // Not known, or no longer that zone's number: looked up, locked and checked.
-        guard let number = try await lockedZone(zone, on: connection), let last = try await reserve(number) else { return nil }
-        return (number, last)
+        guard let (number, _) = try await lockedZone(zone, on: connection), let (last, now) = try await reserve(number, turn: false) else {
+            return nil
+        }
+        return (number, last, now)
     }
 
     /// A time in milliseconds as COPY's text input takes a `timestamptz` (ISO 8601, UTC).
@@ -266,29 +275,51 @@ extension PostgresRecordStore: BulkCreating {
         {
             missing.append(try row.decode(String.self))
         }
-        if !missing.isEmpty, try await claims.claimIndexes() {
-            // Side by side, each on a connection of its own: the server builds each on one core.
-            let (database, schema) = (self.database, self.schema)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in missing {
-                    guard let definition = Self.secondaryIndexes[index] else { continue }
-                    group.addTask {
-                        try await database.execute(PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition)"))
-                    }
-                }
-                try await group.waitForAll()
-            }
-            try await claims.releaseIndexes()
-        }
+        var building = false
+        if !missing.isEmpty { building = try await claims.claimIndexes() }
         // After a large load, statistics for what was just written, so that the next copy's queries are planned for
         // the table's size now rather than whenever autovacuum gets to it.
-        if bulkWritten.withLock({ $0 }) >= 10_000 {
-            try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).records, \(schema).refs"))
+        let analyzing = bulkWritten.withLock { $0 } >= 10_000
+        let (database, schema) = (self.database, self.schema)
+        // Side by side, each on a connection of its own: the server builds each index on one core, and analyzes a
+        // table (which waits for builds on it) once its own indexes are built.
+        var left = Dictionary(grouping: building ? missing : [], by: { Self.secondaryIndexes[$0]?.table ?? "" }).mapValues(\.count)
+        try await withThrowingTaskGroup(of: String?.self) { group in
+            func analyze(_ table: String) {
+                guard analyzing, let columns = Self.analyzedColumns[table] else { return }
+                group.addTask {
+                    try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).\(table) (\(columns))"))
+                    return nil
+                }
+            }
+            for index in building ? missing : [] {
+                guard let definition = Self.secondaryIndexes[index] else { continue }
+                group.addTask {
+                    try await database.execute(
+                        PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition.table) \(definition.columns)"))
+                    return definition.table
+                }
+            }
+            for table in Self.analyzedColumns.keys.sorted() where left[table] == nil { analyze(table) }
+            for try await built in group {
+                guard let built, let count = left[built] else { continue }
+                left[built] = count > 1 ? count - 1 : nil
+                if count == 1 { analyze(built) }
+            }
         }
+        if building { try await claims.releaseIndexes() }
     }
 
     /// The indexes a first copy builds at its end: the change feed's and the references' (by target and by source).
-    static let secondaryIndexes = ["records_feed": "records (zone, seq)", "refs_target": "refs (zone, target)", "refs_source": "refs (zone, source)"]
+    static let secondaryIndexes = [
+        "records_feed": (table: "records", columns: "(zone, seq)"), "refs_target": (table: "refs", columns: "(zone, target)"),
+        "refs_source": (table: "refs", columns: "(zone, source)"),
+    ]
+
+    /// The columns whose statistics Ferry's own queries are planned with, by table; the others (`fields` the costliest)
+    /// are left to autovacuum, which a list of columns does not tell that the table was analyzed.
+    static let analyzedColumns = ["records": "zone, name, type, seq, deleted, digest", "refs": "zone, source, target"]
+
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.
@@ -331,8 +362,11 @@ private struct CopyRows {
     }
 
     /// The columns of a row of `records`, in the order of ``recordBody(record:content:)`` and then
-    /// ``recordRow(body:suffix:sequence:)``: what is known of a record before its write first.
-    static let recordColumns = ["name", "type", "deleted", "digest", "fields", "zone", "created", "modified", "seq", "tag"]
+    /// ``recordRow(body:suffix:sequence:)``: what is known of a record before its write first; the times only when they
+    /// are `stamped` (else the server stamps them).
+    static func recordColumns(stamped: Bool) -> [String] {
+        ["name", "type", "deleted", "digest", "fields", "zone"] + (stamped ? ["created", "modified"] : []) + ["seq", "tag"]
+    }
 
     /// The first columns of a record's row, known before the write: name, type, the tombstone flag, digest, fields
     /// (the fields object of the record's canonical JSON).
@@ -346,8 +380,8 @@ private struct CopyRows {
         jsonText(content.fieldsJSON)
     }
 
-    /// What every row of a write holds after its body: `\t<zone>\t<stamp>\t<stamp>\t`.
-    static func suffix(zone: Int64, stamp: String) -> [UInt8] { Array("\t\(zone)\t\(stamp)\t\(stamp)\t".utf8) }
+    /// What every row of a write holds after its body: `\t<zone>\t<stamp>\t<stamp>\t`, or `\t<zone>\t` without a stamp.
+    static func suffix(zone: Int64, stamp: String?) -> [UInt8] { Array("\t\(zone)\t\(stamp.map { "\($0)\t\($0)\t" } ?? "")".utf8) }
 
     /// A row of `records`: its body, the write's suffix, the change sequence and the change tag (the sequence in base
     /// 36).

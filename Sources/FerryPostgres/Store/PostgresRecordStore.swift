@@ -19,7 +19,8 @@ import Synchronization
 public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// The database.
     public let database: PostgresDatabase
-    let clock: @Sendable () -> Int64
+    /// The time of a write in milliseconds, when it is not the server's (tests give one that ticks).
+    let clock: (@Sendable () -> Int64)?
     /// What this store's copy holds against other copies (its zones, the index claim).
     let claims: CopyClaims
     /// The snapshot this store reads from, when it is one (``snapshot()``).
@@ -44,11 +45,9 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// The store over `database`, whose schema must be migrated (``PostgresSchema/migrate(_:)``).
     ///
     /// A schema of an earlier layout (`layout`, from ``PostgresSchema/currentVersion(_:)``) is read as it is and not
-    /// written: migrating it is a write, which a source must not see.
-    public init(
-        _ database: PostgresDatabase, layout: Int = PostgresSchema.version,
-        clock: @escaping @Sendable () -> Int64 = { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
-    ) {
+    /// written: migrating it is a write, which a source must not see. Records are stamped with the time their write's
+    /// transaction began, by the server's clock, to the millisecond; `clock` replaces it (tests make time tick).
+    public init(_ database: PostgresDatabase, layout: Int = PostgresSchema.version, clock: (@Sendable () -> Int64)? = nil) {
         self.database = database
         self.clock = clock
         self.layout = layout
@@ -59,7 +58,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// A store that reads from `snapshot`.
     init(_ database: PostgresDatabase, layout: Int, snapshot: SnapshotConnection) {
         self.database = database
-        clock = { 0 }
+        clock = nil
         self.layout = layout
         claims = CopyClaims(database)
         self.snapshot = snapshot
@@ -150,7 +149,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         try writable()
         guard zone != .default else { return false }
         return try await database.transaction { [self] connection in
-            guard let number = try await lockedZone(zone, on: connection) else { return false }
+            guard let (number, _) = try await lockedZone(zone, on: connection) else { return false }
             for table in ["refs", "records"] {
                 try await connection.query(
                     PostgresQuery(unsafeSQL: "DELETE FROM \(schema).\(table) WHERE zone = $1", binds: try Self.binds(number)), logger: logger)
@@ -161,24 +160,35 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         }
     }
 
-    /// The zone's number, with its turn taken for the rest of the transaction; `nil` when there is no such zone.
+    /// The zone's number, with its turn taken for the rest of the transaction, and the time the transaction's writes
+    /// are stamped with (``takeTurn(zone:on:)``); `nil` when there is no such zone.
     ///
     /// Requests into one zone (and its deletion) take turns on an advisory lock, before any record is locked: two
     /// writers of the same records could otherwise each hold a record the other waits for.
-    func lockedZone(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
+    func lockedZone(_ zone: ZoneID, on connection: PostgresConnection) async throws -> (number: Int64, now: Int64)? {
         guard let number = try await zoneNumber(zone, on: connection) else { return nil }
-        try await takeTurn(zone: number, on: connection)
+        let now = try await takeTurn(zone: number, on: connection)
         // Deleted, or deleted and made again, while this request waited for its turn.
-        return try await zoneNumber(zone, on: connection) == number ? number : nil
+        return try await zoneNumber(zone, on: connection) == number ? (number, now) : nil
     }
 
     /// Takes the turn of the zone numbered `number` for the rest of the transaction (``lockedZone(_:on:)``).
-    func takeTurn(zone number: Int64, on connection: PostgresConnection) async throws {
-        try await connection.query(
+    /// - Returns: the time the transaction's writes are stamped with: when it began by the server's clock
+    ///   (``serverTime``), or the store's `clock`.
+    func takeTurn(zone number: Int64, on connection: PostgresConnection) async throws -> Int64 {
+        let rows = try await connection.query(
             PostgresQuery(
-                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1), $2)", binds: try Self.binds(schema, Int32(truncatingIfNeeded: number))),
+                unsafeSQL: "SELECT \(Self.serverTime) FROM pg_advisory_xact_lock(hashtext($1), $2)",
+                binds: try Self.binds(schema, Int32(truncatingIfNeeded: number))),
             logger: logger)
+        var now: Int64 = 0
+        for try await row in rows { now = try row.decode(Int64.self) }
+        return clock?() ?? now
     }
+
+    /// The expression of the time a transaction began by the server's clock, in whole milliseconds since 1970: what
+    /// `records.created` and `records.modified` default to (layout 4), so a bulk write's COPY leaves them out.
+    package static let serverTime = "(extract(epoch FROM date_trunc('milliseconds', now())) * 1000)::bigint"
 
     /// The query of a zone's number (its row in `zones`).
     func zoneNumberQuery(_ zone: ZoneID) throws -> PostgresQuery {
@@ -238,22 +248,20 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         if atomic && zone == .default {
             return operations.map { .failed($0.record.id, .badRequest, reason: "atomic operations are not supported in the default zone (\(zone))") }
         }
-        let now = clock()
         do {
-            return try await modify(operations, in: zone, atomic: atomic, now: now, eachAlone: false)
+            return try await modify(operations, in: zone, atomic: atomic, eachAlone: false)
         } catch let error as PostgresBackendError where error.refusesData {
             // The server refused a record: the request again, each operation in a savepoint of its own, so that the one
             // refused fails with the server's message and the others are written.
-            return try await modify(operations, in: zone, atomic: atomic, now: now, eachAlone: true)
+            return try await modify(operations, in: zone, atomic: atomic, eachAlone: true)
         }
     }
 
     /// One modify request in one transaction; with `eachAlone`, an operation the server refuses fails by itself.
-    private func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool, now: Int64, eachAlone: Bool) async throws
-        -> [RecordOutcome]
-    {
+    private func modify(_ operations: [RecordOperation], in zone: ZoneID, atomic: Bool, eachAlone: Bool) async throws -> [RecordOutcome] {
         try await database.transaction { [self] connection in
-            let number = try await lockedZone(zone, on: connection)
+            let locked = try await lockedZone(zone, on: connection)
+            let (number, now) = (locked?.number, locked?.now ?? 0)
             if atomic { try await connection.query("SAVEPOINT atomic_batch", logger: logger) }
             var seen: Set<String> = []
             var outcomes: [RecordOutcome] = []
