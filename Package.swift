@@ -29,7 +29,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        // Up to the next minor version: bulk writes use COPY's binary format through how 1.33 builds its COPY statement
+        // (see CopyRows in FerryPostgres).
+        .package(url: "https://github.com/vapor/postgres-nio", .upToNextMinor(from: "1.33.2")),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],

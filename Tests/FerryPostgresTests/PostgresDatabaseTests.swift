@@ -172,6 +172,36 @@ import Testing
         }
     }
 
+    @Test func aBulkWriteKeepsNamesTypesAndTextsAsTheyAreWithTheStoresOwnClock() async throws {
+        try await Self.withSchema { database, _ in
+            let store = PostgresRecordStore(database, clock: { 1_767_225_600_123 })
+            let zone = ZoneID(zoneName: "Odd\tzone")
+            _ = try await store.createZone(zone)
+            let names = ["tab\there", "new\nline", "back\\slash", "ünï·cødé 🚗", "\r", String(repeating: "x", count: 300)]
+            let records = names.map { name in
+                Record(
+                    recordType: "Type\\with\tescapes", recordName: name, zoneID: zone,
+                    fields: [
+                        "text": .string("\\N \t \n \\x00 \"q\""),
+                        "ref": .reference(Reference(recordName: names[0], zoneID: zone, action: .deleteSelf)),
+                    ])
+            }
+            let creation = try await store.prepareCreation(records, contents: records.map(RecordContent.init), in: zone)
+            let outcomes = try #require(try await store.createAbsent(creation))
+            #expect(outcomes.allSatisfy { $0.errorCode == nil })
+            let fetched = try await store.fetch(records.map(\.id))
+            for record in records {
+                var found = try #require(fetched[record.id], "\(record.recordName)")
+                #expect(found.system?.created?.timestamp == 1_767_225_600_123 && found.system?.modified?.timestamp == 1_767_225_600_123)
+                found.system = nil
+                #expect(found == record)
+            }
+            // The DELETE_SELF references went in too: deleting their target takes the others with it.
+            _ = try await store.modify([RecordOperation(.forceDelete, records[0])], in: zone, atomic: false)
+            #expect(try await store.lookup(records.map(\.id)).values.allSatisfy(\.isDeleted))
+        }
+    }
+
     @Test func aLargeBulkLoadEndsWithItsIndexesAndTheStatisticsFerrysQueriesNeed() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)

@@ -38,10 +38,11 @@ extension PostgresRecordStore: BulkCreating {
         // visited in order, once each, rather than at random. (Any order gives the same rows: this one is for speed,
         // so String's own comparison, which is a byte comparison for ASCII names, will do.)
         let byName = records.indices.sorted { records[$0].recordName < records[$1].recordName }
-        var bodies = CopyRows(capacity: contents.reduce(0) { $0 + $1.body.count + 160 })
+        var bodies = CopyRows(capacity: contents.reduce(0) { $0 + $1.fieldsRange.count + 120 })
         var ends = [Int](repeating: 0, count: records.count)
+        let columns = Int16(CopyRows.recordColumns(stamped: clock != nil).count)
         for index in byName where refusals[index] == nil {
-            bodies.recordBody(record: records[index], content: contents[index])
+            bodies.recordBody(record: records[index], content: contents[index], columns: columns)
             ends[index] = bodies.count
         }
         return PreparedRows(refusals: refusals, validated: validated, byName: byName, bodies: bodies.take(), ends: ends, deleteSelf: deleteSelf)
@@ -51,7 +52,7 @@ extension PostgresRecordStore: BulkCreating {
     /// with `.forceReplace` of each, at PostgreSQL's bulk-load speed.
     ///
     /// Each record is checked as `modify` checks it (see ``prepareCreation(_:contents:in:)``; VALIDATE targets live in
-    /// the zone or written earlier in the call), and the ones that pass are streamed to the server in COPY's text
+    /// the zone or written earlier in the call), and the ones that pass are streamed to the server in COPY's binary
     /// format with their change sequences, then their DELETE_SELF references. When the zone holds one of the records
     /// (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
     /// `modify` then says which record it was.
@@ -96,10 +97,12 @@ extension PostgresRecordStore: BulkCreating {
                 guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
                 let first = last - Int64(candidates) + 1
                 // The server stamps the rows itself (the columns' default) unless the store has a clock of its own.
-                let stamp = clock.map { _ in Self.copyTimestamp(now) }
+                let stamp = clock.map { _ in now }
                 let suffix = CopyRows.suffix(zone: number, stamp: stamp)
-                try await connection.copyFrom(table: "records", columns: CopyRows.recordColumns(stamped: stamp != nil), logger: logger) { writer in
-                    var rows = CopyRows()
+                try await connection.copyFrom(
+                    table: "records", columns: CopyRows.binary(CopyRows.recordColumns(stamped: stamp != nil)), logger: logger
+                ) { writer in
+                    var rows = CopyRows.started()
                     var start = 0
                     for index in prepared.byName where prepared.refusals[index] == nil {
                         defer { start = prepared.ends[index] }
@@ -109,19 +112,22 @@ extension PostgresRecordStore: BulkCreating {
                             sequence: first + Int64(offsets[index]))
                         if rows.isFull { try await writer.write(rows.take()) }
                     }
-                    if !rows.isEmpty { try await writer.write(rows.take()) }
+                    rows.end()
+                    try await writer.write(rows.take())
                 }
                 let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
                     prepared.deleteSelf[index].map { (records[index].recordName, $0) }
                 }
                 if !references.isEmpty {
-                    try await connection.copyFrom(table: "refs", columns: ["zone", "source", "target", "action"], logger: logger) { writer in
-                        var rows = CopyRows()
+                    try await connection.copyFrom(table: "refs", columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
+                        writer in
+                        var rows = CopyRows.started()
                         for (source, target) in references {
                             rows.referenceRow(zone: number, source: source, target: target)
                             if rows.isFull { try await writer.write(rows.take()) }
                         }
-                        if !rows.isEmpty { try await writer.write(rows.take()) }
+                        rows.end()
+                        try await writer.write(rows.take())
                     }
                 }
                 bulkWritten.withLock { $0 += accepted }
@@ -226,14 +232,6 @@ extension PostgresRecordStore: BulkCreating {
             return nil
         }
         return (number, last, now)
-    }
-
-    /// A time in milliseconds as COPY's text input takes a `timestamptz` (ISO 8601, UTC).
-    static func copyTimestamp(_ milliseconds: Int64) -> String {
-        let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
     }
 
     /// Defers the secondary indexes when the store holds no record at all, holding the store's index claim until
@@ -346,11 +344,33 @@ extension RecordOutcome {
     }
 }
 
-/// Rows in COPY's text format, gathered into buffers of about 1 MiB.
+/// Rows in COPY's binary format, gathered into buffers of about 1 MiB.
+///
+/// The server takes binary rows 10-25 % faster than text ones (no field splitting, no escapes, numbers and the digest
+/// as they are), and they need no escaping to make. postgres-nio 1.33, the version this project builds with, has no
+/// option for the format (``PostgresCopyFromFormat`` offers text only) and writes the column names into its statement
+/// as given: ``binary(_:)`` makes the last name end the list and ask for the binary format, commenting out the text
+/// option that follows on the same line. A postgres-nio that quoted names properly would make every bulk write fail
+/// with an unknown column, which every test of a bulk write would show.
 private struct CopyRows {
     private var buffer: ByteBuffer
 
     init(capacity: Int = 1 << 20) { buffer = ByteBufferAllocator().buffer(capacity: capacity) }
+
+    /// Rows of a COPY, starting with the binary format's signature, flags and (empty) header extension.
+    static func started() -> CopyRows {
+        var rows = CopyRows()
+        rows.buffer.writeBytes([0x50, 0x47, 0x43, 0x4F, 0x50, 0x59, 0x0A, 0xFF, 0x0D, 0x0A, 0x00])
+        rows.buffer.writeInteger(UInt32(0))
+        rows.buffer.writeInteger(UInt32(0))
+        return rows
+    }
+
+    /// The columns of a `copyFrom`, with the binary format asked for after the last (see the type's documentation).
+    static func binary(_ columns: [String]) -> [String] {
+        guard let last = columns.last else { return columns }
+        return columns.dropLast() + ["\(last)\") FROM STDIN WITH (FORMAT binary) --"]
+    }
 
     var isFull: Bool { buffer.readableBytes >= 1 << 20 }
     var isEmpty: Bool { buffer.readableBytes == 0 }
@@ -361,52 +381,73 @@ private struct CopyRows {
         return buffer
     }
 
-    /// The columns of a row of `records`, in the order of ``recordBody(record:content:)`` and then
+    /// The end of the data: a field count of -1.
+    mutating func end() { buffer.writeInteger(Int16(-1)) }
+
+    /// The columns of a row of `records`, in the order of ``recordBody(record:content:columns:)`` and then
     /// ``recordRow(body:suffix:sequence:)``: what is known of a record before its write first; the times only when they
     /// are `stamped` (else the server stamps them).
     static func recordColumns(stamped: Bool) -> [String] {
         ["name", "type", "deleted", "digest", "fields", "zone"] + (stamped ? ["created", "modified"] : []) + ["seq", "tag"]
     }
 
-    /// The first columns of a record's row, known before the write: name, type, the tombstone flag, digest, fields
-    /// (the fields object of the record's canonical JSON).
-    mutating func recordBody(record: Record, content: RecordContent) {
+    /// The start of a record's row, known before the write: its field count, name, type, the tombstone flag (false),
+    /// digest, fields (the fields object of the record's canonical JSON, as `jsonb`'s binary form: version 1, then the
+    /// text).
+    mutating func recordBody(record: Record, content: RecordContent, columns: Int16) {
+        buffer.writeInteger(columns)
         text(record.recordName)
-        tab()
         text(record.recordType)
-        buffer.writeStaticString("\tf\t\\\\x")
-        hex(content.digest)
-        tab()
-        jsonText(content.fieldsJSON)
+        buffer.writeInteger(Int32(1))
+        buffer.writeInteger(UInt8(0))
+        buffer.writeInteger(Int32(32))
+        content.digest.withUnsafeBytes { buffer.writeBytes($0) }
+        let fields = content.fieldsJSON
+        buffer.writeInteger(Int32(fields.count + 1))
+        buffer.writeInteger(UInt8(1))
+        buffer.writeBytes(fields)
     }
 
-    /// What every row of a write holds after its body: `\t<zone>\t<stamp>\t<stamp>\t`, or `\t<zone>\t` without a stamp.
-    static func suffix(zone: Int64, stamp: String?) -> [UInt8] { Array("\t\(zone)\t\(stamp.map { "\($0)\t\($0)\t" } ?? "")".utf8) }
+    /// What every row of a write holds after its body: the zone, then the time twice when there is one
+    /// (`timestamptz`: microseconds since 2000-01-01).
+    static func suffix(zone: Int64, stamp: Int64?) -> [UInt8] {
+        var bytes: [UInt8] = []
+        func int64(_ value: Int64) {
+            bytes += withUnsafeBytes(of: Int32(8).bigEndian, Array.init)
+            bytes += withUnsafeBytes(of: value.bigEndian, Array.init)
+        }
+        int64(zone)
+        if let stamp {
+            int64((stamp - 946_684_800_000) * 1000)
+            int64((stamp - 946_684_800_000) * 1000)
+        }
+        return bytes
+    }
 
     /// A row of `records`: its body, the write's suffix, the change sequence and the change tag (the sequence in base
     /// 36).
     mutating func recordRow(body: ByteBuffer?, suffix: [UInt8], sequence: Int64) {
         if let body { buffer.writeImmutableBuffer(body) }
         buffer.writeBytes(suffix)
-        decimal(sequence)
-        tab()
+        buffer.writeInteger(Int32(8))
+        buffer.writeInteger(sequence)
         base36(sequence)
-        buffer.writeInteger(UInt8(ascii: "\n"))
     }
 
     mutating func referenceRow(zone: Int64, source: String, target: String) {
-        decimal(zone)
-        tab()
+        buffer.writeInteger(Int16(4))
+        buffer.writeInteger(Int32(8))
+        buffer.writeInteger(zone)
         text(source)
-        tab()
         text(target)
-        buffer.writeStaticString("\tDELETE_SELF\n")
+        buffer.writeInteger(Int32(11))
+        buffer.writeStaticString("DELETE_SELF")
     }
 
-    /// A positive number in base 36 (`String(value, radix: 36)`), without making a string.
+    /// A number in base 36 (`String(value, radix: 36)`) as a text field, without making a string.
     private mutating func base36(_ value: Int64) {
         guard value > 0 else {
-            buffer.writeString(String(value, radix: 36))
+            text(String(value, radix: 36))
             return
         }
         let digits: StaticString = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -419,86 +460,18 @@ private struct CopyRows {
                     out[start] = digits[Int(rest % 36)]
                     rest /= 36
                 }
+                buffer.writeInteger(Int32(16 - start))
                 buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(out)[start...]))
             }
         }
     }
 
-    /// A number in decimal, without making a string.
-    private mutating func decimal(_ value: Int64) {
-        guard value > 0 else {
-            buffer.writeString(String(value))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var rest = value
-            var start = 20
-            while rest > 0 {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            }
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeMutableRawBufferPointer(digits)[start...]))
-        }
-    }
-
-    /// Canonical JSON as a COPY text field: it holds no raw tab, newline or carriage return (JSON escapes them), so
-    /// only its backslashes are doubled.
-    private mutating func jsonText(_ bytes: ArraySlice<UInt8>) {
-        bytes.withUnsafeBufferPointer { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var start = 0
-            while start < bytes.count, let found = memchr(base + start, Int32(UInt8(ascii: "\\")), bytes.count - start) {
-                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-                buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...index])))
-                buffer.writeInteger(UInt8(ascii: "\\"))
-                start = index + 1
-            }
-            if start < bytes.count { buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...]))) }
-        }
-    }
-
-    private mutating func tab() { buffer.writeInteger(UInt8(ascii: "\t")) }
-
+    /// A string as a text field: its length, then its UTF-8 bytes as they are.
     private mutating func text(_ string: String) {
         var string = string
-        string.withUTF8 { text($0) }
-    }
-
-    private mutating func text(_ bytes: [UInt8]) { bytes.withUnsafeBufferPointer { text($0) } }
-
-    /// Bytes as a COPY text field: a backslash, tab, newline or carriage return escaped, the rest as they are.
-    private mutating func text(_ bytes: UnsafeBufferPointer<UInt8>) {
-        var start = 0
-        for index in bytes.indices {
-            let escape: UInt8
-            switch bytes[index] {
-            case UInt8(ascii: "\\"): escape = UInt8(ascii: "\\")
-            case UInt8(ascii: "\t"): escape = UInt8(ascii: "t")
-            case UInt8(ascii: "\n"): escape = UInt8(ascii: "n")
-            case UInt8(ascii: "\r"): escape = UInt8(ascii: "r")
-            default: continue
-            }
-            buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start..<index])))
-            buffer.writeInteger(UInt8(ascii: "\\"))
-            buffer.writeInteger(escape)
-            start = index + 1
-        }
-        buffer.writeBytes(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: bytes[start...])))
-    }
-
-    private mutating func hex(_ digest: SHA256Digest) {
-        let digits: StaticString = "0123456789abcdef"
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { out in
-            digits.withUTF8Buffer { digits in
-                digest.withUnsafeBytes { bytes in
-                    for (index, byte) in bytes.enumerated() {
-                        out[2 * index] = digits[Int(byte >> 4)]
-                        out[2 * index + 1] = digits[Int(byte & 0xf)]
-                    }
-                }
-            }
-            buffer.writeBytes(UnsafeRawBufferPointer(out))
+        string.withUTF8 { bytes in
+            buffer.writeInteger(Int32(bytes.count))
+            buffer.writeBytes(UnsafeRawBufferPointer(bytes))
         }
     }
 }
