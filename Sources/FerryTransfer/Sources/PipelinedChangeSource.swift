@@ -12,8 +12,10 @@ import Synchronization
 public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     let base: any ChangeSource
     let batchSize: Int
-    /// The most batches read ahead of the caller; set before reading. A caller that works ahead itself (a copy into
-    /// PostgreSQL stages a round while the one before is written) needs fewer.
+    /// The most batches read ahead of the caller, set before reading.
+    ///
+    /// A caller that works ahead itself (a copy into PostgreSQL stages a round while the one before is written) needs
+    /// fewer.
     public var depth: Int
     /// Work on a change that the writer would otherwise do, run on the reading thread while the writer is behind
     /// (its queue at least half full); set by the consumer before it reads, which must still handle changes that
