@@ -15,7 +15,26 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     _ = try? document.archivedRecordID()
     _ = try? document.archivedSystemFields()
+    if size > 0 { checkShapeReader(bytes) }
     return 0
+}
+
+/// The shape reader answers what a full read answers: for the input (read in full, then from its own shape) and for
+/// copies of it with one byte changed (from the shape when the byte is one of the name's, in full otherwise).
+func checkShapeReader(_ bytes: [UInt8]) {
+    func full(_ bytes: [UInt8]) -> ArchivedRecordID? {
+        bytes.withUnsafeBytes { buffer in try? BinaryPlist.withPlist(borrowing: buffer) { try $0.archivedRecordID() } }
+    }
+    var reader = RecordIDArchiveReader()
+    func shaped(_ bytes: [UInt8]) -> ArchivedRecordID? { bytes.withUnsafeBytes { try? reader.recordID($0) } }
+    let expected = full(bytes)
+    guard shaped(bytes) == expected, shaped(bytes) == expected else { fatalError("the shape reader disagrees with a full read") }
+    for step in 0..<4 {
+        var changed = bytes
+        let position = (Int(bytes[step % bytes.count]) * 31 + step * 7) % bytes.count
+        changed[position] = changed[position] &+ UInt8(1 + step)
+        guard shaped(changed) == full(changed) else { fatalError("the shape reader disagrees with a full read at \(position)") }
+    }
 }
 
 runFuzzer { fuzz($0, $1) }

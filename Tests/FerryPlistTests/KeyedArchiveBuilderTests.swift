@@ -74,6 +74,41 @@ import Testing
         #expect(try PlistDocument(bytes: bytes).archivedRecordID() == expected)
     }
 
+    @Test func theShapeReaderAnswersAsAFullReadForEveryArchive() throws {
+        func archive(_ name: String, zone: String = "CarZone", owner: String = "__defaultOwner__") -> [UInt8] {
+            var archive = KeyedArchiveBuilder()
+            let id = archive.recordID(name, zone: zone, owner: owner)
+            return archive.binary(root: id)
+        }
+        func full(_ bytes: [UInt8]) throws -> ArchivedRecordID {
+            try bytes.withUnsafeBytes { buffer in try BinaryPlist.withPlist(borrowing: buffer) { try $0.archivedRecordID() } }
+        }
+        var reader = RecordIDArchiveReader()
+        // Names of one length (read from the first one's shape), of another, in other zones, owners, back and forth;
+        // a name outside ASCII (written as UTF-16, which is always read in full).
+        let archives = [
+            archive("Car.0001"), archive("Car.0002"), archive("Car.12345"), archive("Car.0003", zone: "BusZone"), archive("Car.0004"),
+            archive("Car.0005", owner: "_4ab84f2560e93224e4c1b40e97b24ae5"), archive("Car.0006", owner: "_4ab84f2560e93224e4c1b40e97b24ae4"),
+            archive("Caré.001"), archive("Caré.002"), archive("Car.0007", zone: "BusZone"),
+        ]
+        for bytes in archives {
+            let expected = try full(bytes)
+            #expect(try bytes.withUnsafeBytes { try reader.recordID($0) } == expected)
+        }
+        // A byte of the name that an ASCII string may not hold is refused as a full read refuses it, shape or not.
+        var hostile = archive("Car.0008")
+        let at = try #require(hostile.indices.first { hostile[$0...].starts(with: Array("Car.0008".utf8)) })
+        hostile[at + 5] = 0xC3
+        #expect(throws: PlistError.self) { try full(hostile) }
+        #expect(throws: PlistError.self) { try hostile.withUnsafeBytes { try reader.recordID($0) } }
+        // Any other byte changed makes it another shape: read in full.
+        var other = archive("Car.0009")
+        other[other.count - 40] ^= 0x01
+        let answer = Result { try full(other) }
+        let shaped = Result { try other.withUnsafeBytes { try reader.recordID($0) } }
+        #expect((try? answer.get()) == (try? shaped.get()))
+    }
+
     @Test func fastPathRefusesWhatIsNotARecordID() throws {
         var archive = KeyedArchiveBuilder()
         let string = archive.add(.string("just text"))

@@ -63,6 +63,8 @@ public final class StoreRecordMapper {
     private var rankedScratch: [(rank: Int32, field: RecordFields.Field)] = []
     /// The entity ``table(ofEntityNamed:)`` was asked for last, and its table.
     private var lastTable: (entity: String, table: Int?)?
+    /// Reads the archived record IDs of the objects, most of them from the shape of one read before.
+    private var recordIDs = RecordIDArchiveReader()
 
     /// Checks a plan against the store.
     /// - Throws: ``MappingError`` for entities or properties the store does not have, or zones taken in a circle.
@@ -208,7 +210,7 @@ public final class StoreRecordMapper {
                 created: fields.created.map { RecordStamp(timestamp: ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0)) },
                 modified: fields.modified.map { RecordStamp(timestamp: ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0)) })
         }
-        if name == nil, let attribute = entity.name.archivedRecordID, let recordID = Self.archivedRecordID(object.attribute(attribute)) {
+        if name == nil, let attribute = entity.name.archivedRecordID, let recordID = archivedRecordID(object.attribute(attribute)) {
             name = recordID.recordName
             zone = ZoneID(zoneName: recordID.zoneID.zoneName, ownerName: recordID.zoneID.ownerName)
         }
@@ -291,7 +293,7 @@ public final class StoreRecordMapper {
         return table
     }
 
-    static func archivedRecordID(_ value: ObjectValue?) -> ArchivedRecordID? {
+    func archivedRecordID(_ value: ObjectValue?) -> ArchivedRecordID? {
         switch value {
         case .archived(.object(let object), _)?:
             if case .recordID(let recordID) = object.content { return recordID }
@@ -300,7 +302,7 @@ public final class StoreRecordMapper {
             // Binary archives (all Apple writes) are read in place; other formats through a document.
             return bytes.withUnsafeBytes { buffer in
                 guard BinaryPlist.hasSignature(buffer) else { return try? PlistDocument(bytes: bytes).archivedRecordID() }
-                return try? BinaryPlist.withPlist(borrowing: buffer) { plist in try plist.archivedRecordID() }
+                return try? recordIDs.recordID(buffer)
             }
         default:
             return nil
@@ -502,7 +504,7 @@ public final class StoreRecordMapper {
     private func deletion(_ object: ManagedObject, entity: ResolvedPlan.Entity, tombstone: TombstonePlan) -> Mapped? {
         var name: String?
         var zone: ZoneID?
-        if let attribute = tombstone.recordID, let recordID = Self.archivedRecordID(object.attribute(attribute)) {
+        if let attribute = tombstone.recordID, let recordID = archivedRecordID(object.attribute(attribute)) {
             name = recordID.recordName
             zone = ZoneID(zoneName: recordID.zoneID.zoneName, ownerName: recordID.zoneID.ownerName)
         }

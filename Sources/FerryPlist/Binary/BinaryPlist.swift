@@ -287,6 +287,18 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
         }
     }
 
+    /// Where a string object's bytes are, and its marker's kind (`0x5` ASCII, `0x6` UTF-16, `0x7` UTF-8), `nil` for
+    /// any other object; for reading strings of archives of the same shape (``RecordIDArchiveReader``).
+    package func stringPayload(_ object: Int) throws(PlistError) -> (kind: UInt8, range: Range<Int>)? {
+        let header = try header(object)
+        let kind = header.marker >> 4
+        guard (0x5...0x7).contains(kind) else { return nil }
+        let (length, overflow) = header.count.multipliedReportingOverflow(by: kind == 0x6 ? 2 : 1)
+        guard !overflow else { throw PlistError(.tooLarge, at: header.offset, "a string too long") }
+        try require(header, length: length, what: "a string")
+        return (kind, header.payload..<header.payload + length)
+    }
+
     public func string(_ object: Int, equals text: StaticString) throws(PlistError) -> Bool {
         let header = try header(object)
         let count = text.utf8CodeUnitCount

@@ -55,6 +55,17 @@ extension KeyedArchive {
 
     /// The CKRecordID with a UID, read directly.
     public func recordID(uid: Int) throws(PlistError) -> ArchivedRecordID {
+        try recordIDAndNameObject(uid: uid).recordID
+    }
+
+    /// The CKRecordID under `$top.root` and the string object its record name was read from.
+    func recordIDAndNameObject() throws(PlistError) -> (recordID: ArchivedRecordID, nameObject: Int) {
+        guard let root = try topUID("root") else { throw PlistError(.malformedArchive, "$top has no root") }
+        return try recordIDAndNameObject(uid: root)
+    }
+
+    /// The CKRecordID with a UID and the string object its record name was read from.
+    func recordIDAndNameObject(uid: Int) throws(PlistError) -> (recordID: ArchivedRecordID, nameObject: Int) {
         let record = try object(uid)
         guard try graph.kind(of: record) == .dictionary, try isClass(record, "CKRecordID") else {
             throw PlistError(.malformedArchive, "object \(uid) is not a CKRecordID")
@@ -69,8 +80,10 @@ extension KeyedArchive {
             throw PlistError(.malformedArchive, "CKRecordID \(uid) has no CKRecordZoneID")
         }
         let owner = try graph.lookup(zone, "ownerName").map { field throws(PlistError) in try ownerName(field) } ?? "__defaultOwner__"
-        return ArchivedRecordID(
-            recordName: try string(nameField), zoneID: ArchivedZoneID(zoneName: try string(zoneNameField), ownerName: owner))
+        let nameObject = try stringObject(nameField)
+        let recordID = ArchivedRecordID(
+            recordName: try graph.string(nameObject), zoneID: ArchivedZoneID(zoneName: try string(zoneNameField), ownerName: owner))
+        return (recordID, nameObject)
     }
 
     /// The metadata of a CKRecord system-fields archive (`encodeSystemFields(with:)`), or `nil` when the archive is
