@@ -130,21 +130,13 @@ public final class RecordCopier {
             try await state.pipeline(&pending, done: position, writing: &writing, report)
             if let last = writing {
                 writing = nil
-                let written = try await last.value
-                try await state.recordCheckpoint(of: written)
-                try await state.recording?.value
-                try state.finish(written, report)
+                try state.finish(try await last.value, report)
             }
         } catch {
             await batches.finish()
             // A round under way is let finish (its transaction ends either way) before the copy stops; when it was
-            // written, its checkpoint is recorded and its outcomes are reported like the rounds before it.
-            if let written = try? await writing?.value {
-                try? await state.recordCheckpoint(of: written)
-                _ = try? await state.recording?.value
-                try? state.finish(written, report)
-            }
-            _ = try? await state.recording?.value
+            // written, its outcomes are reported like the rounds before it (its checkpoint is recorded).
+            if let written = try? await writing?.value { try? state.finish(written, report) }
             throw error
         }
         try await bulk?.endBulkLoad()
@@ -181,8 +173,6 @@ struct CopyState {
     let sourceAssets: SourceAssets
     /// What sends a zone's changes to the target.
     let sender: ZoneSender
-    /// The checkpoint being recorded, of the round written last (``recordCheckpoint(of:)``).
-    var recording: Task<Void, any Error>?
 
     init(options: RecordCopier.Options, target: any RecordStore, journal: any CheckpointJournal, source: any ChangeSource, run: String) {
         self.options = options
@@ -228,11 +218,11 @@ struct CopyState {
     }
 
     /// Stages a round while the round before it (`writing`) is written, then, once that one is done, starts writing
-    /// this one and recording the checkpoint of the one before, and reports the one before.
+    /// this one and reports the one before.
     ///
     /// The target sees the same requests in the same order as round by round; what overlaps is the copy's own work
-    /// on the next round (reading, encoding, checks, assets) with the target's on the last, and a round's checkpoint
-    /// with the next round's write. A dry run goes round by round.
+    /// on the next round (reading, encoding, checks, assets) with the target's on the last. A dry run goes round by
+    /// round.
     mutating func pipeline(
         _ pending: inout [SourceChange], done: Int64, writing: inout Task<WrittenRound, any Error>?,
         _ report: (inout SourceChange, TransferOutcome) throws -> Void
@@ -240,21 +230,9 @@ struct CopyState {
         if options.dryRun { return try await dryRound(&pending, done: done, report) }
         guard let staged = try await stage(&pending, done: done) else { return }
         let previous = try await writing?.value
-        let sender = self.sender
-        writing = Task { try await Self.send(staged, sender: sender) }
-        if let previous {
-            try await recordCheckpoint(of: previous)
-            try finish(previous, report)
-        }
-    }
-
-    /// Starts recording the checkpoint of a written round, once the one of the round before it is recorded (which
-    /// was recorded while this round was written): checkpoints are recorded in order, one at a time, and a failure
-    /// stops the copy one round later at most.
-    mutating func recordCheckpoint(of round: WrittenRound) async throws {
-        try await recording?.value
-        let (checkpoint, done) = (self.checkpoint, round.done)
-        recording = Task { try await checkpoint.record(done) }
+        let (sender, checkpoint) = (self.sender, self.checkpoint)
+        writing = Task { try await Self.write(staged, sender: sender, checkpoint: checkpoint) }
+        if let previous { try finish(previous, report) }
     }
 
     /// Makes a round ready to be written, `nil` for an empty round.
@@ -314,7 +292,13 @@ struct CopyState {
     var checkpoint: Checkpoint { Checkpoint(journal: journal, run: run, source: source.description) }
 
     /// Writes a staged round: zone by zone, or up to the sender's `parallel` zones at once, each zone's requests in
-    /// order (its checkpoint is recorded by ``recordCheckpoint(of:)``).
+    /// order; then records its checkpoint.
+    static func write(_ round: StagedRound, sender: ZoneSender, checkpoint: Checkpoint) async throws -> WrittenRound {
+        let written = try await send(round, sender: sender)
+        try await checkpoint.record(round.done)
+        return written
+    }
+
     private static func send(_ round: StagedRound, sender: ZoneSender) async throws -> WrittenRound {
         var written = WrittenRound(changes: round.changes, done: round.done, outcomes: round.outcomes, assets: AssetCounts())
         let parallel = max(1, sender.options.parallel)
@@ -335,8 +319,7 @@ struct CopyState {
         return written
     }
 
-    /// Reports a written round's outcomes in the source's order (its checkpoint is being recorded by
-    /// ``recordCheckpoint(of:)``).
+    /// Reports a written round's outcomes in the source's order (its checkpoint was recorded by ``write(_:sender:checkpoint:)``).
     mutating func finish(_ round: consuming WrittenRound, _ report: (inout SourceChange, TransferOutcome) throws -> Void) throws {
         // Taken out of the round, so the reports below change the array in place instead of copying it first.
         var changes: [SourceChange] = []
