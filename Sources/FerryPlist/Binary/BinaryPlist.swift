@@ -41,6 +41,12 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
         try body(BinaryPlist(bytes: bytes, owner: nil))
     }
 
+    /// Reads a binary plist in place, without copying: the bytes must outlive it (``withPlist(borrowing:_:)`` for
+    /// callers outside this module).
+    package init(borrowing bytes: UnsafeRawBufferPointer) throws(PlistError) {
+        try self.init(bytes: bytes, owner: nil)
+    }
+
     /// Whether bytes start with the binary plist signature.
     package static func hasSignature(_ bytes: UnsafeRawBufferPointer) -> Bool {
         bytes.count >= 8 && magic.indices.allSatisfy { bytes[$0] == magic[$0] }
@@ -250,11 +256,8 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
         switch header.marker >> 4 {
         case 0x5:
             try require(header, length: header.count, what: "an ASCII string")
-            let slice = UnsafeRawBufferPointer(rebasing: bytes[header.payload..<header.payload + header.count])
-            if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
-                throw PlistError(.malformed, at: header.payload + bad, "non-ASCII byte in an ASCII string")
-            }
-            return String(decoding: slice, as: UTF8.self)
+            return try Self.string(
+                bytes: UnsafeRawBufferPointer(rebasing: bytes[header.payload..<header.payload + header.count]), ascii: true, at: header.payload)
         case 0x6:
             let (length, overflow) = header.count.multipliedReportingOverflow(by: 2)
             guard !overflow else { throw PlistError(.tooLarge, at: header.offset, "UTF-16 string too long") }
@@ -277,14 +280,26 @@ public struct BinaryPlist: PlistGraph, @unchecked Sendable {
             return text
         case 0x7:
             try require(header, length: header.count, what: "a UTF-8 string")
-            let slice = UnsafeRawBufferPointer(rebasing: bytes[header.payload..<header.payload + header.count])
-            guard let text = String(validating: Array(slice), as: UTF8.self) else {
-                throw PlistError(.malformed, at: header.payload, "invalid UTF-8 in a string")
-            }
-            return text
+            return try Self.string(
+                bytes: UnsafeRawBufferPointer(rebasing: bytes[header.payload..<header.payload + header.count]), ascii: false, at: header.payload)
         default:
             throw mismatch(header, expected: "a string")
         }
+    }
+
+    /// The characters of an ASCII (`0x5`) or UTF-8 (`0x7`) string object, checked: a byte outside ASCII, or invalid
+    /// UTF-8, is refused at its offset (`offset` is where `bytes` start).
+    package static func string(bytes: UnsafeRawBufferPointer, ascii: Bool, at offset: Int) throws(PlistError) -> String {
+        if ascii {
+            if let bad = bytes.firstIndex(where: { $0 >= 0x80 }) {
+                throw PlistError(.malformed, at: offset + bad, "non-ASCII byte in an ASCII string")
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        guard let text = String(validating: Array(bytes), as: UTF8.self) else {
+            throw PlistError(.malformed, at: offset, "invalid UTF-8 in a string")
+        }
+        return text
     }
 
     /// Where a string object's bytes are, and its marker's kind (`0x5` ASCII, `0x6` UTF-16, `0x7` UTF-8), `nil` for

@@ -18,16 +18,9 @@ public struct RecordIDArchiveReader {
     private struct Shape {
         var bytes: [UInt8]
         var name: Range<Int>
-        /// `0x5` (ASCII) or `0x7` (UTF-8): the only kinds read from a shape.
-        var kind: UInt8
+        /// Whether the name is an ASCII string object (else a UTF-8 one; UTF-16 names are always read in full).
+        var ascii: Bool
         var zoneID: ArchivedZoneID
-    }
-
-    /// What a full read gives: the record ID, and the kind (0 for none) and place of its name's characters.
-    private struct FullRead {
-        var recordID: ArchivedRecordID
-        var kind: UInt8
-        var name: Range<Int>
     }
 
     /// The shapes seen last, the most recent first.
@@ -43,27 +36,18 @@ public struct RecordIDArchiveReader {
     public mutating func recordID(_ bytes: UnsafeRawBufferPointer) throws(PlistError) -> ArchivedRecordID {
         for (index, shape) in shapes.enumerated() where shape.bytes.count == bytes.count {
             guard let base = bytes.baseAddress, Self.matches(shape, base) else { continue }
-            let name = try Self.name(UnsafeRawBufferPointer(rebasing: bytes[shape.name]), kind: shape.kind, at: shape.name.lowerBound)
+            let name = try BinaryPlist.string(
+                bytes: UnsafeRawBufferPointer(rebasing: bytes[shape.name]), ascii: shape.ascii, at: shape.name.lowerBound)
             if index > 0 { shapes.insert(shapes.remove(at: index), at: 0) }
             return ArchivedRecordID(recordName: name, zoneID: shape.zoneID)
         }
-        let read: FullRead
-        do {
-            read = try BinaryPlist.withPlist(borrowing: bytes) { plist in
-                let (recordID, nameObject) = try KeyedArchive(plist).recordIDAndNameObject()
-                let payload = try plist.stringPayload(nameObject)
-                return FullRead(recordID: recordID, kind: payload?.kind ?? 0, name: payload?.range ?? 0..<0)
-            }
-        } catch let error as PlistError {
-            throw error
-        } catch {
-            throw PlistError(.malformed, "\(error)")
-        }
-        if read.kind == 0x5 || read.kind == 0x7 {
-            shapes.insert(Shape(bytes: Array(bytes), name: read.name, kind: read.kind, zoneID: read.recordID.zoneID), at: 0)
+        let plist = try BinaryPlist(borrowing: bytes)
+        let (recordID, nameObject) = try KeyedArchive(plist).recordIDAndNameObject()
+        if let payload = try plist.stringPayload(nameObject), payload.kind != 0x6 {
+            shapes.insert(Shape(bytes: Array(bytes), name: payload.range, ascii: payload.kind == 0x5, zoneID: recordID.zoneID), at: 0)
             if shapes.count > capacity { shapes.removeLast() }
         }
-        return read.recordID
+        return recordID
     }
 
     /// Whether an archive of the shape's length has its bytes everywhere but in the name's characters.
@@ -74,19 +58,5 @@ public struct RecordIDArchiveReader {
             return memcmp(start, base, name.lowerBound) == 0
                 && memcmp(start + name.upperBound, base + name.upperBound, count - name.upperBound) == 0
         }
-    }
-
-    /// A record name's characters, checked as ``BinaryPlist/string(_:)`` checks them.
-    private static func name(_ bytes: UnsafeRawBufferPointer, kind: UInt8, at offset: Int) throws(PlistError) -> String {
-        if kind == 0x5 {
-            if let bad = bytes.firstIndex(where: { $0 >= 0x80 }) {
-                throw PlistError(.malformed, at: offset + bad, "non-ASCII byte in an ASCII string")
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-        guard let text = String(validating: Array(bytes), as: UTF8.self) else {
-            throw PlistError(.malformed, at: offset, "invalid UTF-8 in a string")
-        }
-        return text
     }
 }

@@ -40,7 +40,7 @@ extension PostgresRecordStore: BulkCreating {
         let byName = records.indices.sorted { records[$0].recordName < records[$1].recordName }
         var bodies = CopyRows(capacity: contents.reduce(0) { $0 + $1.fieldsRange.count + 120 })
         var ends = [Int](repeating: 0, count: records.count)
-        let columns = Int16(CopyRows.recordColumns(stamped: clock != nil).count)
+        let columns = Int16(CopyRows.recordColumns(stamped: sendsStamps).count)
         for index in byName where refusals[index] == nil {
             bodies.recordBody(record: records[index], content: contents[index], columns: columns)
             ends[index] = bodies.count
@@ -96,11 +96,9 @@ extension PostgresRecordStore: BulkCreating {
                 }
                 guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
                 let first = last - Int64(candidates) + 1
-                // The server stamps the rows itself (the columns' default) unless the store has a clock of its own.
-                let stamp = clock.map { _ in now }
-                let suffix = CopyRows.suffix(zone: number, stamp: stamp)
+                let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
                 try await connection.copyFrom(
-                    table: "records", columns: CopyRows.binary(CopyRows.recordColumns(stamped: stamp != nil)), logger: logger
+                    table: "records", columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
                 ) { writer in
                     var rows = CopyRows.started()
                     var start = 0
@@ -198,40 +196,41 @@ extension PostgresRecordStore: BulkCreating {
         return live
     }
 
-    /// The zone's number with its turn taken (``lockedZone(_:on:)``), `sequences` change sequences of it taken at
-    /// once (the last of them), the time the write is stamped with, and Ferry's schema first on the transaction's
-    /// search path (`COPY` names a table without its schema); `nil` when there is no such zone.
+    /// Whether a bulk write's rows carry their times: only when the store has a clock of its own (else the server
+    /// stamps them, the columns' default).
+    private var sendsStamps: Bool { clock != nil }
+
+    /// The zone's number with its turn taken (as ``lockedZone(_:on:)`` takes it), `sequences` change sequences of it
+    /// taken at once (the last of them), the time the write is stamped with, and Ferry's schema first on the
+    /// transaction's search path (`COPY` names a table without its schema); `nil` when there is no such zone.
     ///
-    /// With the zone's number known from before, that is one statement: the turn (taken before the zone's row is
-    /// locked, as every writer takes them), then the sequences from the zone's row, which is not there when the zone
-    /// was deleted (or made again) meanwhile.
+    /// One statement takes the turn (before the zone's row is read or locked, as every writer takes them), then the
+    /// sequences from the zone's row, which is not there when the zone was deleted (or made again) meanwhile; its
+    /// number is the one seen before, else looked up first.
     private func lockedZoneReserving(_ zone: ZoneID, sequences: Int, on connection: PostgresConnection) async throws
         -> (number: Int64, last: Int64, now: Int64)?
     {
-        func reserve(_ number: Int64, turn: Bool) async throws -> (Int64, Int64)? {
+        func reserve(_ number: Int64) async throws -> (number: Int64, last: Int64, now: Int64)? {
             let rows = try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
                         UPDATE \(schema).zones SET last_seq = last_seq + $2
-                        WHERE id = $1 AND zone_name = $3 AND owner_name = $4
-                            AND (NOT $6 OR (SELECT true FROM pg_advisory_xact_lock(hashtext($5), $7)))
+                        WHERE id = $1 AND zone_name = $3 AND owner_name = $4 AND (SELECT true FROM pg_advisory_xact_lock(hashtext($5), $6))
                         RETURNING last_seq, set_config('search_path', $5, true), \(Self.serverTime)
                         """,
-                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName, schema, turn, Int32(truncatingIfNeeded: number))),
+                    binds: try Self.binds(number, Int64(sequences), zone.zoneName, zone.ownerName, schema, Int32(truncatingIfNeeded: number))),
                 logger: logger)
-            var reserved: (Int64, Int64)?
+            var reserved: (Int64, Int64, Int64)?
             for try await row in rows {
                 let (last, _, now) = try row.decode((Int64, String, Int64).self)
-                reserved = (last, clock?() ?? now)
+                reserved = (number, last, writeTime(server: now))
             }
             return reserved
         }
-        if let known = zoneNumbers.withLock({ $0[zone] }), let (last, now) = try await reserve(known, turn: true) { return (known, last, now) }
-        // Not known, or no longer that zone's number: looked up, locked and checked.
-        guard let (number, _) = try await lockedZone(zone, on: connection), let (last, now) = try await reserve(number, turn: false) else {
-            return nil
-        }
-        return (number, last, now)
+        if let known = zoneNumbers.withLock({ $0[zone] }), let reserved = try await reserve(known) { return reserved }
+        // Not known, or no longer that zone's number.
+        guard let number = try await zoneNumber(zone, on: connection) else { return nil }
+        return try await reserve(number)
     }
 
     /// Defers the secondary indexes when the store holds no record at all, holding the store's index claim until
@@ -278,32 +277,28 @@ extension PostgresRecordStore: BulkCreating {
         // After a large load, statistics for what was just written, so that the next copy's queries are planned for
         // the table's size now rather than whenever autovacuum gets to it.
         let analyzing = bulkWritten.withLock { $0 } >= 10_000
+        let built = Dictionary(grouping: building ? missing : [], by: { Self.secondaryIndexes[$0]?.table ?? "" })
         let (database, schema) = (self.database, self.schema)
-        // Side by side, each on a connection of its own: the server builds each index on one core, and analyzes a
-        // table (which waits for builds on it) once its own indexes are built.
-        var left = Dictionary(grouping: building ? missing : [], by: { Self.secondaryIndexes[$0]?.table ?? "" }).mapValues(\.count)
-        try await withThrowingTaskGroup(of: String?.self) { group in
-            func analyze(_ table: String) {
-                guard analyzing, let columns = Self.analyzedColumns[table] else { return }
-                group.addTask {
-                    try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).\(table) (\(columns))"))
-                    return nil
+        // A task per table: its indexes side by side, each on a connection of its own (the server builds each on one
+        // core), then its statistics (which would wait for builds on it).
+        try await withThrowingTaskGroup(of: Void.self) { tables in
+            for table in Set(built.keys).union(analyzing ? Array(Self.analyzedColumns.keys) : []) {
+                let (indexes, columns) = (built[table] ?? [], analyzing ? Self.analyzedColumns[table] : nil)
+                tables.addTask {
+                    try await withThrowingTaskGroup(of: Void.self) { builds in
+                        for index in indexes {
+                            guard let definition = Self.secondaryIndexes[index] else { continue }
+                            builds.addTask {
+                                try await database.execute(
+                                    PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(table) \(definition.columns)"))
+                            }
+                        }
+                        try await builds.waitForAll()
+                    }
+                    if let columns { try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).\(table) (\(columns))")) }
                 }
             }
-            for index in building ? missing : [] {
-                guard let definition = Self.secondaryIndexes[index] else { continue }
-                group.addTask {
-                    try await database.execute(
-                        PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(definition.table) \(definition.columns)"))
-                    return definition.table
-                }
-            }
-            for table in Self.analyzedColumns.keys.sorted() where left[table] == nil { analyze(table) }
-            for try await built in group {
-                guard let built, let count = left[built] else { continue }
-                left[built] = count > 1 ? count - 1 : nil
-                if count == 1 { analyze(built) }
-            }
+            try await tables.waitForAll()
         }
         if building { try await claims.releaseIndexes() }
     }
@@ -317,7 +312,6 @@ extension PostgresRecordStore: BulkCreating {
     /// The columns whose statistics Ferry's own queries are planned with, by table; the others (`fields` the costliest)
     /// are left to autovacuum, which a list of columns does not tell that the table was analyzed.
     static let analyzedColumns = ["records": "zone, name, type, seq, deleted, digest", "refs": "zone, source, target"]
-
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.
@@ -373,7 +367,6 @@ private struct CopyRows {
     }
 
     var isFull: Bool { buffer.readableBytes >= 1 << 20 }
-    var isEmpty: Bool { buffer.readableBytes == 0 }
     var count: Int { buffer.readableBytes }
 
     mutating func take() -> ByteBuffer {
@@ -418,8 +411,9 @@ private struct CopyRows {
         }
         int64(zone)
         if let stamp {
-            int64((stamp - 946_684_800_000) * 1000)
-            int64((stamp - 946_684_800_000) * 1000)
+            let microseconds = (stamp - 946_684_800_000) * 1000
+            int64(microseconds)
+            int64(microseconds)
         }
         return bytes
     }

@@ -173,8 +173,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     /// Takes the turn of the zone numbered `number` for the rest of the transaction (``lockedZone(_:on:)``).
-    /// - Returns: the time the transaction's writes are stamped with: when it began by the server's clock
-    ///   (``serverTime``), or the store's `clock`.
+    /// - Returns: the time the transaction's writes are stamped with (``writeTime(server:)``).
     func takeTurn(zone number: Int64, on connection: PostgresConnection) async throws -> Int64 {
         let rows = try await connection.query(
             PostgresQuery(
@@ -183,8 +182,11 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             logger: logger)
         var now: Int64 = 0
         for try await row in rows { now = try row.decode(Int64.self) }
-        return clock?() ?? now
+        return writeTime(server: now)
     }
+
+    /// The time a write is stamped with: the store's clock when it has one, else the server's (``serverTime``).
+    func writeTime(server: Int64) -> Int64 { clock?() ?? server }
 
     /// The expression of the time a transaction began by the server's clock, in whole milliseconds since 1970: what
     /// `records.created` and `records.modified` default to (layout 4), so a bulk write's COPY leaves them out.
