@@ -119,12 +119,16 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     /// Every zone, each with whether it holds a live record; one index probe per zone where ``zones()`` counts.
+    ///
+    /// The probe is a first row in key order rather than `EXISTS`: the planner drops an `EXISTS`'s order and, expecting
+    /// a zone's many rows anywhere in the table, scans it from the start, through every row of the zones before.
     public func zoneOccupancy() async throws -> [ZoneID: Bool] {
         var zones: [ZoneID: Bool] = [:]
         for row in try await read(
             sql(
                 """
-                SELECT z.zone_name, z.owner_name, EXISTS (SELECT 1 FROM \(schema).records r WHERE r.zone = z.id AND NOT r.deleted)
+                SELECT z.zone_name, z.owner_name,
+                       (SELECT true FROM \(schema).records r WHERE r.zone = z.id AND NOT r.deleted ORDER BY r.zone, r.name LIMIT 1) IS NOT NULL
                 FROM \(schema).zones z
                 """)
         ) {
