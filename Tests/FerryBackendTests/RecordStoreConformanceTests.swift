@@ -47,6 +47,28 @@ import Testing
         #expect(page.changes.map(\.recordName) == ["Note.1", "Car.9", "Car.1", "Note.3"], "each in its latest state, deletions last")
     }
 
+    /// A backend that journals checkpoints with its bulk writes records the checkpoint with records it all saved, not
+    /// with a write that refused one (the caller records it after handling that record), and neither when it refuses
+    /// the lot.
+    @Test(arguments: ConformanceBackend.allCases)
+    func checkpointsGoWithBulkWritesThatSaveEveryRecord(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        guard let store = backend.store as? any CheckpointedBulkCreating else { return }
+        func write(_ records: [Record], done: Int64) async throws -> (outcomes: [RecordOutcome], recorded: Bool)? {
+            let creation = try await store.prepareCreation(records, contents: records.map { RecordContent($0) }, in: zone)
+            return try await store.createAbsent(creation, recording: CopyCheckpoint(done: done, finished: false), run: "r", source: "s")
+        }
+        let all = try #require(try await write([car("1"), car("2")], done: 2))
+        #expect(all.recorded && all.outcomes.allSatisfy { $0.errorCode == nil })
+        #expect(try await store.checkpoint(run: "r") == CopyCheckpoint(done: 2, finished: false))
+        let refusing = try #require(try await write([car("3"), note("1", pointingAt: ["Car.9"], action: .validate)], done: 4))
+        #expect(!refusing.recorded && refusing.outcomes.map(\.errorCode) == [nil, .validatingReferenceError])
+        #expect(try await store.checkpoint(run: "r") == CopyCheckpoint(done: 2, finished: false))
+        #expect(try await write([car("4"), car("1")], done: 6) == nil, "Car.1 is held: nothing is written")
+        #expect(try await store.checkpoint(run: "r") == CopyCheckpoint(done: 2, finished: false))
+        #expect(try await store.lookup([car("4").id]).isEmpty)
+    }
+
     /// A digest-matching backend names exactly the records it does not hold live with the given content.
     @Test(arguments: ConformanceBackend.allCases)
     func digestMatchingNamesMissingDeletedAndDifferentRecords(_ kind: ConformanceBackend) async throws {

@@ -57,3 +57,16 @@ public struct BulkCreation: Sendable {
         self.prepared = prepared
     }
 }
+
+/// A bulk-creating backend that is also a copy's checkpoint journal, and records a round's checkpoint in the
+/// transaction of the round's bulk write: one commit for both, and never one without the other.
+public protocol CheckpointedBulkCreating: BulkCreating, CheckpointJournal {
+    /// Writes a prepared bulk write like ``BulkCreating/createAbsent(_:)`` and, when every record was saved, records
+    /// `checkpoint` of `run` (as ``CheckpointJournal/setCheckpoint(run:source:_:)`` would) in the same transaction.
+    ///
+    /// - Returns: the outcomes (`nil` as for ``BulkCreating/createAbsent(_:)``, with nothing written), and whether the
+    ///   checkpoint was recorded: not when a record was refused, so that the caller records it after what it does about
+    ///   that record.
+    func createAbsent(_ creation: BulkCreation, recording checkpoint: CopyCheckpoint, run: String, source: String) async throws
+        -> (outcomes: [RecordOutcome], recorded: Bool)?
+}

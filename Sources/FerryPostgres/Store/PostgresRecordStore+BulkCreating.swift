@@ -6,7 +6,7 @@ import NIOCore
 import PostgresNIO
 import Synchronization
 
-extension PostgresRecordStore: BulkCreating {
+extension PostgresRecordStore: CheckpointedBulkCreating {
     /// Checks what can be checked of records alone (a name, the zone, references within it, no `\u0000`), puts them
     /// in name order and encodes their rows as far as their write does not change them, ahead of the write.
     public func prepareCreation(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> BulkCreation {
@@ -57,83 +57,108 @@ extension PostgresRecordStore: BulkCreating {
     /// (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
     /// `modify` then says which record it was.
     public func createAbsent(_ creation: BulkCreation) async throws -> [RecordOutcome]? {
+        try await bulkWrite(creation, recording: nil)?.outcomes
+    }
+
+    public func createAbsent(_ creation: BulkCreation, recording checkpoint: CopyCheckpoint, run: String, source: String) async throws
+        -> (outcomes: [RecordOutcome], recorded: Bool)?
+    {
+        try await bulkWrite(creation, recording: (checkpoint, run, source))
+    }
+
+    /// A bulk write in one transaction, with a copy's checkpoint when one is given and every record was saved.
+    private func bulkWrite(_ creation: BulkCreation, recording checkpoint: (CopyCheckpoint, run: String, source: String)?) async throws
+        -> (outcomes: [RecordOutcome], recorded: Bool)?
+    {
         try writable()
         let (records, contents, zone) = (creation.records, creation.contents, creation.zone)
         guard records.count == contents.count else {
-            return try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false)
+            return (try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false), false)
         }
         let prepared = creation.prepared as? PreparedRows ?? preparedRows(records, contents: contents, zone: zone)
         do {
-            return try await database.transaction { [self] connection -> [RecordOutcome]? in
-                // Change sequences for every record not refused already; ones a VALIDATE check refuses leave a gap.
-                let candidates = prepared.refusals.count { $0 == nil }
-                guard let (number, last, now) = try await lockedZoneReserving(zone, sequences: candidates, on: connection) else {
-                    var seen: Set<String> = []
-                    return records.map { record in
-                        RecordOperation(.forceReplace, record).requestProblem(zone: zone, zoneExists: false, seen: &seen)
-                            ?? .failed(record.id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first")
-                    }
+            return try await database.transaction { [self] connection -> (outcomes: [RecordOutcome], recorded: Bool) in
+                let outcomes = try await bulkRows(records, prepared: prepared, zone: zone, on: connection)
+                guard let (checkpoint, run, source) = checkpoint, outcomes.allSatisfy({ if case .saved = $0 { true } else { false } }) else {
+                    return (outcomes, false)
                 }
-                var outcomes = prepared.refusals
-                if !prepared.validated.isEmpty {
-                    // A VALIDATE target must be live in the zone or written earlier in the call.
-                    let existing = try await liveNames(prepared.validated, zone: number, on: connection)
-                    var written: Set<String> = []
-                    for index in records.indices where outcomes[index] == nil {
-                        if let refusal = validateRefusal(of: records[index], written: written, existing: existing) {
-                            outcomes[index] = refusal
-                        } else {
-                            written.insert(records[index].recordName)
-                        }
-                    }
-                }
-                // Each accepted record's place among the accepted ones: its change sequence is the first one's plus it.
-                var offsets = [Int](repeating: -1, count: records.count)
-                var accepted = 0
-                for index in records.indices where outcomes[index] == nil {
-                    offsets[index] = accepted
-                    accepted += 1
-                }
-                guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
-                let first = last - Int64(candidates) + 1
-                let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
-                try await connection.copyFrom(
-                    table: "records", columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
-                ) { writer in
-                    var rows = CopyRows.started()
-                    var start = 0
-                    for index in prepared.byName where prepared.refusals[index] == nil {
-                        defer { start = prepared.ends[index] }
-                        guard offsets[index] >= 0 else { continue }
-                        rows.recordRow(
-                            body: prepared.bodies.getSlice(at: start, length: prepared.ends[index] - start), suffix: suffix,
-                            sequence: first + Int64(offsets[index]))
-                        if rows.isFull { try await writer.write(rows.take()) }
-                    }
-                    rows.end()
-                    try await writer.write(rows.take())
-                }
-                let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
-                    prepared.deleteSelf[index].map { (records[index].recordName, $0) }
-                }
-                if !references.isEmpty {
-                    try await connection.copyFrom(table: "refs", columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
-                        writer in
-                        var rows = CopyRows.started()
-                        for (source, target) in references {
-                            rows.referenceRow(zone: number, source: source, target: target)
-                            if rows.isFull { try await writer.write(rows.take()) }
-                        }
-                        rows.end()
-                        try await writer.write(rows.take())
-                    }
-                }
-                bulkWritten.withLock { $0 += accepted }
-                return Self.savedOutcomes(records, refused: outcomes, offsets: offsets, first: first, now: now, zone: zone)
+                try await connection.query(try journalUpsert(run: run, source: source, checkpoint), logger: logger)
+                return (outcomes, true)
             }
         } catch let error as PostgresBackendError where error.sqlState == "23505" || error.refusesData {
             return nil
         }
+    }
+
+    /// Writes a bulk write's rows in the caller's transaction: the records refused, or written as saved.
+    private func bulkRows(_ records: [Record], prepared: PreparedRows, zone: ZoneID, on connection: PostgresConnection) async throws
+        -> [RecordOutcome]
+    {
+        // Change sequences for every record not refused already; ones a VALIDATE check refuses leave a gap.
+        let candidates = prepared.refusals.count { $0 == nil }
+        guard let (number, last, now) = try await lockedZoneReserving(zone, sequences: candidates, on: connection) else {
+            var seen: Set<String> = []
+            return records.map { record in
+                RecordOperation(.forceReplace, record).requestProblem(zone: zone, zoneExists: false, seen: &seen)
+                    ?? .failed(record.id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first")
+            }
+        }
+        var outcomes = prepared.refusals
+        if !prepared.validated.isEmpty {
+            // A VALIDATE target must be live in the zone or written earlier in the call.
+            let existing = try await liveNames(prepared.validated, zone: number, on: connection)
+            var written: Set<String> = []
+            for index in records.indices where outcomes[index] == nil {
+                if let refusal = validateRefusal(of: records[index], written: written, existing: existing) {
+                    outcomes[index] = refusal
+                } else {
+                    written.insert(records[index].recordName)
+                }
+            }
+        }
+        // Each accepted record's place among the accepted ones: its change sequence is the first one's plus it.
+        var offsets = [Int](repeating: -1, count: records.count)
+        var accepted = 0
+        for index in records.indices where outcomes[index] == nil {
+            offsets[index] = accepted
+            accepted += 1
+        }
+        guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
+        let first = last - Int64(candidates) + 1
+        let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
+        try await connection.copyFrom(
+            table: "records", columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
+        ) { writer in
+            var rows = CopyRows.started()
+            var start = 0
+            for index in prepared.byName where prepared.refusals[index] == nil {
+                defer { start = prepared.ends[index] }
+                guard offsets[index] >= 0 else { continue }
+                rows.recordRow(
+                    body: prepared.bodies.getSlice(at: start, length: prepared.ends[index] - start), suffix: suffix,
+                    sequence: first + Int64(offsets[index]))
+                if rows.isFull { try await writer.write(rows.take()) }
+            }
+            rows.end()
+            try await writer.write(rows.take())
+        }
+        let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
+            prepared.deleteSelf[index].map { (records[index].recordName, $0) }
+        }
+        if !references.isEmpty {
+            try await connection.copyFrom(table: "refs", columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
+                writer in
+                var rows = CopyRows.started()
+                for (source, target) in references {
+                    rows.referenceRow(zone: number, source: source, target: target)
+                    if rows.isFull { try await writer.write(rows.take()) }
+                }
+                rows.end()
+                try await writer.write(rows.take())
+            }
+        }
+        bulkWritten.withLock { $0 += accepted }
+        return Self.savedOutcomes(records, refused: outcomes, offsets: offsets, first: first, now: now, zone: zone)
     }
 
     /// The outcomes of a bulk write: `refused` where a record was refused, else the record as written (the ones at

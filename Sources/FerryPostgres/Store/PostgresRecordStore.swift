@@ -639,12 +639,16 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func setCheckpoint(run: String, source: String, _ checkpoint: CopyCheckpoint) async throws {
-        try await database.execute(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO \(schema).copy_journal(run, done, finished, source) VALUES ($1, $2, $3, $4)
-                    ON CONFLICT (run) DO UPDATE SET done = excluded.done, finished = excluded.finished, source = excluded.source
-                    """, binds: try Self.binds(run, checkpoint.done, checkpoint.finished, source)))
+        try await database.execute(try journalUpsert(run: run, source: source, checkpoint))
+    }
+
+    /// The statement that records a run's checkpoint.
+    func journalUpsert(run: String, source: String, _ checkpoint: CopyCheckpoint) throws -> PostgresQuery {
+        PostgresQuery(
+            unsafeSQL: """
+                INSERT INTO \(schema).copy_journal(run, done, finished, source) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (run) DO UPDATE SET done = excluded.done, finished = excluded.finished, source = excluded.source
+                """, binds: try Self.binds(run, checkpoint.done, checkpoint.finished, source))
     }
 
     public func deferRecord(_ record: Record, run: String) async throws {

@@ -278,31 +278,49 @@ struct CopyState {
         return StagedRound(changes: changes, done: done, outcomes: outcomes, contents: contents, requests: requests)
     }
 
-    /// Where a copy records how far it got.
+    /// A round's checkpoint: where a copy records how far it got, and how many of the source's changes are done once
+    /// the round is written.
     struct Checkpoint: Sendable {
         let journal: any CheckpointJournal
         let run: String
         let source: String
+        var done: Int64 = 0
 
-        func record(_ done: Int64) async throws {
+        /// Records the checkpoint on its own.
+        func record() async throws {
             try await journal.setCheckpoint(run: run, source: source, CopyCheckpoint(done: done, finished: false))
+        }
+
+        /// The target, when it is this journal and records checkpoints with its bulk writes.
+        func journaledTarget(_ target: any RecordStore) -> (any CheckpointedBulkCreating)? {
+            guard let journaled = target as? any CheckpointedBulkCreating, (journaled as AnyObject) === (journal as AnyObject) else { return nil }
+            return journaled
         }
     }
 
     var checkpoint: Checkpoint { Checkpoint(journal: journal, run: run, source: source.description) }
 
     /// Writes a staged round: zone by zone, or up to the sender's `parallel` zones at once, each zone's requests in
-    /// order; then records its checkpoint.
+    /// order; then records its checkpoint, unless the round's one zone recorded it with its last write.
     static func write(_ round: StagedRound, sender: ZoneSender, checkpoint: Checkpoint) async throws -> WrittenRound {
-        let written = try await send(round, sender: sender)
-        try await checkpoint.record(round.done)
+        var checkpoint = checkpoint
+        checkpoint.done = round.done
+        let (written, recorded) = try await send(round, sender: sender, checkpoint: checkpoint)
+        if !recorded { try await checkpoint.record() }
         return written
     }
 
-    private static func send(_ round: StagedRound, sender: ZoneSender) async throws -> WrittenRound {
+    private static func send(_ round: StagedRound, sender: ZoneSender, checkpoint: Checkpoint) async throws -> (WrittenRound, recorded: Bool) {
         var written = WrittenRound(changes: round.changes, done: round.done, outcomes: round.outcomes, assets: AssetCounts())
+        // A round of one zone is written by one request, whose last write may carry the round's checkpoint.
+        if round.requests.count == 1 {
+            let sent = try await sender.send(round.requests[0], changes: round.changes, contents: round.contents, checkpoint: checkpoint)
+            for (index, outcome) in sent.outcomes { written.outcomes[index] = outcome }
+            written.assets.add(sent.assets)
+            return (written, sent.recorded)
+        }
         let parallel = max(1, sender.options.parallel)
-        try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts).self) { group in
+        try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts, Bool).self) { group in
             var next = 0
             func start() {
                 let request = round.requests[next]
@@ -310,13 +328,13 @@ struct CopyState {
                 group.addTask { try await sender.send(request, changes: round.changes, contents: round.contents) }
             }
             while next < min(parallel, round.requests.count) { start() }
-            for try await (decided, assets) in group {
+            for try await (decided, assets, _) in group {
                 for (index, outcome) in decided { written.outcomes[index] = outcome }
                 written.assets.add(assets)
                 if next < round.requests.count { start() }
             }
         }
-        return written
+        return (written, false)
     }
 
     /// Reports a written round's outcomes in the source's order (its checkpoint was recorded by ``write(_:sender:checkpoint:)``).

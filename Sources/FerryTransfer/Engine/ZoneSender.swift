@@ -49,18 +49,35 @@ struct ZoneSender: Sendable {
 
     /// Sends a zone's staged changes, phase by phase: each looked up after the one before was written, so that a
     /// record's second change meets its first (as it would one change at a time); the outcomes by index into
-    /// `changes`, and the assets stored.
-    func send(_ staged: StagedRequest, changes: [SourceChange], contents: [RecordContent?]) async throws
-        -> ([(Int, TransferOutcome)], AssetCounts)
+    /// `changes`, the assets stored, and whether `checkpoint` was recorded.
+    ///
+    /// `checkpoint`, given when these are the last changes of a round, goes with the last phase's bulk write when the
+    /// target is the copy's journal too (``CheckpointedBulkCreating``) and saves every record of it; else the caller
+    /// records it.
+    func send(_ staged: StagedRequest, changes: [SourceChange], contents: [RecordContent?], checkpoint: CopyState.Checkpoint? = nil)
+        async throws -> (outcomes: [(Int, TransferOutcome)], assets: AssetCounts, recorded: Bool)
     {
         var decided: [(Int, TransferOutcome)] = []
         var stored = AssetCounts()
-        for phase in staged.phases {
+        var recorded = false
+        for (number, phase) in staged.phases.enumerated() {
             // Assets stored for a bulk write the target refused count with the ones the looked-up way stores.
             stored.add(phase.assets)
-            if let creation = phase.creation, let bulk = target as? any BulkCreating, let outcomes = try await bulk.createAbsent(creation) {
-                decided += try await settle(phase.writes, outcomes, in: staged.request.zone)
-                continue
+            if let creation = phase.creation, let bulk = target as? any BulkCreating {
+                var outcomes: [RecordOutcome]?
+                if number == staged.phases.count - 1, let checkpoint, let journaled = checkpoint.journaledTarget(target) {
+                    let written = try await journaled.createAbsent(
+                        creation, recording: CopyCheckpoint(done: checkpoint.done, finished: false), run: checkpoint.run,
+                        source: checkpoint.source)
+                    outcomes = written?.outcomes
+                    recorded = written?.recorded ?? false
+                } else {
+                    outcomes = try await bulk.createAbsent(creation)
+                }
+                if let outcomes {
+                    decided += try await settle(phase.writes, outcomes, in: staged.request.zone)
+                    continue
+                }
             }
             let (outcomes, assets) = try await sendLookedUp(
                 CopyState.ZoneRequest(zone: staged.request.zone, indices: phase.indices, fresh: staged.request.fresh), changes: changes,
@@ -68,7 +85,7 @@ struct ZoneSender: Sendable {
             decided += outcomes
             stored.add(assets)
         }
-        return (decided, stored)
+        return (decided, stored, recorded)
     }
 
     /// The changes of a zone cut before each name already seen since the last cut.
