@@ -6,7 +6,7 @@ import PostgresNIO
 /// the one before. A schema made by a newer Ferry is refused rather than written in a layout this one does not know.
 public enum PostgresSchema {
     /// The layout this Ferry writes.
-    public static let version = 4
+    public static let version = 5
 
     /// Creates the schema or brings it to ``version``; `migrating` is told the layout an existing schema starts from
     /// before it is migrated (which, for a large one, takes a while).
@@ -120,6 +120,13 @@ public enum PostgresSchema {
                 ALTER TABLE \(schema).records ALTER COLUMN created SET DEFAULT date_trunc('milliseconds', now()),
                     ALTER COLUMN modified SET DEFAULT date_trunc('milliseconds', now())
                 """
+            ]
+        case 5:
+            // The change feed's index carries each row's digest and tombstone flag, so that a copy comparing digests
+            // in feed order reads them from the index (an index-only scan) instead of from every row of the table.
+            return [
+                "DROP INDEX IF EXISTS \(schema).records_feed",
+                "CREATE INDEX records_feed ON \(schema).records (zone, seq) INCLUDE (digest, deleted)",
             ]
         default:
             return []

@@ -287,7 +287,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     }
 
     /// Builds the secondary indexes if they are missing and no other copy that dropped them is still loading (a copy
-    /// that dropped them and was interrupted leaves them to the next), then analyzes after a large load.
+    /// that dropped them and was interrupted leaves them to the next), then, after a large load, analyzes, and
+    /// vacuums the records so that the feed's index answers digest comparisons alone.
     public func endBulkLoad() async throws {
         var missing: [String] = []
         for row in try await read(
@@ -305,11 +306,17 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         let built = Dictionary(grouping: building ? missing : [], by: { Self.secondaryIndexes[$0]?.table ?? "" })
         let (database, schema) = (self.database, self.schema)
         // A task per table: its indexes side by side, each on a connection of its own (the server builds each on one
-        // core), then its statistics (which would wait for builds on it).
+        // core), and its statistics, which wait for builds on it (or they for it). The records are vacuumed first:
+        // `VACUUM` marks the freshly written pages all-visible, which an index-only scan of the feed's index needs to
+        // skip the rows themselves, and sets the rows' hint bits, which the index builds would otherwise set.
         try await withThrowingTaskGroup(of: Void.self) { tables in
             for table in Set(built.keys).union(analyzing ? Array(Self.analyzedColumns.keys) : []) {
                 let (indexes, columns) = (built[table] ?? [], analyzing ? Self.analyzedColumns[table] : nil)
+                let vacuumed = Self.vacuumedTables.contains(table)
                 tables.addTask {
+                    if let columns, vacuumed {
+                        try await database.execute(PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(schema).\(table) (\(columns))"))
+                    }
                     try await withThrowingTaskGroup(of: Void.self) { builds in
                         for index in indexes {
                             guard let definition = Self.secondaryIndexes[index] else { continue }
@@ -320,7 +327,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
                         }
                         try await builds.waitForAll()
                     }
-                    if let columns { try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).\(table) (\(columns))")) }
+                    if let columns, !vacuumed { try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).\(table) (\(columns))")) }
                 }
             }
             try await tables.waitForAll()
@@ -328,15 +335,20 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         if building { try await claims.releaseIndexes() }
     }
 
-    /// The indexes a first copy builds at its end: the change feed's and the references' (by target and by source).
+    /// The indexes a first copy builds at its end: the change feed's (with each row's digest and tombstone flag, so that
+    /// comparisons in feed order read the index alone) and the references' (by target and by source).
     static let secondaryIndexes = [
-        "records_feed": (table: "records", columns: "(zone, seq)"), "refs_target": (table: "refs", columns: "(zone, target)"),
+        "records_feed": (table: "records", columns: "(zone, seq) INCLUDE (digest, deleted)"),
+        "refs_target": (table: "refs", columns: "(zone, target)"),
         "refs_source": (table: "refs", columns: "(zone, source)"),
     ]
 
     /// The columns whose statistics Ferry's own queries are planned with, by table; the others (`fields` the costliest)
     /// are left to autovacuum, which a list of columns does not tell that the table was analyzed.
     static let analyzedColumns = ["records": "zone, name, type, seq, deleted, digest", "refs": "zone, source, target"]
+
+    /// The tables vacuumed after a large load: the records, whose feed index covers what a digest comparison reads.
+    static let vacuumedTables: Set<String> = ["records"]
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.
