@@ -91,21 +91,20 @@ struct ZoneSender: Sendable {
     /// The changes of a zone cut before each name already seen since the last cut.
     static func phases(_ indices: [Int], changes: [SourceChange]) -> [[Int]] {
         var phases: [[Int]] = []
-        var current: [Int] = []
-        current.reserveCapacity(indices.count)
+        // Where the current phase starts among `indices`: phases are slices of it, made when cut.
+        var start = 0
         // Room for every name at once: a set grown from empty rehashed every name a dozen times over.
         var names = Set<String>(minimumCapacity: indices.count)
-        for index in indices {
+        for (position, index) in indices.enumerated() {
             let name = changes[index].change.recordName
             if !names.insert(name).inserted {
-                phases.append(current)
-                current = []
+                phases.append(Array(indices[start..<position]))
+                start = position
                 names.removeAll(keepingCapacity: true)
                 names.insert(name)
             }
-            current.append(index)
         }
-        if !current.isEmpty { phases.append(current) }
+        if start < indices.count { phases.append(start == 0 ? indices : Array(indices[start...])) }
         return phases
     }
 
