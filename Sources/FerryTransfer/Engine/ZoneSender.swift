@@ -271,6 +271,9 @@ struct ZoneSender: Sendable {
         return decided
     }
 
+    /// How many assets a round stores at once.
+    static let assetWriters = 4
+
     /// Stores the assets of the records to write that the target lacks, from the source.
     /// - Returns: the records refused for an asset the source cannot supply (with the reason), and what was stored.
     private func storeAssets(of operations: [RecordOperation]) async throws -> ([RecordID: String], AssetCounts) {
@@ -282,14 +285,28 @@ struct ZoneSender: Sendable {
         let missing = try await target.missingAssets(Array(wanted.values))
         var unavailable: [SHA256Digest: Asset] = [:]
         var counts = AssetCounts()
-        for asset in missing {
-            guard try await assets.canSupply(asset) else {
-                unavailable[asset.sha256] = asset
-                continue
+        // A few at once: a target commits each asset on its own, and one at a time kept a round of records with
+        // photos waiting for every commit in turn.
+        try await withThrowingTaskGroup(of: (Asset, stored: Bool?).self) { group in
+            var next = 0
+            func start() {
+                let (asset, assets, target) = (missing[next], self.assets, self.target)
+                next += 1
+                group.addTask {
+                    guard try await assets.canSupply(asset) else { return (asset, nil) }
+                    return (asset, try await assets.put(asset, into: target))
+                }
             }
-            if try await assets.put(asset, into: target) {
-                counts.stored += 1
-                counts.bytes += asset.size
+            while next < min(Self.assetWriters, missing.count) { start() }
+            for try await (asset, stored) in group {
+                switch stored {
+                case nil: unavailable[asset.sha256] = asset
+                case true?:
+                    counts.stored += 1
+                    counts.bytes += asset.size
+                case false?: break
+                }
+                if next < missing.count { start() }
             }
         }
         var refused: [RecordID: String] = [:]
@@ -422,7 +439,8 @@ final class SourceAssets: Sendable {
                     throw TransferError(.missingAsset, "asset \(asset.sha256): the source has no assets to read it from")
                 }
                 let file = try provider.open(asset)
-                var buffer = [UInt8](repeating: 0, count: 1 << 20)
+                // One byte more than the asset, so that its one read also finds the end: most are far below 1 MiB.
+                var buffer = [UInt8](repeating: 0, count: Int(max(1, min(asset.size + 1, 1 << 20))))
                 while true {
                     let filled = try buffer.withUnsafeMutableBytes { try file.read(filling: $0) }
                     if filled > 0 { try channel.push(Array(buffer[..<filled])) }
