@@ -760,21 +760,23 @@ private final class ChunkCounter: @unchecked Sendable {
 extension [UInt8] {
     /// Whether canonical JSON text holds an escaped NUL (`\u0000`), which `jsonb` refuses.
     var containsEscapedNUL: Bool {
-        // An escape is a backslash and the character after it; stepping over both keeps an escaped backslash followed
-        // by `u0000` from matching.
-        var index = startIndex
-        while index < endIndex {
-            guard self[index] == UInt8(ascii: "\\") else {
-                index += 1
-                continue
+        withUnsafeBufferPointer { bytes in
+            guard let base = bytes.baseAddress else { return false }
+            var index = 0
+            while index < bytes.count {
+                // The next backslash, found a vector at a time by memchr: most bodies hold none.
+                guard let found = memchr(base + index, Int32(UInt8(ascii: "\\")), bytes.count - index) else { return false }
+                let at = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if at + 5 < bytes.count && bytes[at + 1] == UInt8(ascii: "u") && bytes[at + 2] == UInt8(ascii: "0")
+                    && bytes[at + 3] == UInt8(ascii: "0") && bytes[at + 4] == UInt8(ascii: "0") && bytes[at + 5] == UInt8(ascii: "0")
+                {
+                    return true
+                }
+                // An escape is a backslash and the character after it; stepping over both keeps an escaped backslash
+                // followed by `u0000` from matching.
+                index = at + 2
             }
-            if index + 5 < endIndex && self[index + 1] == UInt8(ascii: "u") && self[index + 2] == UInt8(ascii: "0")
-                && self[index + 3] == UInt8(ascii: "0") && self[index + 4] == UInt8(ascii: "0") && self[index + 5] == UInt8(ascii: "0")
-            {
-                return true
-            }
-            index += 2
+            return false
         }
-        return false
     }
 }
