@@ -54,15 +54,16 @@ import Testing
     func checkpointsGoWithBulkWritesThatSaveEveryRecord(_ kind: ConformanceBackend) async throws {
         let backend = try await kind.make()
         guard let store = backend.store as? any CheckpointedBulkCreating else { return }
-        func write(_ records: [Record], done: Int64) async throws -> (outcomes: [RecordOutcome], recorded: Bool)? {
+        func write(_ records: [Record], done: Int64) async throws -> (refusals: [RecordOutcome?], recorded: Bool)? {
             let creation = try await store.prepareCreation(records, contents: records.map { RecordContent($0) }, in: zone)
             return try await store.createAbsent(creation, recording: CopyCheckpoint(done: done, finished: false), run: "r", source: "s")
         }
         let all = try #require(try await write([car("1"), car("2")], done: 2))
-        #expect(all.recorded && all.outcomes.allSatisfy { $0.errorCode == nil })
+        #expect(all.recorded && all.refusals.allSatisfy { $0 == nil }, "saved, and not given back")
+        #expect(try await store.lookup([car("1").id, car("2").id]).count == 2)
         #expect(try await store.checkpoint(run: "r") == CopyCheckpoint(done: 2, finished: false))
         let refusing = try #require(try await write([car("3"), note("1", pointingAt: ["Car.9"], action: .validate)], done: 4))
-        #expect(!refusing.recorded && refusing.outcomes.map(\.errorCode) == [nil, .validatingReferenceError])
+        #expect(!refusing.recorded && refusing.refusals.map { $0?.errorCode } == [nil, .validatingReferenceError])
         #expect(try await store.checkpoint(run: "r") == CopyCheckpoint(done: 2, finished: false))
         #expect(try await write([car("4"), car("1")], done: 6) == nil, "Car.1 is held: nothing is written")
         #expect(try await store.checkpoint(run: "r") == CopyCheckpoint(done: 2, finished: false))

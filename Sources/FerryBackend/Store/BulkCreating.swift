@@ -64,9 +64,12 @@ public protocol CheckpointedBulkCreating: BulkCreating, CheckpointJournal {
     /// Writes a prepared bulk write like ``BulkCreating/createAbsent(_:)`` and, when every record was saved, records
     /// `checkpoint` of `run` (as ``CheckpointJournal/setCheckpoint(run:source:_:)`` would) in the same transaction.
     ///
-    /// - Returns: the outcomes (`nil` as for ``BulkCreating/createAbsent(_:)``, with nothing written), and whether the
-    ///   checkpoint was recorded: not when a record was refused, so that the caller records it after what it does about
-    ///   that record.
+    /// A copy needs to know which records were refused, not each saved record back (with its new change tag and
+    /// times), which would be made for every record of every round: the refusals alone are returned.
+    ///
+    /// - Returns: each record's outcome if it was refused, `nil` if it was saved as ``BulkCreating/createAbsent(_:)``
+    ///   saves it (`nil` altogether as for that method, with nothing written), and whether the checkpoint was
+    ///   recorded: not when a record was refused, so that the caller records it after what it does about that record.
     func createAbsent(_ creation: BulkCreation, recording checkpoint: CopyCheckpoint, run: String, source: String) async throws
-        -> (outcomes: [RecordOutcome], recorded: Bool)?
+        -> (refusals: [RecordOutcome?], recorded: Bool)?
 }

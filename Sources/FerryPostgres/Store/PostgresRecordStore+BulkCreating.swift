@@ -37,7 +37,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // In name order (each with the change sequence of its place in the call): the primary key's pages are then
         // visited in order, once each, rather than at random. (Any order gives the same rows: this one is for speed,
         // so String's own comparison, which is a byte comparison for ASCII names, will do.)
-        let byName = records.indices.sorted { records[$0].recordName < records[$1].recordName }
+        let names = records.map(\.recordName)
+        let byName = records.indices.sorted { names[$0] < names[$1] }
         var bodies = CopyRows(capacity: contents.reduce(0) { $0 + $1.fieldsRange.count + 120 })
         var ends = [Int](repeating: 0, count: records.count)
         let columns = Int16(CopyRows.recordColumns(stamped: sendsStamps).count)
@@ -45,7 +46,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
             bodies.recordBody(record: records[index], content: contents[index], columns: columns)
             ends[index] = bodies.count
         }
-        return PreparedRows(refusals: refusals, validated: validated, byName: byName, bodies: bodies.take(), ends: ends, deleteSelf: deleteSelf)
+        return PreparedRows(
+            refusals: refusals, validated: validated, names: names, byName: byName, bodies: bodies.take(), ends: ends, deleteSelf: deleteSelf)
     }
 
     /// Writes records absent from the zone through `COPY … FROM STDIN`, in one transaction: the outcomes of `modify`
@@ -57,51 +59,58 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     /// (a unique violation) or the server refuses one, the transaction is rolled back and the answer is `nil`:
     /// `modify` then says which record it was.
     public func createAbsent(_ creation: BulkCreation) async throws -> [RecordOutcome]? {
-        try await bulkWrite(creation, recording: nil)?.outcomes
+        guard creation.records.count == creation.contents.count else {
+            return try await modify(creation.records.map { RecordOperation(.forceReplace, $0) }, in: creation.zone, atomic: false)
+        }
+        guard let (written, _) = try await bulkWrite(creation, recording: nil) else { return nil }
+        // Made after the commit: the saved records (each with its tag and times) are the caller's, not the server's, time.
+        return Self.savedOutcomes(
+            creation.records, refused: written.refused, offsets: written.offsets, first: written.first, now: written.now, zone: creation.zone)
     }
 
     public func createAbsent(_ creation: BulkCreation, recording checkpoint: CopyCheckpoint, run: String, source: String) async throws
-        -> (outcomes: [RecordOutcome], recorded: Bool)?
+        -> (refusals: [RecordOutcome?], recorded: Bool)?
     {
-        try await bulkWrite(creation, recording: (checkpoint, run, source))
+        guard creation.records.count == creation.contents.count else {
+            let outcomes = try await modify(creation.records.map { RecordOperation(.forceReplace, $0) }, in: creation.zone, atomic: false)
+            return (outcomes.map { if case .saved = $0 { nil } else { $0 } }, false)
+        }
+        guard let (written, recorded) = try await bulkWrite(creation, recording: (checkpoint, run, source)) else { return nil }
+        return (written.refusals(zone: creation.zone), recorded)
     }
 
     /// A bulk write in one transaction, with a copy's checkpoint when one is given and every record was saved.
     private func bulkWrite(_ creation: BulkCreation, recording checkpoint: (CopyCheckpoint, run: String, source: String)?) async throws
-        -> (outcomes: [RecordOutcome], recorded: Bool)?
+        -> (BulkWritten, recorded: Bool)?
     {
         try writable()
         let (records, contents, zone) = (creation.records, creation.contents, creation.zone)
-        guard records.count == contents.count else {
-            return (try await modify(records.map { RecordOperation(.forceReplace, $0) }, in: zone, atomic: false), false)
-        }
         let prepared = creation.prepared as? PreparedRows ?? preparedRows(records, contents: contents, zone: zone)
         do {
-            return try await database.transaction { [self] connection -> (outcomes: [RecordOutcome], recorded: Bool) in
-                let outcomes = try await bulkRows(records, prepared: prepared, zone: zone, on: connection)
-                guard let (checkpoint, run, source) = checkpoint, outcomes.allSatisfy({ if case .saved = $0 { true } else { false } }) else {
-                    return (outcomes, false)
-                }
+            return try await database.transaction { [self] connection -> (BulkWritten, recorded: Bool) in
+                let written = try await bulkRows(records, prepared: prepared, zone: zone, on: connection)
+                guard let (checkpoint, run, source) = checkpoint, written.savedAll else { return (written, false) }
                 try await connection.query(try journalUpsert(run: run, source: source, checkpoint), logger: logger)
-                return (outcomes, true)
+                return (written, true)
             }
         } catch let error as PostgresBackendError where error.sqlState == "23505" || error.refusesData {
             return nil
         }
     }
 
-    /// Writes a bulk write's rows in the caller's transaction: the records refused, or written as saved.
+    /// Writes a bulk write's rows in the caller's transaction: which records were refused, and where the others went.
     private func bulkRows(_ records: [Record], prepared: PreparedRows, zone: ZoneID, on connection: PostgresConnection) async throws
-        -> [RecordOutcome]
+        -> BulkWritten
     {
         // Change sequences for every record not refused already; ones a VALIDATE check refuses leave a gap.
         let candidates = prepared.refusals.count { $0 == nil }
         guard let (number, last, now) = try await lockedZoneReserving(zone, sequences: candidates, on: connection) else {
             var seen: Set<String> = []
-            return records.map { record in
+            let refused = records.map { record in
                 RecordOperation(.forceReplace, record).requestProblem(zone: zone, zoneExists: false, seen: &seen)
                     ?? .failed(record.id, .zoneNotFound, reason: "zone \(zone) does not exist; create it first")
             }
+            return BulkWritten(refused: refused, offsets: Array(repeating: -1, count: records.count), first: 0, now: 0)
         }
         var outcomes = prepared.refusals
         if !prepared.validated.isEmpty {
@@ -123,7 +132,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
             offsets[index] = accepted
             accepted += 1
         }
-        guard accepted > 0 else { return outcomes.map { $0 ?? .failed(zone: zone) } }
+        guard accepted > 0 else { return BulkWritten(refused: outcomes, offsets: offsets, first: 0, now: now) }
         let first = last - Int64(candidates) + 1
         let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
         try await connection.copyFrom(
@@ -143,7 +152,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
             try await writer.write(rows.take())
         }
         let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
-            prepared.deleteSelf[index].map { (records[index].recordName, $0) }
+            prepared.deleteSelf[index].map { (prepared.names[index], $0) }
         }
         if !references.isEmpty {
             try await connection.copyFrom(table: "refs", columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
@@ -158,7 +167,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
             }
         }
         bulkWritten.withLock { $0 += accepted }
-        return Self.savedOutcomes(records, refused: outcomes, offsets: offsets, first: first, now: now, zone: zone)
+        return BulkWritten(refused: outcomes, offsets: offsets, first: first, now: now)
     }
 
     /// The outcomes of a bulk write: `refused` where a record was refused, else the record as written (the ones at
@@ -357,6 +366,8 @@ struct PreparedRows: Sendable {
     var refusals: [RecordOutcome?]
     /// The records that VALIDATE references point at.
     var validated: Set<String>
+    /// The records' names.
+    var names: [String]
     /// The records' indices in name order.
     var byName: [Int]
     /// The rows of the records not refused, in name order, each without what its write adds
@@ -366,6 +377,25 @@ struct PreparedRows: Sendable {
     var ends: [Int]
     /// Each record's DELETE_SELF targets, sorted.
     var deleteSelf: [[String]]
+}
+
+/// What a bulk write did with each record: refused it, or wrote it at an offset among the change sequences from
+/// `first`, at `now`.
+struct BulkWritten {
+    /// Each record's refusal, `nil` for the others.
+    var refused: [RecordOutcome?]
+    /// Each written record's place among the written ones (its change sequence is `first` plus it), -1 for the others.
+    var offsets: [Int]
+    var first: Int64
+    var now: Int64
+
+    /// Whether every record was written.
+    var savedAll: Bool { !offsets.contains(-1) }
+
+    /// Each record's refusal, `nil` for a record written.
+    func refusals(zone: ZoneID) -> [RecordOutcome?] {
+        zip(refused, offsets).map { refusal, offset in refusal ?? (offset >= 0 ? nil : .failed(zone: zone)) }
+    }
 }
 
 extension RecordOutcome {

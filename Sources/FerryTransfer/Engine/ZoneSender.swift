@@ -64,15 +64,16 @@ struct ZoneSender: Sendable {
             // Assets stored for a bulk write the target refused count with the ones the looked-up way stores.
             stored.add(phase.assets)
             if let creation = phase.creation, let bulk = target as? any BulkCreating {
-                var outcomes: [RecordOutcome]?
+                // Each record's outcome, `nil` for a record saved.
+                var outcomes: [RecordOutcome?]?
                 if number == staged.phases.count - 1, let checkpoint, let journaled = checkpoint.journaledTarget(target) {
                     let written = try await journaled.createAbsent(
                         creation, recording: CopyCheckpoint(done: checkpoint.done, finished: false), run: checkpoint.run,
                         source: checkpoint.source)
-                    outcomes = written?.outcomes
+                    outcomes = written?.refusals
                     recorded = written?.recorded ?? false
                 } else {
-                    outcomes = try await bulk.createAbsent(creation)
+                    outcomes = try await bulk.createAbsent(creation)?.map { $0 }
                 }
                 if let outcomes {
                     decided += try await settle(phase.writes, outcomes, in: staged.request.zone)
@@ -237,10 +238,14 @@ struct ZoneSender: Sendable {
     /// The outcomes of a request's writes as the copy reports them; records refused for a VALIDATE reference to a
     /// record not there (yet) are written without it now and whole at the end (a reference cycle, or a child before its
     /// parent).
-    private func settle(_ group: [PendingWrite], _ outcomes: [RecordOutcome], in zone: ZoneID) async throws -> [(Int, TransferOutcome)] {
+    private func settle(_ group: [PendingWrite], _ outcomes: [RecordOutcome?], in zone: ZoneID) async throws -> [(Int, TransferOutcome)] {
         var decided: [(Int, TransferOutcome)] = []
         var trimmed: [(index: Int, record: Record, trimmed: Record, success: TransferOutcome, failure: String)] = []
         for (write, outcome) in zip(group, outcomes) {
+            guard let outcome else {
+                decided.append((write.index, write.success))
+                continue
+            }
             switch outcome {
             case .saved: decided.append((write.index, write.success))
             case .deleted: decided.append((write.index, .deleted))
