@@ -143,23 +143,21 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
             for index in prepared.byName where prepared.refusals[index] == nil {
                 defer { start = prepared.ends[index] }
                 guard offsets[index] >= 0 else { continue }
-                rows.recordRow(
-                    body: prepared.bodies.getSlice(at: start, length: prepared.ends[index] - start), suffix: suffix,
-                    sequence: first + Int64(offsets[index]))
+                rows.recordRow(bodies: prepared.bodies, range: start..<prepared.ends[index], suffix: suffix, sequence: first + Int64(offsets[index]))
                 if rows.isFull { try await writer.write(rows.take()) }
             }
             rows.end()
             try await writer.write(rows.take())
         }
-        let references = records.indices.filter { offsets[$0] >= 0 }.flatMap { index in
-            prepared.deleteSelf[index].map { (prepared.names[index], $0) }
-        }
-        if !references.isEmpty {
+        // The written records' DELETE_SELF references, read where they are (a list of pairs made first retained and
+        // released both names of every reference twice).
+        let referencing = records.indices.filter { offsets[$0] >= 0 && !prepared.deleteSelf[$0].isEmpty }
+        if !referencing.isEmpty {
             try await connection.copyFrom(table: "refs", columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
                 writer in
                 var rows = CopyRows.started()
-                for (source, target) in references {
-                    rows.referenceRow(zone: number, source: source, target: target)
+                for index in referencing {
+                    for target in prepared.deleteSelf[index] { rows.referenceRow(zone: number, source: prepared.names[index], target: target) }
                     if rows.isFull { try await writer.write(rows.take()) }
                 }
                 rows.end()
@@ -445,7 +443,7 @@ private struct CopyRows {
     mutating func end() { buffer.writeInteger(Int16(-1)) }
 
     /// The columns of a row of `records`, in the order of ``recordBody(record:content:columns:)`` and then
-    /// ``recordRow(body:suffix:sequence:)``: what is known of a record before its write first; the times only when they
+    /// ``recordRow(bodies:range:suffix:sequence:)``: what is known of a record before its write first; the times only when they
     /// are `stamped` (else the server stamps them).
     static func recordColumns(stamped: Bool) -> [String] {
         ["name", "type", "deleted", "digest", "fields", "zone"] + (stamped ? ["created", "modified"] : []) + ["seq", "tag"]
@@ -487,8 +485,9 @@ private struct CopyRows {
 
     /// A row of `records`: its body, the write's suffix, the change sequence and the change tag (the sequence in base
     /// 36).
-    mutating func recordRow(body: ByteBuffer?, suffix: [UInt8], sequence: Int64) {
-        if let body { buffer.writeImmutableBuffer(body) }
+    mutating func recordRow(bodies: ByteBuffer, range: Range<Int>, suffix: [UInt8], sequence: Int64) {
+        // Copied from the bodies' bytes in place: a slice of them per row retained and released their storage.
+        bodies.withUnsafeReadableBytes { buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[range])) }
         buffer.writeBytes(suffix)
         buffer.writeInteger(Int32(8))
         buffer.writeInteger(sequence)
