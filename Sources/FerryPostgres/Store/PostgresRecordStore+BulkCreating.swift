@@ -294,8 +294,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     }
 
     /// Builds the secondary indexes if they are missing and no other copy that dropped them is still loading (a copy
-    /// that dropped them and was interrupted leaves them to the next), then, after a large load, analyzes, and
-    /// vacuums the records so that the feed's index answers digest comparisons alone.
+    /// that dropped them and was interrupted leaves them to the next), and, after a large load, vacuums and analyzes
+    /// the tables it wrote (the records' pages all-visible, so that the feed's index answers digest comparisons alone).
     public func endBulkLoad() async throws {
         var missing: [String] = []
         for row in try await read(
@@ -307,23 +307,21 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         }
         var building = false
         if !missing.isEmpty { building = try await claims.claimIndexes() }
-        // After a large load, statistics for what was just written, so that the next copy's queries are planned for
-        // the table's size now rather than whenever autovacuum gets to it.
+        // After a large load, the tables loaded are vacuumed and analyzed, so that the next copy's queries are
+        // planned for the tables' size now and autovacuum has nothing left to do about the load (it would otherwise
+        // vacuum and analyze them again within a minute, in the middle of whatever comes next).
         let analyzing = bulkWritten.withLock { $0 } >= 10_000
         let built = Dictionary(grouping: building ? missing : [], by: { Self.secondaryIndexes[$0]?.table ?? "" })
         let (database, schema) = (self.database, self.schema)
-        // A task per table: its indexes side by side, each on a connection of its own (the server builds each on one
-        // core), and its statistics, which wait for builds on it (or they for it). The records are vacuumed first:
-        // `VACUUM` marks the freshly written pages all-visible, which an index-only scan of the feed's index needs to
-        // skip the rows themselves, and sets the rows' hint bits, which the index builds would otherwise set.
+        // A task per table: `VACUUM (ANALYZE)` first, which marks the freshly written pages all-visible (an
+        // index-only scan of the feed's index needs that to skip the rows themselves) and sets the rows' hint bits,
+        // which the index builds would otherwise set; then its indexes side by side, each on a connection of its own
+        // (the server builds each on one core).
         try await withThrowingTaskGroup(of: Void.self) { tables in
-            for table in Set(built.keys).union(analyzing ? Array(Self.analyzedColumns.keys) : []) {
-                let (indexes, columns) = (built[table] ?? [], analyzing ? Self.analyzedColumns[table] : nil)
-                let vacuumed = Self.vacuumedTables.contains(table)
+            for table in Set(built.keys).union(analyzing ? Self.loadedTables : []) {
+                let indexes = built[table] ?? []
                 tables.addTask {
-                    if let columns, vacuumed {
-                        try await database.execute(PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(schema).\(table) (\(columns))"))
-                    }
+                    if analyzing { try await database.execute(PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(schema).\(table)")) }
                     try await withThrowingTaskGroup(of: Void.self) { builds in
                         for index in indexes {
                             guard let definition = Self.secondaryIndexes[index] else { continue }
@@ -334,7 +332,6 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
                         }
                         try await builds.waitForAll()
                     }
-                    if let columns, !vacuumed { try await database.execute(PostgresQuery(unsafeSQL: "ANALYZE \(schema).\(table) (\(columns))")) }
                 }
             }
             try await tables.waitForAll()
@@ -350,12 +347,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         "refs_source": (table: "refs", columns: "(zone, source)"),
     ]
 
-    /// The columns whose statistics Ferry's own queries are planned with, by table; the others (`fields` the costliest)
-    /// are left to autovacuum, which a list of columns does not tell that the table was analyzed.
-    static let analyzedColumns = ["records": "zone, name, type, seq, deleted, digest", "refs": "zone, source, target"]
-
-    /// The tables vacuumed after a large load: the records, whose feed index covers what a digest comparison reads.
-    static let vacuumedTables: Set<String> = ["records"]
+    /// The tables a bulk load writes, vacuumed and analyzed at its end.
+    static let loadedTables = ["records", "refs"]
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.
