@@ -104,7 +104,7 @@ public final class RecordCopier {
         var position: Int64 = 0
         let batches = ChangeBatches(source)
         // One round is written while the next is read and staged (see ``CopyState/stage(_:done:)``).
-        var writing: Task<CopyState.WrittenRound, any Error>?
+        var writer = RoundWriter(sender: state.sender, checkpoint: state.checkpoint)
         do {
             for try await batch in batches {
                 for index in batch.indices {
@@ -120,23 +120,20 @@ public final class RecordCopier {
                     if pending.isEmpty { pending.reserveCapacity(min(batchSize, 8_192)) }
                     pending.append(change)
                     if pending.count >= batchSize || pendingBytes >= options.batchBytes {
-                        try await state.pipeline(&pending, done: position, writing: &writing, report)
+                        try await state.pipeline(&pending, done: position, writer: &writer, report)
                         pendingBytes = 0
                     }
                 }
                 options.onRead?(position)
             }
             await batches.finish()
-            try await state.pipeline(&pending, done: position, writing: &writing, report)
-            if let last = writing {
-                writing = nil
-                try state.finish(try await last.value, report)
-            }
+            try await state.pipeline(&pending, done: position, writer: &writer, report)
+            if let last = try await writer.finish() { try state.finish(last, report) }
         } catch {
             await batches.finish()
             // A round under way is let finish (its transaction ends either way) before the copy stops; when it was
             // written, its outcomes are reported like the rounds before it (its checkpoint is recorded).
-            if let written = try? await writing?.value { try? state.finish(written, report) }
+            if let written = try? await writer.finish() { try? state.finish(written, report) }
             throw error
         }
         try await bulk?.endBulkLoad()
@@ -217,22 +214,18 @@ struct CopyState {
         try finish(WrittenRound(changes: staged.changes, done: done, outcomes: outcomes, assets: AssetCounts()), report)
     }
 
-    /// Stages a round while the round before it (`writing`) is written, then, once that one is done, starts writing
-    /// this one and reports the one before.
+    /// Stages a round while the round before it is written, hands it to `writer`, which starts it as soon as that
+    /// one is done, and reports the one before.
     ///
     /// The target sees the same requests in the same order as round by round; what overlaps is the copy's own work
     /// on the next round (reading, encoding, checks, assets) with the target's on the last. A dry run goes round by
     /// round.
     mutating func pipeline(
-        _ pending: inout [SourceChange], done: Int64, writing: inout Task<WrittenRound, any Error>?,
-        _ report: (inout SourceChange, TransferOutcome) throws -> Void
+        _ pending: inout [SourceChange], done: Int64, writer: inout RoundWriter, _ report: (inout SourceChange, TransferOutcome) throws -> Void
     ) async throws {
         if options.dryRun { return try await dryRound(&pending, done: done, report) }
         guard let staged = try await stage(&pending, done: done) else { return }
-        let previous = try await writing?.value
-        let (sender, checkpoint) = (self.sender, self.checkpoint)
-        writing = Task { try await Self.write(staged, sender: sender, checkpoint: checkpoint) }
-        if let previous { try finish(previous, report) }
+        if let previous = try await writer.start(staged) { try finish(previous, report) }
     }
 
     /// Makes a round ready to be written, `nil` for an empty round.
