@@ -471,6 +471,10 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         guard try await !missingAssets([asset]).isEmpty else { return false }
         let key = Data(asset.sha256.bytes)
         return try await database.transaction { [self] connection in
+            // Committed without waiting for the flush: an asset matters once a record names it, and the commit of that
+            // record's write, later in the log, flushes the asset's with it. Waiting for each asset's own flush kept
+            // a round of records with photos waiting for every one in turn.
+            try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
             // Two writers of one asset (copies side by side, or a copy's requests) take turns; the second finds it stored.
             let lock = asset.sha256.bytes.prefix(4).reduce(Int32(0)) { $0 << 8 | Int32($1) }
             try await connection.query(
