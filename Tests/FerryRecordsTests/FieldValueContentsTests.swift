@@ -1,3 +1,4 @@
+import FerryCore
 import FerryRecords
 import Foundation
 import Testing
@@ -28,5 +29,18 @@ import Testing
         var found: [String] = []
         record.forEachDeleteSelfReference { field, reference in found.append("\(field):\(reference.recordName)") }
         #expect(found.sorted() == ["car:Car.1", "more:Car.1"])
+    }
+
+    @Test func forEachAssetVisitsAssetFieldsAndListsInNameOrder() {
+        func asset(_ byte: UInt8) -> Asset { Asset(sha256: SHA256Hasher.digest([byte]), size: Int64(byte)) }
+        let fields: RecordFields = [
+            "photo": .asset(asset(1)), "name": .string("x"), "car": .reference(Self.car),
+            "album": FieldList(.asset, [.asset(asset(2)), .asset(asset(3))]).map(FieldValue.list) ?? .int64(0),
+            "tags": FieldList(.string, [.string("a")]).map(FieldValue.list) ?? .int64(0),
+        ]
+        var found: [String] = []
+        fields.forEachAsset { field, asset in found.append("\(field):\(asset.size)") }
+        #expect(found == ["album:2", "album:3", "photo:1"])
+        #expect(found.count == fields.values.flatMap(\.assets).count)
     }
 }

@@ -78,6 +78,22 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
 
     public func makeIterator() -> IndexingIterator<[Field]> { storage.makeIterator() }
 
+    /// Calls `body` with each asset of the fields (an asset field's, or the elements of an asset list), in name order,
+    /// reading the fields where they lie: iterating copied (retained and released) every field of every record to find
+    /// the few that hold assets.
+    public func forEachAsset(_ body: (_ field: String, _ asset: Asset) throws -> Void) rethrows {
+        try storage.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                switch fields[index].value {
+                case .asset(let asset): try body(fields[index].name, asset)
+                case .list(let list) where list.elementType == .asset:
+                    for element in list.elements { if case .asset(let asset) = element { try body(fields[index].name, asset) } }
+                default: continue
+                }
+            }
+        }
+    }
+
     /// The index where `name` is or would be inserted.
     private func position(of name: String) -> Int {
         var low = 0

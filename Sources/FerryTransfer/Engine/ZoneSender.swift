@@ -166,7 +166,7 @@ struct ZoneSender: Sendable {
                 }
             }
         }
-        let (refused, assets) = try await storeAssets(of: writes.map(\.operation))
+        let (refused, assets) = try await storeAssets(of: writes.compactMap { $0.operation.kind.isDeletion ? nil : $0.operation.record })
         stored.add(assets)
         if !refused.isEmpty {
             writes.removeAll { write in
@@ -229,7 +229,7 @@ struct ZoneSender: Sendable {
             phase.writes.append(PendingWrite(index: index, operation: RecordOperation(.forceReplace, record), success: .created))
         }
         let refused: [RecordID: String]
-        (refused, phase.assets) = try await storeAssets(of: phase.writes.map(\.operation))
+        (refused, phase.assets) = try await storeAssets(of: records)
         guard refused.isEmpty else { return StagedPhase(indices: indices, assets: phase.assets) }
         phase.creation = try await bulk.prepareCreation(records, contents: encoded, in: zone)
         return phase
@@ -281,10 +281,12 @@ struct ZoneSender: Sendable {
 
     /// Stores the assets of the records to write that the target lacks, from the source.
     /// - Returns: the records refused for an asset the source cannot supply (with the reason), and what was stored.
-    private func storeAssets(of operations: [RecordOperation]) async throws -> ([RecordID: String], AssetCounts) {
+    private func storeAssets(of records: [Record]) async throws -> ([RecordID: String], AssetCounts) {
         var wanted: [SHA256Digest: Asset] = [:]
-        for operation in operations where !operation.kind.isDeletion {
-            for field in operation.record.fields { for asset in field.value.assets { wanted[asset.sha256] = asset } }
+        // Read where they lie: a copy of each record (each of its strings and arrays retained, then released) for the
+        // few that hold assets was a good part of staging a round.
+        records.withUnsafeBufferPointer { records in
+            for index in records.indices { records[index].fields.forEachAsset { _, asset in wanted[asset.sha256] = asset } }
         }
         guard !wanted.isEmpty else { return ([:], AssetCounts()) }
         let missing = try await target.missingAssets(Array(wanted.values))
@@ -316,10 +318,10 @@ struct ZoneSender: Sendable {
         }
         var refused: [RecordID: String] = [:]
         if !unavailable.isEmpty {
-            for operation in operations where !operation.kind.isDeletion {
-                for field in operation.record.fields {
-                    for asset in field.value.assets where unavailable[asset.sha256] != nil {
-                        refused[operation.record.id] = "\(field.name): asset \(asset.sha256) (\(asset.size) bytes) is not available"
+            for record in records {
+                record.fields.forEachAsset { field, asset in
+                    if unavailable[asset.sha256] != nil {
+                        refused[record.id] = "\(field): asset \(asset.sha256) (\(asset.size) bytes) is not available"
                     }
                 }
             }
