@@ -20,19 +20,21 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         var refusals = [RecordOutcome?](repeating: nil, count: records.count)
         var validated: Set<String> = []
         var deleteSelf = [[String]](repeating: [], count: records.count)
-        for index in records.indices {
-            refusals[index] = refusal(of: records[index], content: contents[index], zone: zone)
-            var targets: Set<String> = []
-            for field in records[index].fields {
-                for reference in field.value.references {
+        // Read where they lie: a copy of each record (all of its strings and arrays retained, then released) was a
+        // good part of preparing a round.
+        records.withUnsafeBufferPointer { records in
+            for index in records.indices {
+                refusals[index] = refusal(of: records[index], content: contents[index], zone: zone)
+                var targets: Set<String> = []
+                records[index].fields.forEachReference { _, reference in
                     switch reference.action {
                     case .validate: validated.insert(reference.recordName)
                     case .deleteSelf: targets.insert(reference.recordName)
                     default: break
                     }
                 }
+                if !targets.isEmpty { deleteSelf[index] = targets.sorted() }
             }
-            if !targets.isEmpty { deleteSelf[index] = targets.sorted() }
         }
         // In name order (each with the change sequence of its place in the call): the primary key's pages are then
         // visited in order, once each, rather than at random. (Any order gives the same rows: this one is for speed,
@@ -186,16 +188,19 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
 
     /// Why `modify` would refuse a record of a bulk write whatever the zone holds, `nil` when nothing does.
     private func refusal(of record: Record, content: RecordContent, zone: ZoneID) -> RecordOutcome? {
-        let id = record.id
-        guard !record.recordName.isEmpty else { return .failed(id, .badRequest, reason: "the record has no name") }
-        guard record.zoneID == zone else { return .failed(id, .badRequest, reason: "the record belongs to zone \(record.zoneID), not \(zone)") }
-        for field in record.fields {
-            for reference in field.value.references where reference.zoneID != record.zoneID {
-                return .failed(id, .badRequest, reason: "\(field.name) points into zone \(reference.zoneID); a reference cannot cross zones")
-            }
+        guard !record.recordName.isEmpty else { return .failed(record.id, .badRequest, reason: "the record has no name") }
+        guard record.zoneID == zone else {
+            return .failed(record.id, .badRequest, reason: "the record belongs to zone \(record.zoneID), not \(zone)")
+        }
+        var crossing: (field: String, zone: ZoneID)?
+        record.fields.forEachReference { field, reference in
+            if crossing == nil, reference.zoneID != record.zoneID { crossing = (field, reference.zoneID) }
+        }
+        if let crossing {
+            return .failed(record.id, .badRequest, reason: "\(crossing.field) points into zone \(crossing.zone); a reference cannot cross zones")
         }
         guard !content.body.containsEscapedNUL else {
-            return .failed(id, .badRequest, reason: "a string holds \\u0000, which PostgreSQL's jsonb cannot store")
+            return .failed(record.id, .badRequest, reason: "a string holds \\u0000, which PostgreSQL's jsonb cannot store")
         }
         return nil
     }

@@ -78,6 +78,21 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
 
     public func makeIterator() -> IndexingIterator<[Field]> { storage.makeIterator() }
 
+    /// Calls `body` with each reference of the fields (a reference field's, or the elements of a reference list), in
+    /// name order, reading the fields where they lie (see ``forEachAsset(_:)``).
+    public func forEachReference(_ body: (_ field: String, _ reference: Reference) throws -> Void) rethrows {
+        try storage.withUnsafeBufferPointer { fields in
+            for index in fields.indices {
+                switch fields[index].value {
+                case .reference(let reference): try body(fields[index].name, reference)
+                case .list(let list) where list.elementType == .reference:
+                    for element in list.elements { if case .reference(let reference) = element { try body(fields[index].name, reference) } }
+                default: continue
+                }
+            }
+        }
+    }
+
     /// Calls `body` with each asset of the fields (an asset field's, or the elements of an asset list), in name order,
     /// reading the fields where they lie: iterating copied (retained and released) every field of every record to find
     /// the few that hold assets.

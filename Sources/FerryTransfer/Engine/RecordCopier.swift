@@ -242,9 +242,10 @@ struct CopyState {
         var byZone: [ZoneID: [Int]] = [:]
         var zoneOrder: [ZoneID] = []
         for index in changes.indices {
-            // Prepared ahead on the reading thread when it had time (with its warnings added), else here.
+            // Prepared ahead on the reading thread when it had time (with its warnings added), else here. Taken out of
+            // the change (nothing reads it after), not copied.
             let write: PreparedWrite
-            if let prepared = changes[index].prepared {
+            if let prepared = changes[index].prepared.take() {
                 write = prepared
             } else {
                 write = PreparedWrite(changes[index].change, validator: options.validator)

@@ -240,26 +240,33 @@ struct ZoneSender: Sendable {
     /// parent).
     private func settle(_ group: [PendingWrite], _ outcomes: [RecordOutcome?], in zone: ZoneID) async throws -> [(Int, TransferOutcome)] {
         var decided: [(Int, TransferOutcome)] = []
+        decided.reserveCapacity(group.count)
         var trimmed: [(index: Int, record: Record, trimmed: Record, success: TransferOutcome, failure: String)] = []
-        for (write, outcome) in zip(group, outcomes) {
-            guard let outcome else {
-                decided.append((write.index, write.success))
-                continue
-            }
-            switch outcome {
-            case .saved: decided.append((write.index, write.success))
-            case .deleted: decided.append((write.index, .deleted))
-            case .failed(_, .notFound, _, _) where write.operation.kind.isDeletion:
-                // Deleted meanwhile by a cascade from an earlier deletion of the same request.
-                decided.append((write.index, .absent))
-            case .failed(_, .validatingReferenceError, let reason, _):
-                var without = write.operation.record
-                for field in without.fields where field.value.references.contains(where: { $0.action == .validate }) {
-                    without.fields[field.name] = nil
+        // The writes read where they lie: a copy of each (its whole record) for its index and outcome was a good part
+        // of a round's settling.
+        group.withUnsafeBufferPointer { writes in
+            for (position, outcome) in zip(writes.indices, outcomes) {
+                let (index, success) = (writes[position].index, writes[position].success)
+                guard let outcome else {
+                    decided.append((index, success))
+                    continue
                 }
-                trimmed.append((write.index, write.operation.record, without, write.success, reason))
-            case .failed(_, let code, let reason, _):
-                decided.append((write.index, .rejected(code: code.rawValue, reason: reason)))
+                switch outcome {
+                case .saved: decided.append((index, success))
+                case .deleted: decided.append((index, .deleted))
+                case .failed(_, .notFound, _, _) where writes[position].operation.kind.isDeletion:
+                    // Deleted meanwhile by a cascade from an earlier deletion of the same request.
+                    decided.append((index, .absent))
+                case .failed(_, .validatingReferenceError, let reason, _):
+                    let record = writes[position].operation.record
+                    var without = record
+                    for field in without.fields where field.value.references.contains(where: { $0.action == .validate }) {
+                        without.fields[field.name] = nil
+                    }
+                    trimmed.append((index, record, without, success, reason))
+                case .failed(_, let code, let reason, _):
+                    decided.append((index, .rejected(code: code.rawValue, reason: reason)))
+                }
             }
         }
         guard !trimmed.isEmpty else { return decided }
