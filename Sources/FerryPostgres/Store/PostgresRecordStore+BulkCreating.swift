@@ -66,16 +66,15 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         }
         guard let (written, _) = try await bulkWrite(creation, recording: nil) else { return nil }
         // Made after the commit: the saved records (each with its tag and times) are the caller's, not the server's, time.
-        return Self.savedOutcomes(
-            creation.records, refused: written.refused, offsets: written.offsets, first: written.first, now: written.now, zone: creation.zone)
+        return written.outcomes(of: creation.records, zone: creation.zone)
     }
 
     public func createAbsent(_ creation: BulkCreation, recording checkpoint: CopyCheckpoint, run: String, source: String) async throws
         -> (refusals: [RecordOutcome?], recorded: Bool)?
     {
         guard creation.records.count == creation.contents.count else {
-            let outcomes = try await modify(creation.records.map { RecordOperation(.forceReplace, $0) }, in: creation.zone, atomic: false)
-            return (outcomes.map { if case .saved = $0 { nil } else { $0 } }, false)
+            // Not written in bulk (see createAbsent(_:)), so with no checkpoint.
+            return try await createAbsent(creation).map { outcomes in (outcomes.map { if case .saved = $0 { nil } else { $0 } }, false) }
         }
         guard let (written, recorded) = try await bulkWrite(creation, recording: (checkpoint, run, source)) else { return nil }
         return (written.refusals(zone: creation.zone), recorded)
@@ -168,22 +167,6 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         }
         bulkWritten.withLock { $0 += accepted }
         return BulkWritten(refused: outcomes, offsets: offsets, first: first, now: now)
-    }
-
-    /// The outcomes of a bulk write: `refused` where a record was refused, else the record as written (the ones at
-    /// `offsets` of 0 and more, from change sequence `first` on, at `now`).
-    private static func savedOutcomes(
-        _ records: [Record], refused: [RecordOutcome?], offsets: [Int], first: Int64, now: Int64, zone: ZoneID
-    ) -> [RecordOutcome] {
-        records.indices.map { index in
-            if let outcome = refused[index] { return outcome }
-            guard offsets[index] >= 0 else { return .failed(zone: zone) }
-            var saved = records[index]
-            saved.system = SystemFields(
-                changeTag: String(first + Int64(offsets[index]), radix: 36), created: RecordStamp(timestamp: now),
-                modified: RecordStamp(timestamp: now))
-            return .saved(saved)
-        }
     }
 
     /// Why `modify` would refuse a record of a bulk write whatever the zone holds, `nil` when nothing does.
@@ -391,6 +374,20 @@ struct BulkWritten {
     /// Each record's refusal, `nil` for a record written.
     func refusals(zone: ZoneID) -> [RecordOutcome?] {
         zip(refused, offsets).map { refusal, offset in refusal ?? (offset >= 0 ? nil : .failed(zone: zone)) }
+    }
+
+    /// Each of `records` (the bulk write's) as `modify` gives it: its refusal, or the record as written, with its change
+    /// tag and times.
+    func outcomes(of records: [Record], zone: ZoneID) -> [RecordOutcome] {
+        records.indices.map { index in
+            if let outcome = refused[index] { return outcome }
+            guard offsets[index] >= 0 else { return .failed(zone: zone) }
+            var saved = records[index]
+            saved.system = SystemFields(
+                changeTag: String(first + Int64(offsets[index]), radix: 36), created: RecordStamp(timestamp: now),
+                modified: RecordStamp(timestamp: now))
+            return .saved(saved)
+        }
     }
 }
 

@@ -468,7 +468,6 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func putAsset(_ asset: Asset, bytes: AssetBytes) async throws -> Bool {
         try writable()
-        guard try await !missingAssets([asset]).isEmpty else { return false }
         let key = Data(asset.sha256.bytes)
         return try await database.transaction { [self] connection in
             // Committed without waiting for the flush: an asset matters once a record names it, and the commit of that

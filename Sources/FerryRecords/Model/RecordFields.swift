@@ -79,33 +79,22 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
     public func makeIterator() -> IndexingIterator<[Field]> { storage.makeIterator() }
 
     /// Calls `body` with each reference of the fields (a reference field's, or the elements of a reference list), in
-    /// name order, reading the fields where they lie (see ``forEachAsset(_:)``).
+    /// name order, with the field's name (see ``forEachInPlace(_:)``).
     public func forEachReference(_ body: (_ field: String, _ reference: Reference) throws -> Void) rethrows {
-        try storage.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                switch fields[index].value {
-                case .reference(let reference): try body(fields[index].name, reference)
-                case .list(let list) where list.elementType == .reference:
-                    for element in list.elements { if case .reference(let reference) = element { try body(fields[index].name, reference) } }
-                default: continue
-                }
-            }
-        }
+        try forEachInPlace { name, value in try value.forEachReference { try body(name, $0) } }
     }
 
     /// Calls `body` with each asset of the fields (an asset field's, or the elements of an asset list), in name order,
-    /// reading the fields where they lie: iterating copied (retained and released) every field of every record to find
-    /// the few that hold assets.
+    /// with the field's name (see ``forEachInPlace(_:)``).
     public func forEachAsset(_ body: (_ field: String, _ asset: Asset) throws -> Void) rethrows {
+        try forEachInPlace { name, value in try value.forEachAsset { try body(name, $0) } }
+    }
+
+    /// Calls `body` with each field's name and value where they lie: iterating the fields copied (retained and
+    /// released) every field of every record, where the per-record paths of a copy look for the few that matter.
+    private func forEachInPlace(_ body: (_ name: String, _ value: FieldValue) throws -> Void) rethrows {
         try storage.withUnsafeBufferPointer { fields in
-            for index in fields.indices {
-                switch fields[index].value {
-                case .asset(let asset): try body(fields[index].name, asset)
-                case .list(let list) where list.elementType == .asset:
-                    for element in list.elements { if case .asset(let asset) = element { try body(fields[index].name, asset) } }
-                default: continue
-                }
-            }
+            for index in fields.indices { try body(fields[index].name, fields[index].value) }
         }
     }
 

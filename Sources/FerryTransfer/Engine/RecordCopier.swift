@@ -306,29 +306,26 @@ struct CopyState {
 
     private static func send(_ round: StagedRound, sender: ZoneSender, checkpoint: Checkpoint) async throws -> (WrittenRound, recorded: Bool) {
         var written = WrittenRound(changes: round.changes, done: round.done, outcomes: round.outcomes, assets: AssetCounts())
+        var recorded = false
         // A round of one zone is written by one request, whose last write may carry the round's checkpoint.
-        if round.requests.count == 1 {
-            let sent = try await sender.send(round.requests[0], changes: round.changes, contents: round.contents, checkpoint: checkpoint)
-            for (index, outcome) in sent.outcomes { written.outcomes[index] = outcome }
-            written.assets.add(sent.assets)
-            return (written, sent.recorded)
-        }
+        let carried = round.requests.count == 1 ? checkpoint : nil
         let parallel = max(1, sender.options.parallel)
-        try await withThrowingTaskGroup(of: ([(Int, TransferOutcome)], AssetCounts, Bool).self) { group in
+        try await withThrowingTaskGroup(of: (outcomes: [(Int, TransferOutcome)], assets: AssetCounts, recorded: Bool).self) { group in
             var next = 0
             func start() {
                 let request = round.requests[next]
                 next += 1
-                group.addTask { try await sender.send(request, changes: round.changes, contents: round.contents) }
+                group.addTask { try await sender.send(request, changes: round.changes, contents: round.contents, checkpoint: carried) }
             }
             while next < min(parallel, round.requests.count) { start() }
-            for try await (decided, assets, _) in group {
-                for (index, outcome) in decided { written.outcomes[index] = outcome }
-                written.assets.add(assets)
+            for try await sent in group {
+                for (index, outcome) in sent.outcomes { written.outcomes[index] = outcome }
+                written.assets.add(sent.assets)
+                recorded = recorded || sent.recorded
                 if next < round.requests.count { start() }
             }
         }
-        return (written, false)
+        return (written, recorded)
     }
 
     /// Reports a written round's outcomes in the source's order (its checkpoint was recorded by ``write(_:sender:checkpoint:)``).

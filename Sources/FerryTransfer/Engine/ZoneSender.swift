@@ -73,7 +73,7 @@ struct ZoneSender: Sendable {
                     outcomes = written?.refusals
                     recorded = written?.recorded ?? false
                 } else {
-                    outcomes = try await bulk.createAbsent(creation)?.map { $0 }
+                    outcomes = try await bulk.createAbsent(creation)?.map(Optional.some)
                 }
                 if let outcomes {
                     decided += try await settle(phase.writes, outcomes, in: staged.request.zone)
