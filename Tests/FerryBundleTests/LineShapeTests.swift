@@ -17,15 +17,25 @@ import Testing
             #"{"recordName": "@N", "recordType": "Car", "zoneID": {"zoneName": "CarZone", "ownerRecordName": "__defaultOwner__"}, "fields": {"name": {"value": "@S", "type": "STRING"}, "added": {"value": @I, "type": "TIMESTAMP"}, "mileage": {"value": @J, "type": "INT64"}, "rating": {"value": @D, "type": "DOUBLE"}}}"#,
             ["@N": "Car.1", "@S": "Car 0", "@I": "1479340800000", "@J": "953631", "@D": "0.7192432165945845"]
         ),
-        // Compact, type before value, references (one DELETE_SELF), a list that stays as it is, fields out of order.
+        // Compact, type before value, references (one DELETE_SELF), a list of strings, fields out of order.
         (
-            #"{"recordType":"Note","recordName":"@N","zoneID":{"zoneName":"CarZone"},"fields":{"text":{"type":"STRING","value":"@S"},"parent":{"type":"REFERENCE","value":{"recordName":"@R","action":"DELETE_SELF"}},"other":{"type":"REFERENCE","value":{"action":"NONE","recordName":"@Q"}},"tags":{"type":"STRING_LIST","value":["a","b"]}}}"#,
-            ["@N": "Note.1", "@S": "hello", "@R": "Car.1", "@Q": "Car.2"]
+            #"{"recordType":"Note","recordName":"@N","zoneID":{"zoneName":"CarZone"},"fields":{"text":{"type":"STRING","value":"@S"},"parent":{"type":"REFERENCE","value":{"recordName":"@R","action":"DELETE_SELF"}},"other":{"type":"REFERENCE","value":{"action":"NONE","recordName":"@Q"}},"tags":{"type":"STRING_LIST","value":["@A","@B"]}}}"#,
+            ["@N": "Note.1", "@S": "hello", "@R": "Car.1", "@Q": "Car.2", "@A": "a", "@B": "b"]
         ),
-        // The canonical form itself, with system fields, in the default zone.
+        // The canonical form itself, with system fields and lists of numbers, in the default zone.
         (
-            #"{"created":{"timestamp":1,"userRecordName":"_u"},"fields":{"a":{"type":"DOUBLE","value":@D},"b":{"type":"INT64","value":@J}},"modified":{"timestamp":2,"userRecordName":"_u"},"recordChangeTag":"t1","recordName":"@N","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#,
-            ["@N": "T.1", "@D": "2.5", "@J": "-3"]
+            #"{"created":{"timestamp":@C,"userRecordName":"@U"},"fields":{"a":{"type":"DOUBLE","value":@D},"b":{"type":"INT64","value":@J},"c":{"type":"INT64_LIST","value":[@K,@L]},"d":{"type":"DOUBLE_LIST","value":[@E]}},"modified":{"timestamp":@M,"userRecordName":"@U"},"recordChangeTag":"@G","recordName":"@N","recordType":"T","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"_defaultZone"}}"#,
+            [
+                "@N": "T.1", "@D": "2.5", "@J": "-3", "@C": "1", "@M": "2", "@U": "_u", "@G": "t1", "@K": "4", "@L": "5", "@E": "6.5",
+            ]
+        ),
+        // As PostgreSQL writes a jsonb object (spaces, shorter keys first) inside a record written around it.
+        (
+            #"{"created":{"timestamp":@C},"fields":{"car": {"type": "REFERENCE", "value": {"action": "DELETE_SELF", "zoneID": {"zoneName": "CarZone", "ownerRecordName": "__defaultOwner__"}, "recordName": "@R"}}, "tags": {"type": "STRING_LIST", "value": ["@A", "@B"]}, "added": {"type": "TIMESTAMP", "value": @I}},"modified":{"timestamp":@M},"recordChangeTag":"@G","recordName":"@N","recordType":"Note","zoneID":{"ownerRecordName":"__defaultOwner__","zoneName":"CarZone"}}"#,
+            [
+                "@N": "Note.1", "@R": "Car.1", "@A": "Tag.1", "@B": "Tag.2", "@I": "1686395893861", "@C": "1795749842304", "@M": "1795749842305",
+                "@G": "255t",
+            ]
         ),
     ]
 
@@ -43,6 +53,15 @@ import Testing
         ],
         "@J": ["0", "-5", "2.0", "3e2", "99999999999999999999"],
         "@D": ["0", "-0", "0.5", "1e-7", "1E+300", "1e400", "-0.0", "3", "12345678901234567890", "0.1", "5e-324", "1e", "--1"],
+        "@A": ["", "ünïcødé ✓", #"a\"b"#, String(repeating: "long ", count: 400), "x"],
+        "@B": ["", #"tab\t"#, "Tag.3"],
+        "@C": ["0", "-7", "1.0", "1.5", "9223372036854775808", "1e3", "x", "1795749842304"],
+        "@M": ["-0", "007", "1e400", "3"],
+        "@U": ["", "_other", #"a\"b"#, "ü", "\u{7F}"],
+        "@G": ["", "t2", #"a\u0041"#, "ünï", String(repeating: "g", count: 300)],
+        "@K": ["0", "-5", "2.0", "99999999999999999999", "1.5"],
+        "@L": ["9223372036854775807", "+1"],
+        "@E": ["0", "-0.0", "1e400", "1e-7", "x"],
     ]
 
     private static func line(_ template: String, _ values: [String: String]) -> [UInt8] {

@@ -79,7 +79,7 @@ extension RecordLineShape {
         for value in found {
             switch value.slot {
             case .string, .referenceName: baseBytes -= value.range.count
-            case .recordName, .integer, .double: break
+            case .recordName, .systemString, .integer, .double: break
             }
         }
         guard let recordNameSlot = slots.firstIndex(of: .recordName) else { return nil }
@@ -104,7 +104,7 @@ extension RecordLineShape {
     /// Names and strings are plain ASCII that a record name may be; numbers are exact in any form.
     private static func sentinel(_ index: Int, for slot: Slot) -> (text: [UInt8], rendered: [UInt8]) {
         switch slot {
-        case .recordName, .string, .referenceName:
+        case .recordName, .string, .systemString, .referenceName:
             let text = Array("Fy7q\(index)zSentinelQ3x".utf8)
             return (text, text)
         case .integer:
@@ -135,12 +135,20 @@ extension RecordLineShape {
             case "recordName":
                 guard try scanner.peek() == .string, let name = try plainString(&scanner, line) else { return [] }
                 found.append(Found(range: name, slot: .recordName))
+            case "recordChangeTag":
+                if try scanner.peek() == .string, let tag = try plainString(&scanner, line) {
+                    found.append(Found(range: tag, slot: .systemString))
+                } else {
+                    try scanner.skipValue()
+                }
+            case "created", "modified":
+                try stamp(&scanner, line, into: &found)
             case "fields":
                 guard try scanner.peek() == .object else { return [] }
                 try scanner.beginObject()
                 var firstField = true
                 while try scanner.nextRawKey(&firstField) != nil {
-                    if let value = try field(&scanner, line) { found.append(value) }
+                    found += try field(&scanner, line)
                 }
             default:
                 try scanner.skipValue()
@@ -150,16 +158,42 @@ extension RecordLineShape {
         return found
     }
 
-    /// The value of one field that a shape takes out, if it has one (then its type tag is a literal of the shape).
-    private static func field(_ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer) throws -> Found? {
+    /// The values of a `created` or `modified` stamp that a shape takes out: its timestamp when it is a number, and
+    /// its user's and device's names when they are plain strings.
+    private static func stamp(_ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer, into found: inout [Found]) throws {
         guard try scanner.peek() == .object else {
             try scanner.skipValue()
-            return nil
+            return
+        }
+        try scanner.beginObject()
+        var first = true
+        while let key = try scanner.nextRawKey(&first) {
+            let kind = try scanner.peek()
+            let start = scanner.offset
+            switch key {
+            case "timestamp" where kind == .number:
+                try scanner.skipValue()
+                found.append(Found(range: start..<scanner.offset, slot: .integer))
+            case "userRecordName" where kind == .string, "deviceID" where kind == .string:
+                if let name = try plainString(&scanner, line) { found.append(Found(range: name, slot: .systemString)) }
+            default:
+                try scanner.skipValue()
+            }
+        }
+    }
+
+    /// The values of one field that a shape takes out: its value, or a list's elements (then its type tag, and a
+    /// list's length, are literals of the shape).
+    private static func field(_ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer) throws -> [Found] {
+        guard try scanner.peek() == .object else {
+            try scanner.skipValue()
+            return []
         }
         try scanner.beginObject()
         var tag: String?
         var value: (range: Range<Int>, kind: JSONScanner.Kind)?
         var referenceName: Range<Int>?
+        var elements: [(range: Range<Int>, kind: JSONScanner.Kind)]?
         var first = true
         while let key = try scanner.nextRawKey(&first) {
             switch key {
@@ -171,6 +205,8 @@ extension RecordLineShape {
                 let start = scanner.offset
                 if kind == .object {
                     referenceName = try self.referenceName(&scanner, line)
+                } else if kind == .array {
+                    elements = try self.elements(&scanner)
                 } else {
                     try scanner.skipValue()
                 }
@@ -179,20 +215,46 @@ extension RecordLineShape {
                 try scanner.skipValue()
             }
         }
-        guard let tag, let value else { return nil }
+        guard let tag, let value else { return [] }
         switch (tag, value.kind) {
         case ("STRING", .string):
-            return Self.unquoted(value.range, in: line).map { Found(range: $0, slot: .string) }
+            return Self.unquoted(value.range, in: line).map { [Found(range: $0, slot: .string)] } ?? []
         case ("INT64", .number), ("TIMESTAMP", .number):
-            return Found(range: value.range, slot: .integer)
+            return [Found(range: value.range, slot: .integer)]
         case ("DOUBLE", .number):
-            return Found(range: value.range, slot: .double)
+            return [Found(range: value.range, slot: .double)]
         case ("REFERENCE", .object):
-            return referenceName.map { Found(range: $0, slot: .referenceName(deleteSelf: false)) }
+            return referenceName.map { [Found(range: $0, slot: .referenceName(deleteSelf: false))] } ?? []
+        case ("STRING_LIST", .array):
+            // All or none: a list with an element the shape cannot carry stays a literal.
+            let strings = (elements ?? []).compactMap { $0.kind == .string ? Self.unquoted($0.range, in: line) : nil }
+            return strings.count == elements?.count ? strings.map { Found(range: $0, slot: .string) } : []
+        case ("INT64_LIST", .array), ("TIMESTAMP_LIST", .array), ("DOUBLE_LIST", .array):
+            let numbers = (elements ?? []).filter { $0.kind == .number }
+            let slot: Slot = tag == "DOUBLE_LIST" ? .double : .integer
+            return numbers.count == elements?.count ? numbers.map { Found(range: $0.range, slot: slot) } : []
         default:
-            return nil
+            return []
         }
     }
+
+    /// The elements of a list (which the scanner has then read), each with its kind; `nil` for a list longer than a
+    /// shape takes apart (learning a shape searches its canonical form for each value).
+    private static func elements(_ scanner: inout JSONScanner) throws -> [(range: Range<Int>, kind: JSONScanner.Kind)]? {
+        try scanner.beginArray()
+        var elements: [(range: Range<Int>, kind: JSONScanner.Kind)] = []
+        var first = true
+        while try scanner.nextElement(&first) {
+            let kind = try scanner.peek()
+            let start = scanner.offset
+            try scanner.skipValue()
+            elements.append((start..<scanner.offset, kind))
+        }
+        return elements.count <= maxListSlots ? elements : nil
+    }
+
+    /// The most elements of a list a shape takes out.
+    private static let maxListSlots = 64
 
     /// The record name of a reference object (which the scanner has then read), when it is a plain string.
     private static func referenceName(_ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer) throws -> Range<Int>? {

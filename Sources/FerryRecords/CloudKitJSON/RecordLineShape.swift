@@ -12,8 +12,10 @@ import FerryJSON
 /// and a shape is kept only if it gives its own line the same bytes, key and references as they did.
 ///
 /// The values a shape takes out are those whose bytes change nothing but themselves: the record name, `STRING`,
-/// `INT64`, `TIMESTAMP` and `DOUBLE` values with their type tag, and a `REFERENCE` value's record name. Everything
-/// else (keys, tags, zones, actions, lists, assets, system fields, whitespace) must be byte for byte the model line's.
+/// `INT64`, `TIMESTAMP` and `DOUBLE` values with their type tag, the elements of lists of them (the list's length is
+/// the shape's), a `REFERENCE` value's record name, and the system fields' strings and timestamps (the change tag,
+/// `created` and `modified`). Everything else (keys, tags, zones, actions, other lists, assets, whitespace) must be
+/// byte for byte the model line's.
 /// A value that needs more than copying or a number's canonical rewrite (escapes, a name CloudKit refuses, a record
 /// over the size limit) declines the line, which then takes the full path that names the problem.
 ///
@@ -24,6 +26,8 @@ final class RecordLineShape {
     enum Slot: Equatable {
         case recordName
         case string
+        /// A system field's string (the change tag, a stamp's user or device), which the record size does not count.
+        case systemString
         case integer
         case double
         /// A reference's target name, with whether the reference is DELETE_SELF.
@@ -128,7 +132,7 @@ final class RecordLineShape {
                 offset += literalRanges[index].count
                 let value: Value?
                 switch slot {
-                case .recordName, .string, .referenceName: value = Self.plainString(line, from: offset)
+                case .recordName, .string, .systemString, .referenceName: value = Self.plainString(line, from: offset)
                 case .integer: value = Self.integer(line, from: offset)
                 case .double: value = Self.double(line, from: offset)
                 }
@@ -151,7 +155,7 @@ final class RecordLineShape {
                 if slot.isReferenceName { size += value.range.count }
             case .string:
                 size += value.range.count
-            case .integer, .double:
+            case .systemString, .integer, .double:
                 break
             }
         }
