@@ -169,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FerryTransferTests",
-            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
+            dependencies: ["FerryCore", "FerryRecords", "FerryBackend", "FerryBundle", "FerryLocalStore", "FerryTransfer", "FerryTesting"]),
         .testTarget(
             name: "FerryLocalStoreTests",
             dependencies: [

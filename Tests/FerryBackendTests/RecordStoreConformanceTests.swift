@@ -304,6 +304,52 @@ import Testing
         #expect(try await backend.one(RecordOperation(.create, crossing)).errorCode == .badRequest)
     }
 
+    /// A backend that reads its feed as lines gives, page by page, what its feed gives: the same tokens, deletions
+    /// where the feed has them, and lines that decode to the feed's records, system fields included.
+    @Test(arguments: ConformanceBackend.allCases)
+    func linePagesGiveTheChangesOfTheFeed(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        guard let store = backend.store as? any LineReading else { return }
+        let bytes = Array("photo".utf8)
+        let asset = Asset(sha256: SHA256Hasher.digest(bytes), size: Int64(bytes.count), fileName: "p \"1\".jpg")
+        _ = try await store.putAsset(asset, bytes: .buffer(bytes))
+        let odd: RecordFields = [
+            "name": .string("quote \" back\\slash \n tab\t é ☃ \u{1F600}"), "rating": .double(0.1), "n": .int64(-9_007_199_254_740_993),
+            "added": .timestamp(1_686_395_893_861), "photo": .asset(asset), "where": .location(Location(latitude: 52.5, longitude: 13.4)),
+            "tags": .list(FieldList(.string, [.string("a"), .string("\"b\""), .string("")]) ?? .emptyUnknown),
+            "sizes": .list(FieldList(.int64, [.int64(1), .int64(-2)]) ?? .emptyUnknown),
+        ]
+        _ = try await backend.modify(
+            (1...4).map { RecordOperation(.create, car("\($0)")) } + [
+                RecordOperation(.create, car("odd", odd)), RecordOperation(.create, note("1", pointingAt: ["Car.1", "Car.3"])),
+            ])
+        _ = try await backend.modify([RecordOperation(.forceDelete, car("2"))])
+        var token: SyncToken?
+        var pages = 0
+        while true {
+            let changes = try await store.changes(in: zone, since: token, limit: 2)
+            let lines = try await store.changeLines(in: zone, since: token, limit: 2)
+            #expect(lines.syncToken == changes.syncToken && lines.moreComing == changes.moreComing)
+            var decoded: [RecordChange] = []
+            var start = 0
+            for entry in lines.entries {
+                switch entry {
+                case .line(let end):
+                    decoded.append(try CloudKitJSONDecoder().decode(bytes: Array(lines.bytes[start..<end])))
+                    start = end
+                case .deletion(let deletion):
+                    decoded.append(.deletion(deletion))
+                }
+            }
+            #expect(start == lines.bytes.count, "the lines fill the page's bytes")
+            #expect(decoded == changes.changes, "page \(pages)")
+            pages += 1
+            token = changes.syncToken
+            if !changes.moreComing { break }
+        }
+        #expect(pages == 3, "six changes (a tombstone among them), two at a time")
+    }
+
     @Test(arguments: ConformanceBackend.allCases)
     func theChangeFeedPagesWithTokensAndTombstones(_ kind: ConformanceBackend) async throws {
         let backend = try await kind.make()

@@ -62,6 +62,22 @@ import Testing
         }
     }
 
+    @Test func aStoredRecordThatDoesNotDecodeStopsACopyOutWith65AndLeavesNoBundle() throws {
+        try Self.withSchema("d") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            try Self.sql(base, "UPDATE \(schema).records SET fields = '{\"n\": {\"type\": \"NOPE\", \"value\": 1}}' WHERE type = 'Bus'")
+            // Read as lines, and as records (a filter reads records).
+            for selection in [[], ["--type", "Bus"]] {
+                let copy = try ferry(["copy", url, "out.tar.zst"] + selection, in: scratch.path)
+                #expect(copy.status == 65, "\(selection): \(copy.errors)")
+                #expect(
+                    copy.errors.contains("record Bus.") && copy.errors.contains("CloudKit JSON") && copy.errors.contains("verify the database"),
+                    "\(selection): \(copy.errors)")
+                #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.zst")), "no bundle, not even half of one")
+            }
+        }
+    }
+
     static var psql: String { ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql" }
 
     /// Runs SQL on the test server, expecting it to succeed.

@@ -307,3 +307,10 @@ public final class InMemoryRecordStore: RecordStore, CheckpointJournal {
         state.withLock { $0.deferred.removeValue(forKey: run) ?? [] }
     }
 }
+
+extension InMemoryRecordStore: LineReading {
+    /// The change feed's page, each record written in canonical form.
+    public func changeLines(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> LinePage {
+        LinePage(try await changes(in: zone, since: token, limit: limit))
+    }
+}

@@ -540,6 +540,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     // MARK: Change feed
 
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
+        let page = try await feedPage(in: zone, since: token, limit: limit)
+        let changes = try await Self.decodeFeed(page.rows, zone: zone, store: name)
+        return ChangePage(changes: changes, syncToken: page.syncToken, moreComing: page.moreComing)
+    }
+
+    /// The rows of a page of a zone's change feed (the feed query's columns), with the page's token.
+    func feedPage(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> (
+        rows: [PostgresRow], syncToken: SyncToken, moreComing: Bool
+    ) {
         let found = try await feedState(of: zone)
         guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
         var after: Int64 = 0
@@ -550,22 +559,21 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             after = sequence
         }
         let pageLimit = max(limit, 1)
-        let rows: [PostgresRow]
+        var rows: [PostgresRow]
         if let snapshot {
             rows = try await snapshot.page(feedQuery(zone: number, after: after, limit: pageLimit), key: "\(number) \(after) \(pageLimit)")
         } else {
             rows = try await read(feedQuery(zone: number, after: after, limit: pageLimit))
         }
         let moreComing = rows.count > pageLimit
-        let page = rows.prefix(pageLimit)
+        if moreComing { rows.removeLast(rows.count - pageLimit) }
         var lastSeen = after
-        if let final = page.last { lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self) }
+        if let final = rows.last { lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self) }
         // A snapshot does not change: the next page is read while this one is decoded and used.
         if let snapshot, moreComing {
             await snapshot.readAhead(try feedQuery(zone: number, after: lastSeen, limit: pageLimit), key: "\(number) \(lastSeen) \(pageLimit)")
         }
-        let changes = try await Self.decodeFeed(Array(page), zone: zone, store: name)
-        return ChangePage(changes: changes, syncToken: Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing: moreComing)
+        return (rows, Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing)
     }
 
     /// A zone's number and last change sequence, `nil` when there is no such zone; remembered by a snapshot, in which
@@ -708,7 +716,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     private static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
 
-    private static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// A stored record's system fields, from its row.
     private static func system(tag: String, created: Date, modified: Date) -> SystemFields {

@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryBundle
 import FerryCore
 import FerryRecords
@@ -48,6 +49,8 @@ public final class BundleCopier {
     let source: any ChangeSource
     let path: String
     let options: BundleWriter.Options
+    /// Whether a source that reads lines (``LineChangeSource``) is read as lines; the bundle is the same either way.
+    public var readsLines = true
 
     /// A copy of `source` into a bundle at `path`, written with `options` (its source description is the source's).
     public init(source: any ChangeSource, path: String, options: BundleWriter.Options) {
@@ -66,20 +69,10 @@ public final class BundleCopier {
         if staged.assets > 0 { events.staged(staged.assets, staged.bytes) }
         let writer = try BundleWriter(path: path, options: options, assets: source.assets)
         var counts = Counts()
-        try source.forEachChange { item in
-            let change = item.change
-            if !item.problems.isEmpty {
-                for problem in item.problems { events.warning(Self.about(item), problem) }
-            }
-            counts.read += 1
-            switch try writer.add(change) {
-            case .accepted(let found):
-                for warning in found { events.warning(Self.about(item), warning.description) }
-            case .rejected(let problems):
-                counts.reject(change)
-                try events.rejected(item.origin, change, problems)
-            }
-            events.progress(counts.read)
+        if readsLines, let lines = source as? any LineChangeSource, lines.readsLines {
+            try copyLines(from: lines, into: writer, events, &counts)
+        } else {
+            try copyChanges(into: writer, events, &counts)
         }
         for finding in source.findings { events.warning(nil, finding) }
         var tally = counts
@@ -96,6 +89,82 @@ public final class BundleCopier {
             })
         return (summary, tally)
     }
+
+    /// Takes the source's changes into the writer one by one.
+    private func copyChanges(into writer: BundleWriter, _ events: Events, _ counts: inout Counts) throws {
+        try source.forEachChange { item in
+            let change = item.change
+            if !item.problems.isEmpty {
+                for problem in item.problems { events.warning(Self.about(item), problem) }
+            }
+            counts.read += 1
+            switch try writer.add(change) {
+            case .accepted(let found):
+                for warning in found { events.warning(Self.about(item), warning.description) }
+            case .rejected(let problems):
+                counts.reject(change)
+                try events.rejected(item.origin, change, problems)
+            }
+            events.progress(counts.read)
+        }
+    }
+
+    /// Takes a source's pages of lines into the writer: each page prepared on a worker thread (most lines through
+    /// their shapes, without records), admitted in order on this one, so the bundle is the one ``copyChanges(into:_:_:)``
+    /// writes.
+    private func copyLines(from source: any LineChangeSource, into writer: BundleWriter, _ events: Events, _ counts: inout Counts) throws {
+        let preparer = writer.preparer
+        let contexts = ReusePool<LinePreparer>()
+        let workers = OrderedParallelMap.defaultWorkers
+        func admit(_ page: consuming PreparedPage) throws {
+            for position in page.items.indices {
+                let admission: BundleWriter.Admission
+                switch page.items[position] {
+                case .batched(let index):
+                    admission = try writer.add(page.lines, at: index)
+                case .prepared(let prepared):
+                    admission = try writer.add(prepared)
+                case .undecodable(let error, let name):
+                    throw BackendError(
+                        .damaged,
+                        "\(page.origin): record \(name ?? "(unnamed)") does not decode as CloudKit JSON (\(error)); verify the database",
+                        cause: error)
+                }
+                counts.read += 1
+                if case .accepted(let found) = admission, found.isEmpty { continue }
+                // Made only for a message.
+                let change: RecordChange
+                switch page.items[position] {
+                case .batched(let index): change = page.lines.change(at: index).change
+                case .prepared(let prepared): change = prepared.change
+                case .undecodable: continue
+                }
+                switch admission {
+                case .accepted(let found):
+                    for warning in found { events.warning(Self.about(page.origin, change), warning.description) }
+                case .rejected(let problems):
+                    counts.reject(change)
+                    try events.rejected(page.origin, change, problems)
+                }
+            }
+            events.progress(counts.read)
+        }
+        try withoutActuallyEscaping(admit) { admit in
+            let pipeline = OrderedPipeline<ChangeLines, PreparedPage>(
+                workers: workers, window: workers * 3,
+                transform: { page in
+                    var preparing = contexts.take { LinePreparer(decoder: CloudKitJSONDecoder(), validator: preparer.validator) }
+                    defer { contexts.give(preparing) }
+                    return PreparedPage(page, preparer: preparer, preparing: &preparing)
+                }, consume: admit)
+            defer { pipeline.cancel() }
+            try source.forEachLinePage { page in try pipeline.submit(page) }
+            try pipeline.drain()
+        }
+    }
+
+    /// A change as warnings name it: `origin → Type name`.
+    static func about(_ origin: String, _ change: RecordChange) -> String { "\(origin) → \(change.recordType) \(change.recordName)" }
 
     /// A change as warnings name it: `origin → Type name`.
     static func about(_ item: SourceChange) -> String { "\(item.origin) → \(item.change.recordType) \(item.change.recordName)" }

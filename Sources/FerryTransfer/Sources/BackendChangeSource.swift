@@ -69,40 +69,83 @@ public final class BackendChangeSource: ChangeSource {
     /// A page of the feed at a time; the next page is asked for while this one is handed on, so the backend and the
     /// copy work at once.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
-        let (store, pageSize, label, since) = (self.store, self.pageSize, description, self.since)
-        func ask(_ zone: ZoneID, from token: SyncToken?) -> Task<ChangePage, any Error> {
-            Task { try await store.changes(in: zone, since: token, limit: pageSize) }
+        let (label, since) = (description, self.since)
+        try forEachPage({ store, zone, token, limit in try await store.changes(in: zone, since: token, limit: limit) }) { changes, _ in
+            var batch: [SourceChange] = []
+            batch.reserveCapacity(changes.changes.count)
+            for change in changes.changes {
+                switch change {
+                case .record(let record):
+                    batch.append(SourceChange(.record(record), origin: "\(label) \(record.zoneID.zoneName)"))
+                case .deletion(let deletion) where since != nil:
+                    // Read from a position: a record deleted since then is a deletion to copy.
+                    batch.append(SourceChange(.deletion(deletion), origin: "\(label) \(deletion.zoneID.zoneName)"))
+                case .deletion:
+                    // A full read copies what is live; a tombstone is no record.
+                    continue
+                }
+            }
+            if !batch.isEmpty { try body(batch) }
         }
-        var next: Task<ChangePage, any Error>? = zones.first.map { ask($0.zoneID, from: since?.tokens[$0.zoneID]) }
+    }
+
+    /// Every zone's feed, page by page in order, each asked for while the one before is handed on.
+    private func forEachPage<Page: FeedPage>(
+        _ read: @escaping @Sendable (any RecordStore, ZoneID, SyncToken?, Int) async throws -> Page, _ body: (Page, ZoneID) throws -> Void
+    ) throws {
+        let (store, pageSize, since) = (self.store, self.pageSize, self.since)
+        func ask(_ zone: ZoneID, from token: SyncToken?) -> Task<Page, any Error> {
+            Task { try await read(store, zone, token, pageSize) }
+        }
+        var next: Task<Page, any Error>? = zones.first.map { ask($0.zoneID, from: since?.tokens[$0.zoneID]) }
         defer { next?.cancel() }
         for (position, zone) in zones.enumerated() {
             while let asked = next {
-                let changes = try AsyncBridge.wait { try await asked.value }
-                if changes.moreComing {
-                    next = ask(zone.zoneID, from: changes.syncToken)
+                let page = try AsyncBridge.wait { try await asked.value }
+                if page.moreComing {
+                    next = ask(zone.zoneID, from: page.syncToken)
                 } else {
                     next = position + 1 < zones.count ? ask(zones[position + 1].zoneID, from: since?.tokens[zones[position + 1].zoneID]) : nil
                 }
-                var batch: [SourceChange] = []
-                batch.reserveCapacity(changes.changes.count)
-                for change in changes.changes {
-                    switch change {
-                    case .record(let record):
-                        batch.append(SourceChange(.record(record), origin: "\(label) \(record.zoneID.zoneName)"))
-                    case .deletion(let deletion) where since != nil:
-                        // Read from a position: a record deleted since then is a deletion to copy.
-                        batch.append(SourceChange(.deletion(deletion), origin: "\(label) \(deletion.zoneID.zoneName)"))
-                    case .deletion:
-                        // A full read copies what is live; a tombstone is no record.
-                        continue
-                    }
-                }
-                if !batch.isEmpty { try body(batch) }
-                if !changes.moreComing { break }
+                try body(page, zone.zoneID)
+                if !page.moreComing { break }
             }
         }
     }
 }
+
+extension BackendChangeSource: LineChangeSource {
+    /// Whether the backend reads its feed as lines (``LineReading``).
+    public var readsLines: Bool { store is any LineReading }
+
+    public func forEachLinePage(_ body: (ChangeLines) throws -> Void) throws {
+        guard store is any LineReading else {
+            throw BackendError(.invalidRequest, "\(description): this backend does not read its change feed as lines")
+        }
+        let (label, since) = (description, self.since)
+        try forEachPage({ store, zone, token, limit in
+            guard let lines = store as? any LineReading else {
+                throw BackendError(.invalidRequest, "\(store.name): this backend does not read its change feed as lines")
+            }
+            return try await lines.changeLines(in: zone, since: token, limit: limit)
+        }) { page, zone in
+            // A full read copies what is live; from a position, a record deleted since then is a deletion to copy.
+            func isDeletion(_ entry: LinePage.Entry) -> Bool { if case .deletion = entry { true } else { false } }
+            var page = page
+            if since == nil, page.entries.contains(where: isDeletion) { page.entries.removeAll(where: isDeletion) }
+            if !page.entries.isEmpty { try body(ChangeLines(page, origin: "\(label) \(zone.zoneName)")) }
+        }
+    }
+}
+
+/// What the reading loop needs of a page of a zone's feed, records or lines.
+protocol FeedPage: Sendable {
+    var syncToken: SyncToken { get }
+    var moreComing: Bool { get }
+}
+
+extension ChangePage: FeedPage {}
+extension LinePage: FeedPage {}
 
 /// A backend's assets for a writer that reads them synchronously (a bundle writer's threads): each piece is a request
 /// the reading thread waits for.

@@ -183,3 +183,17 @@ private struct UncheckedSource: @unchecked Sendable {
     let base: any ChangeSource
     init(_ base: any ChangeSource) { self.base = base }
 }
+
+extension PipelinedChangeSource: LineChangeSource {
+    /// Whether the wrapped source reads lines.
+    public var readsLines: Bool { (base as? any LineChangeSource)?.readsLines ?? false }
+
+    /// The wrapped source's pages of lines, read on the calling thread: a reader of lines prepares them on threads of
+    /// its own, and the wrapped source asks for each page while the one before is handed on.
+    public func forEachLinePage(_ body: (ChangeLines) throws -> Void) throws {
+        guard let base = base as? any LineChangeSource else {
+            throw TransferError(.unsupported, "\(description): this source does not read its changes as lines")
+        }
+        try base.forEachLinePage(body)
+    }
+}
