@@ -121,3 +121,10 @@ extension LocalStore {
         }
     }
 }
+
+extension LocalRecordStore: LineReading {
+    /// The change feed's page with each record's stored body as its line (``LocalStore/changeLines(in:since:limit:)``).
+    public func changeLines(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> LinePage {
+        try store.changeLines(in: zone, since: token, limit: limit)
+    }
+}
