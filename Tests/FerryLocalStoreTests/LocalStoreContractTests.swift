@@ -6,6 +6,8 @@ import FerryTesting
 import Foundation
 import Testing
 
+import class GRDB.DatabaseQueue
+
 /// What the local store adds to the backend contract (whose conformance suite it passes): one writer, sources read in
 /// one state, batches, the copy's fast write path.
 @Suite struct LocalStoreContractTests {
@@ -27,6 +29,39 @@ import Testing
     private func saved(_ outcome: RecordOutcome?) throws -> Record {
         guard case .saved(let record)? = outcome else { throw LocalStoreTestFailure("expected saved, got \(String(describing: outcome))") }
         return record
+    }
+
+    /// A stored body that is no record is reported with its record by the feed, read as records or as lines (whose
+    /// reader decodes them: a body that is an object is handed on as a line, and refused there).
+    @Test func aDamagedBodyIsReportedWithItsRecordEitherWay() throws {
+        let (scratch, store) = try store()
+        try store.write { batch throws in
+            for name in ["1", "2"] { #expect(try batch.apply(RecordOperation(.create, car(name))).errorCode == nil) }
+        }
+        let queue = try DatabaseQueue(path: scratch.file("local.ferry"))
+        for (body, linesRefused) in [("not json", true), ("{\"fields\":{\"n\":{\"type\":\"NOPE\",\"value\":1}}}", false)] {
+            try queue.write { db in try db.execute(sql: "UPDATE records SET body = ? WHERE name = 'Car.2'", arguments: [Data(body.utf8)]) }
+            #expect {
+                _ = try store.changes(in: Self.zone, since: nil, limit: 10)
+            } throws: { error in
+                (error as? LocalStoreError)?.code == .damaged && "\(error)".contains("Car.2")
+            }
+            if linesRefused {
+                #expect {
+                    _ = try store.changeLines(in: Self.zone, since: nil, limit: 10)
+                } throws: { error in
+                    (error as? LocalStoreError)?.code == .damaged && "\(error)".contains("Car.2")
+                }
+            } else {
+                let page = try store.changeLines(in: Self.zone, since: nil, limit: 10)
+                guard case .line(let first)? = page.entries.first, page.entries.count == 2 else {
+                    Issue.record("two lines: \(page.entries)")
+                    continue
+                }
+                #expect(throws: Never.self) { try CloudKitJSONDecoder().decode(bytes: Array(page.bytes[..<first])) }
+                #expect(throws: RecordError.self) { try CloudKitJSONDecoder().decode(bytes: Array(page.bytes[first...])) }
+            }
+        }
     }
 
     @Test func deletingAZoneDeletesItsRecordsAndANewZoneOfTheNameStartsEmpty() throws {

@@ -127,7 +127,8 @@ public final class BundleCopier {
                 case .undecodable(let error, let name):
                     throw BackendError(
                         .damaged,
-                        "\(page.origin): record \(name ?? "(unnamed)") does not decode as CloudKit JSON (\(error)); verify the database",
+                        "\(page.origin): record \(name ?? "(unnamed)") does not decode as CloudKit JSON (\(error)); the source is damaged: "
+                            + "check it with ferry verify",
                         cause: error)
                 }
                 counts.read += 1
