@@ -97,18 +97,26 @@ import Testing
         _ = Self.line(template, modelValues).withUnsafeBytes { lines.prepare($0) }
         #expect(lines.shapedLines == 0)
         let variants: [[String: String]] = [
-            ["@N": "Note.2", "@S": "ünïcødé ✓", "@R": "Car.7", "@Q": "Car.8"],
-            ["@N": "Note.3", "@S": "", "@R": "Car.1", "@Q": "Car.1"],
+            ["@N": "Note.2", "@S": "ünïcødé ✓", "@R": "Car.7", "@Q": "Car.8", "@A": "a", "@B": "b"],
+            ["@N": "Note.3", "@S": "", "@R": "Car.1", "@Q": "Car.1", "@A": "a", "@B": "b"],
         ]
         for variant in variants {
             let line = Self.line(template, variant)
             #expect(Self.oracle.preparedDisagreement(line, lines: &lines) == nil)
         }
         #expect(lines.shapedLines == variants.count)
+        // The first shape keeps the list as it was; a line with another list is decoded, and the second shape learned
+        // from it takes the list's elements out, so lines with yet other lists go through it.
+        let lists = [["@A": "c", "@B": "d"], ["@A": "e", "@B": ""], ["@A": "a", "@B": "b"]]
+        for (index, list) in lists.enumerated() {
+            let line = Self.line(template, variants[0].merging(list) { $1 })
+            #expect(Self.oracle.preparedDisagreement(line, lines: &lines) == nil)
+            #expect(lines.shapedLines == variants.count + index, "list \(index)")
+        }
         // Another layout, whitespace or key order is another shape: decoded, then learned.
         let spaced = Self.line(template.replacingOccurrences(of: #""text":"#, with: #""text": "#), variants[0])
         #expect(Self.oracle.preparedDisagreement(spaced, lines: &lines) == nil)
-        #expect(lines.shapedLines == variants.count)
+        #expect(lines.shapedLines == variants.count + lists.count - 1)
     }
 
     @Test("a line that differs from the shape in any one byte between its values is not prepared through it")

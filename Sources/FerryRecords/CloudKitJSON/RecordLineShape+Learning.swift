@@ -20,10 +20,13 @@ extension RecordLineShape {
     /// The shape of `line`, or `nil` when it has none worth keeping (no record name to take out, a value the shape
     /// cannot carry, sentinels the transcoder does not write back once each, or a shape that does not give the model
     /// back).
+    /// - Parameter listElements: whether the elements of lists are values of the shape, or its lists literals (which
+    ///   cost nothing to compare where every record holds the same list).
     static func learned(
-        from line: UnsafeRawBufferPointer, model: Model, validator: RecordValidator, transcoder: inout CloudKitJSONTranscoder
+        from line: UnsafeRawBufferPointer, model: Model, validator: RecordValidator, transcoder: inout CloudKitJSONTranscoder,
+        listElements: Bool
     ) -> RecordLineShape? {
-        guard let found = try? Self.values(in: line), found.contains(where: { $0.slot == .recordName }),
+        guard let found = try? Self.values(in: line, listElements: listElements), found.contains(where: { $0.slot == .recordName }),
             found.filter(\.slot.isReferenceName).count == model.references.count
         else { return nil }
         // The line with a sentinel for each value, and what each sentinel becomes in the canonical form.
@@ -124,7 +127,7 @@ extension RecordLineShape {
     }
 
     /// The values of a record line that a shape takes out, in line order.
-    private static func values(in line: UnsafeRawBufferPointer) throws -> [Found] {
+    private static func values(in line: UnsafeRawBufferPointer, listElements: Bool) throws -> [Found] {
         var scanner = JSONScanner(line)
         guard try scanner.peek() == .object else { return [] }
         try scanner.beginObject()
@@ -148,7 +151,7 @@ extension RecordLineShape {
                 try scanner.beginObject()
                 var firstField = true
                 while try scanner.nextRawKey(&firstField) != nil {
-                    found += try field(&scanner, line)
+                    found += try field(&scanner, line, listElements: listElements)
                 }
             default:
                 try scanner.skipValue()
@@ -184,7 +187,7 @@ extension RecordLineShape {
 
     /// The values of one field that a shape takes out: its value, or a list's elements (then its type tag, and a
     /// list's length, are literals of the shape).
-    private static func field(_ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer) throws -> [Found] {
+    private static func field(_ scanner: inout JSONScanner, _ line: UnsafeRawBufferPointer, listElements: Bool) throws -> [Found] {
         guard try scanner.peek() == .object else {
             try scanner.skipValue()
             return []
@@ -205,7 +208,7 @@ extension RecordLineShape {
                 let start = scanner.offset
                 if kind == .object {
                     referenceName = try self.referenceName(&scanner, line)
-                } else if kind == .array {
+                } else if kind == .array, listElements {
                     elements = try self.elements(&scanner)
                 } else {
                     try scanner.skipValue()

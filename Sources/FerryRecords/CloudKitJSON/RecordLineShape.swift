@@ -12,10 +12,11 @@ import FerryJSON
 /// and a shape is kept only if it gives its own line the same bytes, key and references as they did.
 ///
 /// The values a shape takes out are those whose bytes change nothing but themselves: the record name, `STRING`,
-/// `INT64`, `TIMESTAMP` and `DOUBLE` values with their type tag, the elements of lists of them (the list's length is
-/// the shape's), a `REFERENCE` value's record name, and the system fields' strings and timestamps (the change tag,
-/// `created` and `modified`). Everything else (keys, tags, zones, actions, other lists, assets, whitespace) must be
-/// byte for byte the model line's.
+/// `INT64`, `TIMESTAMP` and `DOUBLE` values with their type tag, a `REFERENCE` value's record name, the system fields'
+/// strings and timestamps (the change tag, `created` and `modified`), and, in the second shape learned for a record
+/// type, zone and layout, the elements of lists of those scalars (the list's length is the shape's; the first shape
+/// keeps its lists as literals, cheaper where every record holds the same list). Everything else (keys, tags, zones,
+/// actions, other lists, assets, whitespace) must be byte for byte the model line's.
 /// A value that needs more than copying or a number's canonical rewrite (escapes, a name CloudKit refuses, a record
 /// over the size limit) declines the line, which then takes the full path that names the problem.
 ///

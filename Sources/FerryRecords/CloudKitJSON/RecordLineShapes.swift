@@ -89,7 +89,13 @@ package struct RecordLineShapes {
     package mutating func learn(_ line: UnsafeRawBufferPointer, from model: Model, transcoder: inout CloudKitJSONTranscoder) {
         guard learningsLeft > 0 else { return }
         learningsLeft -= 1
-        guard let shape = RecordLineShape.learned(from: line, model: model, validator: validator, transcoder: &transcoder) else { return }
+        // Lists are literals of a record's first shape; a second line of the same type, zone and layout that no shape
+        // took differs in more than those values, most likely its lists, which its shape then takes apart.
+        let known = shapes.contains { $0.recordType == model.recordType && $0.zoneID == model.zoneID && $0.layout == model.layout }
+        guard
+            let shape = RecordLineShape.learned(
+                from: line, model: model, validator: validator, transcoder: &transcoder, listElements: known)
+        else { return }
         if let last = order.last, shapes.count == Self.maxShapes {
             // The least recently used goes: out of the order first, then out of the array that holds it.
             order.removeLast()
