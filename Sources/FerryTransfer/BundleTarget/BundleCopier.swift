@@ -127,8 +127,8 @@ public final class BundleCopier {
                 case .undecodable(let error, let name):
                     throw BackendError(
                         .damaged,
-                        "\(page.origin): record \(name ?? "(unnamed)") does not decode as CloudKit JSON (\(error)); the source is damaged: "
-                            + "check it with ferry verify",
+                        "\(page.origin): \(name.map { "record \($0)" } ?? "a record") does not decode as CloudKit JSON (\(error)); the "
+                            + "source is damaged: check it with ferry verify",
                         cause: error)
                 }
                 counts.read += 1
@@ -167,6 +167,6 @@ public final class BundleCopier {
     /// A change as warnings name it: `origin → Type name`.
     static func about(_ origin: String, _ change: RecordChange) -> String { "\(origin) → \(change.recordType) \(change.recordName)" }
 
-    /// A change as warnings name it: `origin → Type name`.
-    static func about(_ item: SourceChange) -> String { "\(item.origin) → \(item.change.recordType) \(item.change.recordName)" }
+    /// A source's change as warnings name it.
+    static func about(_ item: SourceChange) -> String { about(item.origin, item.change) }
 }

@@ -11,6 +11,7 @@ struct PreparedPage: Sendable {
     enum Item: Sendable {
         /// Line `index` of ``lines``.
         case batched(Int)
+        /// A change prepared on its own.
         indirect case prepared(PreparedChange)
         /// A line that is not a record dictionary (a damaged backend), with why.
         case undecodable(RecordError, name: String?)
