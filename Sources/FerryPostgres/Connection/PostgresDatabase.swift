@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// A connection pool to one PostgreSQL database, running while it is open.
 ///
@@ -228,6 +229,9 @@ public final class PostgresDatabase: Sendable {
 
     /// How operations whose connection was lost are retried.
     public let retries: Retries
+    /// Whether an operation lost its connection and none has succeeded since: meanwhile a server that cannot be
+    /// reached is that loss, not a server that was never there (75, not 69).
+    private let connectionLost = Mutex(false)
 
     /// Runs an operation on the pool; when the connection is lost (an error of the connection, the server shutting
     /// down, or no answer to a check on a connection of its own while the operation waits), waits and runs it again,
@@ -237,16 +241,22 @@ public final class PostgresDatabase: Sendable {
         while true {
             let failure: any Error
             do {
-                return try await watched(operation)
+                let result = try await watched(operation)
+                connectionLost.withLock { $0 = false }
+                return result
             } catch let error as PostgresBackendError {
-                guard error.code == .connectionLost else { throw error }
+                guard error.code == .connectionLost || (error.code == .unavailable && connectionLost.withLock { $0 }) else { throw error }
                 failure = error.cause ?? error
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                guard Self.losesConnection(error) else { throw translate(error) }
+                if !Self.losesConnection(error) {
+                    let translated = translate(error)
+                    guard translated.code == .unavailable, connectionLost.withLock({ $0 }) else { throw translated }
+                }
                 failure = error
             }
+            connectionLost.withLock { $0 = true }
             attempt += 1
             guard attempt <= retries.count else {
                 throw PostgresBackendError(
