@@ -37,8 +37,18 @@ actor SnapshotConnection {
 
     /// The rows of a query in the snapshot.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await read(query, into: []) { rows, row in rows.append(row) }
+    }
+
+    /// Reads a query's rows in the snapshot into `initial` with `take`, each as it arrives: a row taken apart is
+    /// released at once (a row keeps alive the receive buffer it was cut from, so rows held for a whole page held many).
+    func read<Result: Sendable>(
+        _ query: PostgresQuery, into initial: Result, _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
+    ) async throws -> Result {
         do {
-            return try await connection.query(query, logger: database.logger).collect()
+            var result = initial
+            for try await row in try await connection.query(query, logger: database.logger) { try take(&result, row) }
+            return result
         } catch let error as PostgresBackendError {
             throw error
         } catch {
@@ -55,27 +65,33 @@ actor SnapshotConnection {
 
     /// Zones as the snapshot sees them, by name: their numbers and last change sequences (`nil`: no such zone).
     private(set) var zones: [ZoneID: (number: Int64, last: Int64)?] = [:]
-    /// A page of the change feed asked for before it is wanted, by the query that reads it.
-    private var ahead: (query: String, rows: Task<[PostgresRow], any Error>)?
+    /// A page of the change feed read before it is wanted, by what was read (the query's text and binds, and into
+    /// what).
+    private var ahead: (key: String, read: Task<any Sendable, any Error>)?
 
     /// Remembers what the snapshot holds of a zone.
     func remember(_ zone: ZoneID, _ state: (number: Int64, last: Int64)?) { zones[zone] = state }
 
-    /// The rows of a page of the change feed: the ones read ahead when they are the ones asked for, else read now.
+    /// A page of the change feed read as ``read(_:into:_:)`` reads it: the one read ahead when it is the one asked
+    /// for, else read now.
     ///
-    /// `key` says what the query reads (its text and binds).
-    func page(_ query: PostgresQuery, key: String) async throws -> [PostgresRow] {
-        if let ahead, ahead.query == key {
+    /// `key` says what is read (the query's text and binds, and into what).
+    func page<Result: Sendable>(
+        _ query: PostgresQuery, key: String, into initial: Result, _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
+    ) async throws -> Result {
+        if let ahead, ahead.key == key {
             self.ahead = nil
-            return try await ahead.rows.value
+            if let result = try await ahead.read.value as? Result { return result }
         }
-        return try await rows(query)
+        return try await read(query, into: initial, take)
     }
 
     /// Starts reading a page of the change feed that will likely be asked for next, while the caller works on this one.
-    func readAhead(_ query: PostgresQuery, key: String) {
-        ahead?.rows.cancel()
-        ahead = (key, Task { try await self.rows(query) })
+    func readAhead<Result: Sendable>(
+        _ query: PostgresQuery, key: String, into initial: Result, _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
+    ) {
+        ahead?.read.cancel()
+        ahead = (key, Task { try await self.read(query, into: initial, take) })
     }
 
     func close() async {

@@ -540,15 +540,21 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     // MARK: Change feed
 
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
-        let page = try await feedPage(in: zone, since: token, limit: limit)
-        let changes = try await Self.decodeFeed(page.rows, zone: zone, store: name)
+        let page = try await feedPage(in: zone, since: token, limit: limit, kind: "rows", into: [PostgresRow]()) { rows, row in
+            rows.append(row)
+        }
+        let changes = try await Self.decodeFeed(page.content, zone: zone, store: name)
         return ChangePage(changes: changes, syncToken: page.syncToken, moreComing: page.moreComing)
     }
 
-    /// The rows of a page of a zone's change feed (the feed query's columns), with the page's token.
-    func feedPage(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> (
-        rows: [PostgresRow], syncToken: SyncToken, moreComing: Bool
-    ) {
+    /// A page of a zone's change feed (the feed query's rows, each given to `take` as it arrives, one more than a page
+    /// counted but not taken), with the page's token.
+    ///
+    /// `kind` names what the rows are taken into, which a snapshot's page read ahead must match.
+    func feedPage<Content: Sendable>(
+        in zone: ZoneID, since token: SyncToken?, limit: Int, kind: String, into empty: Content,
+        _ take: @escaping @Sendable (inout Content, PostgresRow) throws -> Void
+    ) async throws -> (content: Content, syncToken: SyncToken, moreComing: Bool) {
         let found = try await feedState(of: zone)
         guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
         var after: Int64 = 0
@@ -559,21 +565,32 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             after = sequence
         }
         let pageLimit = max(limit, 1)
-        var rows: [PostgresRow]
-        if let snapshot {
-            rows = try await snapshot.page(feedQuery(zone: number, after: after, limit: pageLimit), key: "\(number) \(after) \(pageLimit)")
-        } else {
-            rows = try await read(feedQuery(zone: number, after: after, limit: pageLimit))
+        let initial = FeedRows(content: empty)
+        let accumulate: @Sendable (inout FeedRows<Content>, PostgresRow) throws -> Void = { page, row in
+            page.count += 1
+            guard page.count <= pageLimit else { return }
+            page.last = row
+            try take(&page.content, row)
         }
-        let moreComing = rows.count > pageLimit
-        if moreComing { rows.removeLast(rows.count - pageLimit) }
+        let page: FeedRows<Content>
+        if let snapshot {
+            page = try await snapshot.page(
+                feedQuery(zone: number, after: after, limit: pageLimit), key: "\(kind) \(number) \(after) \(pageLimit)", into: initial, accumulate)
+        } else {
+            var rows = initial
+            for row in try await read(feedQuery(zone: number, after: after, limit: pageLimit)) { try accumulate(&rows, row) }
+            page = rows
+        }
+        let moreComing = page.count > pageLimit
         var lastSeen = after
-        if let final = rows.last { lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self) }
+        if let final = page.last { lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self) }
         // A snapshot does not change: the next page is read while this one is decoded and used.
         if let snapshot, moreComing {
-            await snapshot.readAhead(try feedQuery(zone: number, after: lastSeen, limit: pageLimit), key: "\(number) \(lastSeen) \(pageLimit)")
+            await snapshot.readAhead(
+                try feedQuery(zone: number, after: lastSeen, limit: pageLimit), key: "\(kind) \(number) \(lastSeen) \(pageLimit)",
+                into: initial, accumulate)
         }
-        return (rows, Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing)
+        return (page.content, Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing)
     }
 
     /// A zone's number and last change sequence, `nil` when there is no such zone; remembered by a snapshot, in which
@@ -755,6 +772,13 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         for value in values { try bindings.append(value) }
         return bindings
     }
+}
+
+/// What a page of the change feed's rows were taken into, how many rows came, and the last one taken.
+struct FeedRows<Content: Sendable>: Sendable {
+    var content: Content
+    var count = 0
+    var last: PostgresRow?
 }
 
 /// The next chunk an asset stream reads, counted by its one consumer.

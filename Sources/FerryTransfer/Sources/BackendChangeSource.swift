@@ -20,25 +20,31 @@ public final class BackendChangeSource: ChangeSource {
     let kindName: String
     let provider: BackendAssetProvider
     let pageSize: Int
+    let linePageSize: Int
     /// The zones and their tokens when the source was opened: what identifies its content.
     private let zones: [ZoneSummary]
     /// Where reading starts, zone by zone (`nil`: every live record).
     let since: FeedPosition?
 
     /// Reads from `store` (a snapshot of it when it can take one); `kind` names it in bundle manifests (`local`,
-    /// `postgres`); with `since`, only what changed after that position.
-    public static func open(_ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000) async throws
+    /// `postgres`); with `since`, only what changed after that position; `pageSize` changes a page at a time, `linePageSize`
+    /// when read as lines (which are written as their rows arrive, so no page's rows are held whole).
+    public static func open(
+        _ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000, linePageSize: Int = 5000
+    ) async throws
         -> BackendChangeSource
     {
         let reader = try await (store as? any SnapshotReading)?.snapshot() ?? store
-        return BackendChangeSource(store: reader, kind: kind, since: since, pageSize: pageSize, zones: try await reader.zones())
+        return BackendChangeSource(
+            store: reader, kind: kind, since: since, pageSize: pageSize, linePageSize: linePageSize, zones: try await reader.zones())
     }
 
-    private init(store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, zones: [ZoneSummary]) {
+    private init(store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, linePageSize: Int, zones: [ZoneSummary]) {
         self.store = store
         kindName = kind
         self.since = since
         self.pageSize = pageSize
+        self.linePageSize = linePageSize
         provider = BackendAssetProvider(store: store)
         self.zones = zones
     }
@@ -70,7 +76,7 @@ public final class BackendChangeSource: ChangeSource {
     /// copy work at once.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
         let (label, since) = (description, self.since)
-        try forEachPage({ store, zone, token, limit in try await store.changes(in: zone, since: token, limit: limit) }) { changes, _ in
+        try forEachPage(of: pageSize, { store, zone, token, limit in try await store.changes(in: zone, since: token, limit: limit) }) { changes, _ in
             var batch: [SourceChange] = []
             batch.reserveCapacity(changes.changes.count)
             for change in changes.changes {
@@ -91,9 +97,10 @@ public final class BackendChangeSource: ChangeSource {
 
     /// Every zone's feed, page by page in order, each asked for while the one before is handed on.
     private func forEachPage<Page: FeedPage>(
-        _ read: @escaping @Sendable (any RecordStore, ZoneID, SyncToken?, Int) async throws -> Page, _ body: (Page, ZoneID) throws -> Void
+        of pageSize: Int, _ read: @escaping @Sendable (any RecordStore, ZoneID, SyncToken?, Int) async throws -> Page,
+        _ body: (Page, ZoneID) throws -> Void
     ) throws {
-        let (store, pageSize, since) = (self.store, self.pageSize, self.since)
+        let (store, since) = (self.store, self.since)
         func ask(_ zone: ZoneID, from token: SyncToken?) -> Task<Page, any Error> {
             Task { try await read(store, zone, token, pageSize) }
         }
@@ -123,12 +130,15 @@ extension BackendChangeSource: LineChangeSource {
             throw BackendError(.invalidRequest, "\(description): this backend does not read its change feed as lines")
         }
         let (label, since) = (description, self.since)
-        try forEachPage({ store, zone, token, limit in
-            guard let lines = store as? any LineReading else {
-                throw BackendError(.invalidRequest, "\(store.name): this backend does not read its change feed as lines")
+        try forEachPage(
+            of: linePageSize,
+            { store, zone, token, limit in
+                guard let lines = store as? any LineReading else {
+                    throw BackendError(.invalidRequest, "\(store.name): this backend does not read its change feed as lines")
+                }
+                return try await lines.changeLines(in: zone, since: token, limit: limit)
             }
-            return try await lines.changeLines(in: zone, since: token, limit: limit)
-        }) { page, zone in
+        ) { page, zone in
             // A full read copies what is live; from a position, a record deleted since then is a deletion to copy.
             func isDeletion(_ entry: LinePage.Entry) -> Bool { if case .deletion = entry { true } else { false } }
             var page = page
