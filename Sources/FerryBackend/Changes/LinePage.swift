@@ -1,3 +1,4 @@
+import FerryJSON
 import FerryRecords
 
 /// One page of a zone's change feed with each record as a line of CloudKit record JSON, as a backend that keeps JSON
@@ -43,5 +44,18 @@ public struct LinePage: Sendable {
             }
         }
         self.init(bytes: bytes, entries: entries, syncToken: page.syncToken, moreComing: page.moreComing)
+    }
+}
+
+extension LinePage {
+    /// Writes a record's system fields as members of its line, `"created":{…},"modified":{…},"recordChangeTag":…`
+    /// (no comma before or after): what a backend adds to the JSON it keeps of a record to make its line.
+    public static func writeSystemFields(tag: String, created: Int64, modified: Int64, into json: inout JSONWriter) {
+        json.raw("\"created\":{\"timestamp\":")
+        json.integer(created)
+        json.raw("},\"modified\":{\"timestamp\":")
+        json.integer(modified)
+        json.raw("},\"recordChangeTag\":")
+        json.string(tag)
     }
 }

@@ -9,64 +9,56 @@ extension LocalStore {
     /// `records/changes` gives them: each changed record once in its latest state, deletions as tombstones.
     /// - Throws: ``LocalStoreError`` `invalid-token` for a token another zone or store issued; `missing` for no zone.
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int = 200) throws -> ChangePage {
-        try feedPage(in: zone, since: token, limit: limit) { rows in
-            var changes: [RecordChange] = []
-            changes.reserveCapacity(rows.count)
-            for row in rows {
-                let name: String = row[0]
-                let type: String = row[1]
-                if (row[6] as Int64) != 0 {
-                    changes.append(.deletion(Deletion(recordType: type, recordName: name, zoneID: zone)))
-                    continue
-                }
-                let state = StoredRecord(
-                    recordType: type, changeTag: row[2], isDeleted: false, contentDigest: nil, created: row[4], modified: row[5])
-                let id = RecordID(recordName: name, zoneID: zone)
-                changes.append(.record(try state.record(body: (row[7] as Data?).map { Array($0) }, id: id, storePath: path)))
+        let page = try feedRows(in: zone, since: token, limit: limit)
+        var changes: [RecordChange] = []
+        changes.reserveCapacity(page.rows.count)
+        for row in page.rows {
+            if let deletion = Self.tombstone(row, in: zone) {
+                changes.append(.deletion(deletion))
+                continue
             }
-            return { token, moreComing in ChangePage(changes: changes, syncToken: token, moreComing: moreComing) }
+            let state = StoredRecord(recordType: row[1], changeTag: row[2], isDeleted: false, contentDigest: nil, created: row[4], modified: row[5])
+            let id = RecordID(recordName: row[0], zoneID: zone)
+            changes.append(.record(try state.record(body: (row[7] as Data?).map { Array($0) }, id: id, storePath: path)))
         }
+        return ChangePage(changes: changes, syncToken: page.syncToken, moreComing: page.moreComing)
     }
 
     /// The changes of ``changes(in:since:limit:)`` with each record a line of CloudKit record JSON: its stored body
     /// (canonical JSON without system fields), not decoded, with its system fields written in.
     /// - Throws: as ``changes(in:since:limit:)``; ``LocalStoreError`` `damaged` for a body that is no JSON object.
     public func changeLines(in zone: ZoneID, since token: SyncToken?, limit: Int = 200) throws -> LinePage {
-        try feedPage(in: zone, since: token, limit: limit) { rows in
-            var json = JSONWriter(capacity: rows.count * 512)
-            var entries: [LinePage.Entry] = []
-            entries.reserveCapacity(rows.count)
-            for row in rows {
-                let name: String = row[0]
-                let type: String = row[1]
-                if (row[6] as Int64) != 0 {
-                    entries.append(.deletion(Deletion(recordType: type, recordName: name, zoneID: zone)))
-                    continue
-                }
-                guard let body = row[7] as Data?, body.count >= 2, body.first == UInt8(ascii: "{"), body.last == UInt8(ascii: "}") else {
-                    throw LocalStoreError(
-                        .damaged, "\(path): record \(name) in zone \(zone) does not decode; restore the store from a bundle")
-                }
-                // The body's keys, then the system fields: a line's keys may come in any order.
-                body.withUnsafeBytes { json.raw(UnsafeRawBufferPointer(rebasing: $0[..<($0.count - 1)])) }
-                json.raw(body.count > 2 ? ",\"created\":{\"timestamp\":" : "\"created\":{\"timestamp\":")
-                json.integer(row[4])
-                json.raw("},\"modified\":{\"timestamp\":")
-                json.integer(row[5])
-                json.raw("},\"recordChangeTag\":")
-                json.string(row[2] as String)
-                json.raw("}")
-                entries.append(.line(end: json.bytes.count))
+        let page = try feedRows(in: zone, since: token, limit: limit)
+        var json = JSONWriter(capacity: page.rows.count * 512)
+        var entries: [LinePage.Entry] = []
+        entries.reserveCapacity(page.rows.count)
+        for row in page.rows {
+            if let deletion = Self.tombstone(row, in: zone) {
+                entries.append(.deletion(deletion))
+                continue
             }
-            return { [bytes = json.bytes] token, moreComing in LinePage(bytes: bytes, entries: entries, syncToken: token, moreComing: moreComing) }
+            guard let body = row[7] as Data?, body.count >= 2, body.first == UInt8(ascii: "{"), body.last == UInt8(ascii: "}") else {
+                throw LocalStoreError(
+                    .damaged, "\(path): record \(row[0] as String) in zone \(zone) does not decode; restore the store from a bundle")
+            }
+            // The body's keys, then the system fields: a line's keys may come in any order.
+            body.withUnsafeBytes { json.raw(UnsafeRawBufferPointer(rebasing: $0[..<($0.count - 1)])) }
+            if body.count > 2 { json.byte(UInt8(ascii: ",")) }
+            LinePage.writeSystemFields(tag: row[2], created: row[4], modified: row[5], into: &json)
+            json.byte(UInt8(ascii: "}"))
+            entries.append(.line(end: json.bytes.count))
         }
+        return LinePage(bytes: json.bytes, entries: entries, syncToken: page.syncToken, moreComing: page.moreComing)
     }
 
-    /// Reads a page of a zone's feed (`name, type, tag, seq, created, modified, deleted, body`) and makes it with `make`,
-    /// which turns the rows into a page given its token and whether more changes follow.
-    private func feedPage<Page>(
-        in zone: ZoneID, since token: SyncToken?, limit: Int, _ make: ([Row]) throws -> (SyncToken, Bool) -> Page
-    ) throws -> Page {
+    /// A feed row's tombstone, `nil` for a live record.
+    private static func tombstone(_ row: Row, in zone: ZoneID) -> Deletion? {
+        (row[6] as Int64) != 0 ? Deletion(recordType: row[1], recordName: row[0], zoneID: zone) : nil
+    }
+
+    /// The rows of a page of a zone's feed (`name, type, tag, seq, created, modified, deleted, body`), with the page's
+    /// token and whether more changes follow.
+    private func feedRows(in zone: ZoneID, since token: SyncToken?, limit: Int) throws -> (rows: [Row], syncToken: SyncToken, moreComing: Bool) {
         try read { db in
             guard
                 let number = try Int64.fetchOne(
@@ -89,7 +81,7 @@ extension LocalStore {
             if moreComing { rows.removeLast(rows.count - limit) }
             var last = rows.last.map { $0[3] as Int64 } ?? after
             if !moreComing { last = max(last, try Int64.fetchOne(db, sql: "SELECT last_seq FROM zones WHERE id = ?", arguments: [number]) ?? last) }
-            return try make(rows)(SyncToken(FeedPosition(zone: number, sequence: last).text), moreComing)
+            return (rows, SyncToken(FeedPosition(zone: number, sequence: last).text), moreComing)
         }
     }
 }

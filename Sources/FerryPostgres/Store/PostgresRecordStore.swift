@@ -622,27 +622,13 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         @Sendable func decode(_ rows: ArraySlice<PostgresRow>) throws -> [RecordChange] {
             var changes: [RecordChange] = []
             changes.reserveCapacity(rows.count)
-            // Cell by cell, each with its own type (a row decoded as one tuple instantiated generic metadata for every
-            // row), and the fields decoded from the row's bytes without making a string of them first.
             for row in rows {
-                var cells = row.makeIterator()
-                func next() throws -> PostgresCell {
-                    guard let cell = cells.next() else { throw BackendError(.damaged, "\(store): a feed row has too few columns") }
-                    return cell
+                let row = try FeedRow(row, store: store)
+                if let deletion = row.tombstone(in: zone) {
+                    changes.append(.deletion(deletion))
+                } else {
+                    changes.append(.record(try record(row, zone: zone, store: store)))
                 }
-                let recordName = try next().decode(String.self)
-                let type = try next().decode(String.self)
-                let tag = try next().decode(String.self)
-                _ = try next()  // the change sequence, which the page's last row gave already
-                let created = try next().decode(Date.self)
-                let modified = try next().decode(Date.self)
-                if try next().decode(Bool.self) {
-                    changes.append(.deletion(Deletion(recordType: type, recordName: recordName, zoneID: zone)))
-                    continue
-                }
-                let system = Self.system(tag: tag, created: created, modified: modified)
-                changes.append(
-                    .record(try record(fields: try next().bytes, name: recordName, type: type, zone: zone, system: system, store: store)))
             }
             return changes
         }
@@ -740,15 +726,19 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         SystemFields(changeTag: tag, created: RecordStamp(timestamp: milliseconds(created)), modified: RecordStamp(timestamp: milliseconds(modified)))
     }
 
+    /// A stored record decoded from its feed row.
+    private static func record(_ row: FeedRow, zone: ZoneID, store: String) throws -> Record {
+        try record(
+            fields: row.fields, name: row.name, type: row.type, zone: zone,
+            system: system(tag: row.tag, created: row.created, modified: row.modified), store: store)
+    }
+
     /// A stored record decoded from its row: the `jsonb` text of its fields object (read as bytes, not made a string
     /// first; `nil` for SQL's NULL, which a live record never has) with the row's name, type and zone.
     private static func record(
         fields: ByteBuffer?, name: String, type: String, zone: ZoneID, system: SystemFields?, store: String
     ) throws -> Record {
-        func damaged(_ reason: String) -> BackendError {
-            BackendError(
-                .damaged, "\(store): the fields of record \(name) in \(zone) do not decode as CloudKit JSON (\(reason)); verify the database")
-        }
+        func damaged(_ reason: String) -> BackendError { FeedRow.damaged(reason, record: name, in: zone, store: store) }
         guard let fields else { throw damaged("they are NULL") }
         do {
             return try fields.withUnsafeReadableBytes { bytes throws(RecordError) in
@@ -772,13 +762,6 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         for value in values { try bindings.append(value) }
         return bindings
     }
-}
-
-/// What a page of the change feed's rows were taken into, how many rows came, and the last one taken.
-struct FeedRows<Content: Sendable>: Sendable {
-    var content: Content
-    var count = 0
-    var last: PostgresRow?
 }
 
 /// The next chunk an asset stream reads, counted by its one consumer.

@@ -94,17 +94,8 @@ public final class BundleCopier {
     private func copyChanges(into writer: BundleWriter, _ events: Events, _ counts: inout Counts) throws {
         try source.forEachChange { item in
             let change = item.change
-            if !item.problems.isEmpty {
-                for problem in item.problems { events.warning(Self.about(item), problem) }
-            }
-            counts.read += 1
-            switch try writer.add(change) {
-            case .accepted(let found):
-                for warning in found { events.warning(Self.about(item), warning.description) }
-            case .rejected(let problems):
-                counts.reject(change)
-                try events.rejected(item.origin, change, problems)
-            }
+            for problem in item.problems { events.warning(Self.about(item.origin, change), problem) }
+            try Self.note(try writer.add(change), origin: item.origin, change: { change }, events, &counts)
             events.progress(counts.read)
         }
     }
@@ -118,34 +109,18 @@ public final class BundleCopier {
         let workers = OrderedParallelMap.defaultWorkers
         func admit(_ page: consuming PreparedPage) throws {
             for position in page.items.indices {
-                let admission: BundleWriter.Admission
                 switch page.items[position] {
                 case .batched(let index):
-                    admission = try writer.add(page.lines, at: index)
+                    try Self.note(
+                        try writer.add(page.lines, at: index), origin: page.origin, change: { page.lines.change(at: index).change }, events, &counts)
                 case .prepared(let prepared):
-                    admission = try writer.add(prepared)
+                    try Self.note(try writer.add(prepared), origin: page.origin, change: { prepared.change }, events, &counts)
                 case .undecodable(let error, let name):
                     throw BackendError(
                         .damaged,
                         "\(page.origin): \(name.map { "record \($0)" } ?? "a record") does not decode as CloudKit JSON (\(error)); the "
                             + "source is damaged: check it with ferry verify",
                         cause: error)
-                }
-                counts.read += 1
-                if case .accepted(let found) = admission, found.isEmpty { continue }
-                // Made only for a message.
-                let change: RecordChange
-                switch page.items[position] {
-                case .batched(let index): change = page.lines.change(at: index).change
-                case .prepared(let prepared): change = prepared.change
-                case .undecodable: continue
-                }
-                switch admission {
-                case .accepted(let found):
-                    for warning in found { events.warning(Self.about(page.origin, change), warning.description) }
-                case .rejected(let problems):
-                    counts.reject(change)
-                    try events.rejected(page.origin, change, problems)
                 }
             }
             events.progress(counts.read)
@@ -164,9 +139,25 @@ public final class BundleCopier {
         }
     }
 
+    /// Counts a change the writer took or refused, and tells `events` of its warnings or refusal; `change` is made
+    /// only for a message.
+    private static func note(
+        _ admission: BundleWriter.Admission, origin: String, change: () -> RecordChange, _ events: Events, _ counts: inout Counts
+    ) throws {
+        counts.read += 1
+        switch admission {
+        case .accepted(let found):
+            if !found.isEmpty {
+                let about = about(origin, change())
+                for warning in found { events.warning(about, warning.description) }
+            }
+        case .rejected(let problems):
+            let change = change()
+            counts.reject(change)
+            try events.rejected(origin, change, problems)
+        }
+    }
+
     /// A change as warnings name it: `origin → Type name`.
     static func about(_ origin: String, _ change: RecordChange) -> String { "\(origin) → \(change.recordType) \(change.recordName)" }
-
-    /// A source's change as warnings name it.
-    static func about(_ item: SourceChange) -> String { about(item.origin, item.change) }
 }

@@ -76,7 +76,8 @@ public final class BackendChangeSource: ChangeSource {
     /// copy work at once.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
         let (label, since) = (description, self.since)
-        try forEachPage(of: pageSize, { store, zone, token, limit in try await store.changes(in: zone, since: token, limit: limit) }) { changes, _ in
+        let store = self.store
+        try forEachPage(of: pageSize, { zone, token, limit in try await store.changes(in: zone, since: token, limit: limit) }) { changes, _ in
             var batch: [SourceChange] = []
             batch.reserveCapacity(changes.changes.count)
             for change in changes.changes {
@@ -97,12 +98,12 @@ public final class BackendChangeSource: ChangeSource {
 
     /// Every zone's feed, page by page in order, each asked for while the one before is handed on.
     private func forEachPage<Page: FeedPage>(
-        of pageSize: Int, _ read: @escaping @Sendable (any RecordStore, ZoneID, SyncToken?, Int) async throws -> Page,
+        of pageSize: Int, _ read: @escaping @Sendable (ZoneID, SyncToken?, Int) async throws -> Page,
         _ body: (Page, ZoneID) throws -> Void
     ) throws {
-        let (store, since) = (self.store, self.since)
+        let since = self.since
         func ask(_ zone: ZoneID, from token: SyncToken?) -> Task<Page, any Error> {
-            Task { try await read(store, zone, token, pageSize) }
+            Task { try await read(zone, token, pageSize) }
         }
         var next: Task<Page, any Error>? = zones.first.map { ask($0.zoneID, from: since?.tokens[$0.zoneID]) }
         defer { next?.cancel() }
@@ -126,18 +127,12 @@ extension BackendChangeSource: LineChangeSource {
     public var readsLines: Bool { store is any LineReading }
 
     public func forEachLinePage(_ body: (ChangeLines) throws -> Void) throws {
-        guard store is any LineReading else {
+        guard let lines = store as? any LineReading else {
             throw BackendError(.invalidRequest, "\(description): this backend does not read its change feed as lines")
         }
         let (label, since) = (description, self.since)
         try forEachPage(
-            of: linePageSize,
-            { store, zone, token, limit in
-                guard let lines = store as? any LineReading else {
-                    throw BackendError(.invalidRequest, "\(store.name): this backend does not read its change feed as lines")
-                }
-                return try await lines.changeLines(in: zone, since: token, limit: limit)
-            }
+            of: linePageSize, { zone, token, limit in try await lines.changeLines(in: zone, since: token, limit: limit) }
         ) { page, zone in
             // A full read copies what is live; from a position, a record deleted since then is a deletion to copy.
             func isDeletion(_ entry: LinePage.Entry) -> Bool { if case .deletion = entry { true } else { false } }

@@ -1,0 +1,50 @@
+import FerryBackend
+import FerryJSON
+import FerryRecords
+import PostgresNIO
+
+/// The lines of a page of a zone's feed, written row by row (``FeedRow``): each record's system fields, its fields'
+/// `jsonb` text as the server wrote it (not decoded), its name, type and zone.
+struct FeedLines: Sendable {
+    let zone: ZoneID
+    /// `,"zoneID":{…}}`, which ends every line of the zone.
+    let tail: [UInt8]
+    var json: JSONWriter
+    var entries: [LinePage.Entry] = []
+
+    /// Room for about `rows` lines of `zone`.
+    init(zone: ZoneID, rows: Int) {
+        self.zone = zone
+        var tail = JSONWriter(capacity: 96)
+        tail.raw(",\"zoneID\":{\"ownerRecordName\":")
+        tail.string(zone.ownerName)
+        tail.raw(",\"zoneName\":")
+        tail.string(zone.zoneName)
+        tail.raw("}}")
+        self.tail = tail.bytes
+        json = JSONWriter(capacity: min(rows, 1 << 16) * 512)
+        entries.reserveCapacity(min(rows, 1 << 16))
+    }
+
+    /// Writes a row's line, or notes its tombstone.
+    mutating func append(_ row: PostgresRow, store: String) throws {
+        let row = try FeedRow(row, store: store)
+        if let deletion = row.tombstone(in: zone) {
+            entries.append(.deletion(deletion))
+            return
+        }
+        let fields = try row.fieldsText(in: zone, store: store)
+        json.byte(UInt8(ascii: "{"))
+        LinePage.writeSystemFields(
+            tag: row.tag, created: PostgresRecordStore.milliseconds(row.created), modified: PostgresRecordStore.milliseconds(row.modified),
+            into: &json)
+        json.raw(",\"fields\":")
+        fields.withUnsafeReadableBytes { json.raw($0) }
+        json.raw(",\"recordName\":")
+        json.string(row.name)
+        json.raw(",\"recordType\":")
+        json.string(row.type)
+        json.raw(tail)
+        entries.append(.line(end: json.bytes.count))
+    }
+}
