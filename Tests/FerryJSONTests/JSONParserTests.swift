@@ -129,6 +129,18 @@ import Testing
         writer.double(.infinity)
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "null,null")
     }
+
+    @Test func aStringFromItsBytesIsEscapedAsFromAString() throws {
+        let texts = ["", "plain", "quote \" back\\slash", "\n\t\r\u{8}\u{C}\u{0}\u{1F}", "é ☃ \u{1F600}", String(repeating: "a\"", count: 300)]
+        for text in texts {
+            var fromString = JSONWriter(capacity: 16)
+            fromString.string(text)
+            var fromBytes = JSONWriter(capacity: 16)
+            Array(text.utf8).withUnsafeBytes { fromBytes.string(utf8: $0) }
+            #expect(fromBytes.bytes == fromString.bytes, "\(text.debugDescription)")
+            #expect(try JSONParser.parse(fromBytes.bytes) == .string(text))
+        }
+    }
 }
 
 @Suite struct JSONWriterBase64Tests {

@@ -295,6 +295,40 @@ import Testing
         }
     }
 
+    @Test func feedRowsGiveTimesAndTextsAsStoredWhetherReadAsRecordsOrAsLines() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "InPlace")
+            _ = try await store.createZone(zone)
+            let records = ["plain", "gone"].map { Record(recordType: "Car", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
+            _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zone, atomic: false)
+            _ = try await store.modify([RecordOperation(.forceDelete, records[1])], in: zone, atomic: false)
+            // Times written by hand with microseconds (rounded half away from zero, before 2000 too) and a name and type
+            // that JSON must escape.
+            try await database.execute(
+                PostgresQuery(
+                    unsafeSQL: """
+                        UPDATE \(schema).records SET created = '2020-01-01 00:00:00.1235+00', modified = '1999-12-31 23:59:59.9994+00',
+                        name = E'we"ird\\\\ é ☃', type = E'Ca\\tr' WHERE name = 'plain'
+                        """))
+            let page = try await store.changes(in: zone, since: nil, limit: 10)
+            let lines = try await store.changeLines(in: zone, since: nil, limit: 10)
+            guard case .record(let record)? = page.changes.first, case .line(let end)? = lines.entries.first else {
+                Issue.record("\(page.changes) \(lines.entries)")
+                return
+            }
+            #expect(record.recordName == "we\"ird\\ é ☃" && record.recordType == "Ca\tr")
+            #expect(record.system?.created?.timestamp == 1_577_836_800_124 && record.system?.modified?.timestamp == 946_684_799_999)
+            #expect(try CloudKitJSONDecoder().decode(bytes: Array(lines.bytes[..<end])) == .record(record), "a line is the record")
+            #expect(page.changes.count == 2 && lines.entries.count == 2)
+            if case .deletion(let deletion)? = lines.entries.last {
+                #expect(deletion.recordName == "gone" && deletion.recordType == "Car" && deletion.zoneID == zone)
+            } else {
+                Issue.record("the tombstone: \(lines.entries)")
+            }
+        }
+    }
+
     @Test func aSnapshotSeesTheDatabaseAsItWasWhenTaken() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)

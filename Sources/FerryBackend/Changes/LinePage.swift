@@ -1,3 +1,4 @@
+import FerryCore
 import FerryJSON
 import FerryRecords
 
@@ -51,11 +52,17 @@ extension LinePage {
     /// Writes a record's system fields as members of its line, `"created":{…},"modified":{…},"recordChangeTag":…`
     /// (no comma before or after): what a backend adds to the JSON it keeps of a record to make its line.
     public static func writeSystemFields(tag: String, created: Int64, modified: Int64, into json: inout JSONWriter) {
+        tag.withUTF8Bytes { writeSystemFields(tag: UnsafeRawBufferPointer($0), created: created, modified: modified, into: &json) }
+    }
+
+    /// Writes a record's system fields as the overload taking a `String` does, the change tag given as its UTF-8 bytes
+    /// (as a database row holds it).
+    package static func writeSystemFields(tag: UnsafeRawBufferPointer, created: Int64, modified: Int64, into json: inout JSONWriter) {
         json.raw("\"created\":{\"timestamp\":")
         json.integer(created)
         json.raw("},\"modified\":{\"timestamp\":")
         json.integer(modified)
         json.raw("},\"recordChangeTag\":")
-        json.string(tag)
+        json.string(utf8: tag)
     }
 }

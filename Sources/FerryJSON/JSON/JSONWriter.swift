@@ -78,22 +78,29 @@ public struct JSONWriter: Sendable {
 
     /// Appends a string literal with escapes.
     public mutating func string(_ value: String) {
+        value.withUTF8Bytes { string(utf8: $0) }
+    }
+
+    /// Appends a string literal with escapes from its UTF-8 bytes (as a database row holds it, without a `String`).
+    package mutating func string(utf8 text: UnsafeRawBufferPointer) {
+        string(utf8: text.assumingMemoryBound(to: UInt8.self))
+    }
+
+    private mutating func string(utf8: UnsafeBufferPointer<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
-        value.withUTF8Bytes { utf8 in
-            var runStart = 0
-            var index = 0
-            let count = utf8.count
-            while index < count {
-                let byte = utf8[index]
-                if byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                    if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
-                    appendEscape(byte)
-                    runStart = index + 1
-                }
-                index += 1
+        var runStart = 0
+        var index = 0
+        let count = utf8.count
+        while index < count {
+            let byte = utf8[index]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                if index > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
+                appendEscape(byte)
+                runStart = index + 1
             }
-            if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
+            index += 1
         }
+        if count > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<count])) }
         bytes.append(UInt8(ascii: "\""))
     }
 

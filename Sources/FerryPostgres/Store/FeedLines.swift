@@ -35,15 +35,13 @@ struct FeedLines: Sendable {
         }
         let fields = try row.fieldsText(in: zone, store: store)
         json.byte(UInt8(ascii: "{"))
-        LinePage.writeSystemFields(
-            tag: row.tag, created: PostgresRecordStore.milliseconds(row.created), modified: PostgresRecordStore.milliseconds(row.modified),
-            into: &json)
+        row.tagBytes.withUnsafeReadableBytes { LinePage.writeSystemFields(tag: $0, created: row.created, modified: row.modified, into: &json) }
         json.raw(",\"fields\":")
         fields.withUnsafeReadableBytes { json.raw($0) }
         json.raw(",\"recordName\":")
-        json.string(row.name)
+        row.nameBytes.withUnsafeReadableBytes { json.string(utf8: $0) }
         json.raw(",\"recordType\":")
-        json.string(row.type)
+        row.typeBytes.withUnsafeReadableBytes { json.string(utf8: $0) }
         json.raw(tail)
         entries.append(.line(end: json.bytes.count))
     }

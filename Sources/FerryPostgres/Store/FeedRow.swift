@@ -7,16 +7,22 @@ import PostgresNIO
 /// A row of the change feed's query (`name, type, tag, seq, created, modified, deleted, fields`), read cell by cell.
 ///
 /// Cell by cell, each with its own type: a row decoded as one tuple instantiated generic metadata for every row. The
-/// fields stay the bytes of their `jsonb` text.
+/// text columns stay their bytes (a line is written from them; a record makes strings of them), the times are read in
+/// place from their binary form, and the fields stay the bytes of their `jsonb` text.
 struct FeedRow {
-    let name: String
-    let type: String
-    let tag: String
-    let created: Date
-    let modified: Date
+    let nameBytes: ByteBuffer
+    let typeBytes: ByteBuffer
+    let tagBytes: ByteBuffer
+    /// Milliseconds since 1970.
+    let created: Int64
+    let modified: Int64
     let isDeleted: Bool
     /// The fields' `jsonb` text; `nil` for SQL's NULL, which a live record never has.
     let fields: ByteBuffer?
+
+    var name: String { String(buffer: nameBytes) }
+    var type: String { String(buffer: typeBytes) }
+    var tag: String { String(buffer: tagBytes) }
 
     /// Reads `row` of a feed of `store`.
     init(_ row: PostgresRow, store: String) throws {
@@ -25,14 +31,35 @@ struct FeedRow {
             guard let cell = cells.next() else { throw BackendError(.damaged, "\(store): a feed row has too few columns") }
             return cell
         }
-        name = try next().decode(String.self)
-        type = try next().decode(String.self)
-        tag = try next().decode(String.self)
+        nameBytes = try Self.text(next())
+        typeBytes = try Self.text(next())
+        tagBytes = try Self.text(next())
         _ = try next()  // the change sequence, which the page's last row gives
-        created = try next().decode(Date.self)
-        modified = try next().decode(Date.self)
+        created = try Self.milliseconds(next())
+        modified = try Self.milliseconds(next())
         isDeleted = try next().decode(Bool.self)
         fields = try next().bytes
+    }
+
+    /// A text cell's UTF-8 bytes (a `text` column's binary form is its bytes; another type is decoded as a string).
+    private static func text(_ cell: PostgresCell) throws -> ByteBuffer {
+        if cell.dataType == .text, let bytes = cell.bytes { return bytes }
+        return ByteBuffer(string: try cell.decode(String.self))
+    }
+
+    /// A `timestamptz` cell in milliseconds since 1970: its binary form is microseconds since 2000-01-01 UTC.
+    private static func milliseconds(_ cell: PostgresCell) throws -> Int64 {
+        guard cell.dataType == .timestamptz, cell.format == .binary, let bytes = cell.bytes, bytes.readableBytes == 8,
+            let microseconds = bytes.getInteger(at: bytes.readerIndex, as: Int64.self)
+        else { return PostgresRecordStore.milliseconds(try cell.decode(Date.self)) }
+        return milliseconds(microsecondsSince2000: microseconds)
+    }
+
+    /// Microseconds since 2000-01-01 UTC in milliseconds since 1970, rounded half away from zero as
+    /// ``PostgresRecordStore/milliseconds(_:)`` rounds a date.
+    static func milliseconds(microsecondsSince2000 microseconds: Int64) -> Int64 {
+        let (quotient, remainder) = microseconds.quotientAndRemainder(dividingBy: 1000)
+        return quotient + (remainder >= 500 ? 1 : remainder <= -500 ? -1 : 0) + 946_684_800_000
     }
 
     /// The row's tombstone in `zone`, `nil` for a live record.

@@ -46,9 +46,11 @@ actor SnapshotConnection {
         _ query: PostgresQuery, into initial: Result, _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
     ) async throws -> Result {
         do {
-            var result = initial
-            for try await row in try await connection.query(query, logger: database.logger) { try take(&result, row) }
-            return result
+            // Rows are taken on the connection's event loop as they are decoded: through the async sequence of rows,
+            // each row cost a suspension and a hop between threads, as much as taking it apart.
+            let result = RowsTaken(initial)
+            _ = try await connection.query(query, logger: database.logger) { row in try take(&result.value, row) }.get()
+            return result.value
         } catch let error as PostgresBackendError {
             throw error
         } catch {
@@ -99,4 +101,11 @@ actor SnapshotConnection {
         _ = try? await connection.query("COMMIT", logger: database.logger)
         try? await connection.close()
     }
+}
+
+/// What a query's rows are taken into on the connection's event loop, the only thread that touches it until the query
+/// has ended.
+private final class RowsTaken<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }

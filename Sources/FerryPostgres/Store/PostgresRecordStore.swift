@@ -242,7 +242,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             ) {
                 let (name, type, tag, created, modified, fields) = try row.decode((String, String, String, Date, Date, ByteBuffer?).self)
                 found[RecordID(recordName: name, zoneID: zone)] = try Self.record(
-                    fields: fields, name: name, type: type, zone: zone, system: Self.system(tag: tag, created: created, modified: modified),
+                    fields: fields, name: name, type: type, zone: zone,
+                    system: Self.system(tag: tag, created: Self.milliseconds(created), modified: Self.milliseconds(modified)),
                     store: self.name)
             }
         }
@@ -555,15 +556,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         in zone: ZoneID, since token: SyncToken?, limit: Int, kind: String, into empty: Content,
         _ take: @escaping @Sendable (inout Content, PostgresRow) throws -> Void
     ) async throws -> (content: Content, syncToken: SyncToken, moreComing: Bool) {
-        let found = try await feedState(of: zone)
-        guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
-        var after: Int64 = 0
-        if let token {
-            guard let (tokenZone, sequence) = Self.parse(token), tokenZone == number else {
-                throw BackendError(.invalidToken, "\(name): sync token \(token) was not issued for zone \(zone); start without a token")
-            }
-            after = sequence
-        }
+        let (number, last, after) = try await feedStart(in: zone, since: token)
         let pageLimit = max(limit, 1)
         let initial = FeedRows(content: empty)
         let accumulate: @Sendable (inout FeedRows<Content>, PostgresRow) throws -> Void = { page, row in
@@ -591,6 +584,21 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                 into: initial, accumulate)
         }
         return (page.content, Self.token(number, moreComing ? lastSeen : max(lastSeen, last)), moreComing)
+    }
+
+    /// Where a page of `zone`'s feed starts: the zone's number and last change sequence, and the sequence after which
+    /// the page's changes come (`token`'s).
+    func feedStart(in zone: ZoneID, since token: SyncToken?) async throws -> (number: Int64, last: Int64, after: Int64) {
+        let found = try await feedState(of: zone)
+        guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
+        var after: Int64 = 0
+        if let token {
+            guard let (tokenZone, sequence) = Self.parse(token), tokenZone == number else {
+                throw BackendError(.invalidToken, "\(name): sync token \(token) was not issued for zone \(zone); start without a token")
+            }
+            after = sequence
+        }
+        return (number, last, after)
     }
 
     /// A zone's number and last change sequence, `nil` when there is no such zone; remembered by a snapshot, in which
@@ -715,15 +723,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         """
     }
 
-    private static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken { SyncToken(tag: "p", zone: zone, sequence: sequence) }
+    static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken { SyncToken(tag: "p", zone: zone, sequence: sequence) }
 
-    private static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
+    static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// A stored record's system fields, from its row.
-    private static func system(tag: String, created: Date, modified: Date) -> SystemFields {
-        SystemFields(changeTag: tag, created: RecordStamp(timestamp: milliseconds(created)), modified: RecordStamp(timestamp: milliseconds(modified)))
+    private static func system(tag: String, created: Int64, modified: Int64) -> SystemFields {
+        SystemFields(changeTag: tag, created: RecordStamp(timestamp: created), modified: RecordStamp(timestamp: modified))
     }
 
     /// A stored record decoded from its feed row.
