@@ -2,6 +2,7 @@ import FerryCore
 import FerryRecords
 import FerryTesting
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FerryBundle
@@ -103,5 +104,99 @@ import Testing
         }
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(scratch.listing().filter { $0.hasPrefix(".b.") || $0.hasPrefix("ferry-") }.isEmpty, "\(scratch.listing())")
+    }
+
+    /// Serves the files by digest a request at a time, as a backend does: read in order only, not vouched for, each
+    /// open counted; `damage` changes what it serves of one asset.
+    private final class FetchingProvider: FetchingAssetProvider {
+        let files: [SHA256Digest: [UInt8]]
+        let damage: (digest: SHA256Digest, bytes: [UInt8])?
+        let opens = Mutex<[SHA256Digest: Int]>([:])
+
+        init(damage: (name: String, bytes: [UInt8])? = nil) {
+            var files: [SHA256Digest: [UInt8]] = [:]
+            for file in AssetFramesTests.files { files[SHA256Hasher.digest(file.bytes)] = Array(file.bytes) }
+            self.files = files
+            self.damage = damage.flatMap { damage in
+                AssetFramesTests.files.first { $0.name == damage.name }.map { (SHA256Hasher.digest($0.bytes), damage.bytes) }
+            }
+        }
+
+        func canProvide(_ asset: Asset) throws -> Bool { files[asset.sha256] != nil }
+
+        func open(_ asset: Asset) throws -> any AssetReading {
+            opens.withLock { $0[asset.sha256, default: 0] += 1 }
+            guard let bytes = damage?.digest == asset.sha256 ? damage?.bytes : files[asset.sha256] else {
+                throw CoreError(.fileNotFound, "no asset \(asset.sha256)")
+            }
+            return Reader(bytes)
+        }
+
+        final class Reader: AssetReading {
+            var rest: ArraySlice<UInt8>
+            init(_ bytes: [UInt8]) { rest = bytes[...] }
+            var isVerified: Bool { false }
+            func read(upTo maxCount: Int) throws -> [UInt8] {
+                let piece = rest.prefix(min(maxCount, 70_000))
+                rest = rest.dropFirst(piece.count)
+                return Array(piece)
+            }
+            func finish() throws {}
+        }
+    }
+
+    @Test func assetsFetchedByRequestsAreReadOnWorkersAndWrittenAsFromFiles() throws {
+        let scratch = try Scratch()
+        // The same name in three directories: a bundle's name is its directory's in the archive.
+        for directory in ["assets", "fetched", "files"] {
+            try FileManager.default.createDirectory(atPath: scratch.file(directory), withIntermediateDirectories: true)
+        }
+        let files = try DirectoryAssetProvider(root: scratch.file("assets"))
+        let changes = try records(in: scratch.file("assets"), provider: files)
+        let fetching = FetchingProvider()
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.format = .tarZstd
+        let writer = try BundleWriter(path: scratch.file("fetched/b.tar.zst"), options: options, assets: fetching)
+        for change in changes { _ = try writer.add(change) }
+        try writer.finish(createdAt: TestBundles.createdAt)
+        try write(changes, to: scratch.file("files/b.tar.gz"), provider: files, format: .tarGzip)
+
+        let report = try BundleReader(path: scratch.file("fetched/b.tar.zst")).verify()
+        #expect(report.isValid && report.recordsChecked == Self.files.count, "\(report.issues)")
+        let fromZstd = try ProcessResult.run("/usr/bin/env", ["zstd", "-dc", scratch.file("fetched/b.tar.zst")])
+        let fromGzip = try ProcessResult.run("/usr/bin/env", ["gzip", "-dc", scratch.file("files/b.tar.gz")])
+        let sameTar = fromZstd.status == 0 && fromZstd.stdout == fromGzip.stdout
+        #expect(sameTar, "fetched assets are written as assets read from files")
+        // An asset of at most a piece is opened once, by a worker; a larger one is read in order, whole.
+        let opens = fetching.opens.withLock { $0 }
+        for file in Self.files where file.bytes.count <= 1 << 20 {
+            #expect(opens[SHA256Hasher.digest(file.bytes)] == 1, "\(file.name)")
+        }
+    }
+
+    @Test("a fetched asset that is not its digest or size stops the bundle", arguments: ["other", "short", "long"])
+    func aFetchedAssetThatIsNotItsDigestStopsTheBundle(damage: String) throws {
+        let scratch = try Scratch()
+        try FileManager.default.createDirectory(atPath: scratch.file("assets"), withIntermediateDirectories: true)
+        let changes = try records(in: scratch.file("assets"), provider: try DirectoryAssetProvider(root: scratch.file("assets")))
+        var bytes = Array(Self.files[3].bytes)
+        switch damage {
+        case "other": bytes[bytes.count / 2] ^= 0xFF
+        case "short": bytes.removeLast()
+        default: bytes.append(0)
+        }
+        var options = BundleWriter.Options(source: .init(kind: "test", description: ""))
+        options.format = .tarZstd
+        let path = scratch.file("b.tar.zst")
+        let writer = try BundleWriter(path: path, options: options, assets: FetchingProvider(damage: (Self.files[3].name, bytes)))
+        for change in changes { _ = try writer.add(change) }
+        #expect {
+            try writer.finish(createdAt: TestBundles.createdAt)
+        } throws: { error in
+            let error = error as? BundleError
+            let said = damage == "other" ? "does not have that SHA-256" : damage == "short" ? "shrank" : "grew"
+            return error?.code == .assetChanged && error?.message.contains(said) == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 }

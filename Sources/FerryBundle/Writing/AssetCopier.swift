@@ -11,7 +11,9 @@ import FerrySorting
 /// frames are appended in order (``ArchiveWriter/appendCompressed(size:_:)``). The writing thread then only appends
 /// frames: reading each file, copying it into the compressor and waiting for it ran there before, and were most of the
 /// time a bundle's assets took. At most four pieces a worker are in flight (a few MB whatever the assets' sizes), and a
-/// frame depends only on its bytes, so the bundle is the same for any number of workers.
+/// frame depends only on its bytes, so the bundle is the same for any number of workers. An asset of at most a piece
+/// from a provider that fetches by requests (``FetchingAssetProvider``) is opened and read by a worker, several at once,
+/// and written whole.
 ///
 /// ```swift
 /// try AssetCopier(provider: assets, copier: copier, base: base, workers: 2).copy(catalog)
@@ -105,6 +107,10 @@ final class AssetCopier {
 
     private enum Work: Sendable {
         case piece(Piece)
+        /// An asset of at most a piece from a provider that fetches it by requests: opened and read whole into memory
+        /// by a worker, so that fetching several overlaps, and written by the writing thread as an asset copied whole
+        /// is (the same bytes in the archive).
+        case read(Asset)
         /// Assets copied whole, several to an item: an item costs a hand-over to a worker and back, which 400 000
         /// small assets one by one made the slowest part of their bundle.
         case wholes([Asset])
@@ -112,6 +118,7 @@ final class AssetCopier {
 
     private enum Done: Sendable {
         case frame(Piece, [UInt8])
+        case read(Asset, [UInt8])
         case wholes([Asset])
         case failed(any Error)
     }
@@ -122,6 +129,7 @@ final class AssetCopier {
         /// An asset taken from the cursor, to start the next item with.
         var held: AssetEntry?
         let encoders = self.encoders
+        let fetches = provider is any FetchingAssetProvider
         try OrderedParallelMap.run(
             workers: workers, window: 4 * workers,
             produce: { () throws -> Work? in
@@ -132,6 +140,14 @@ final class AssetCopier {
                     guard let entry = try held ?? cursor.next() else { break }
                     held = nil
                     let asset = Asset(sha256: entry.digest, size: entry.size)
+                    if fetches, asset.size <= Self.pieceSize {
+                        // The assets gathered so far go first, in their turn.
+                        guard wholes.isEmpty else {
+                            held = entry
+                            break
+                        }
+                        return .read(asset)
+                    }
                     guard asset.size >= Self.smallest else {
                         wholes.append(asset)
                         continue
@@ -156,6 +172,12 @@ final class AssetCopier {
             transform: { (work: Work) -> Done in
                 switch work {
                 case .wholes(let assets): return .wholes(assets)
+                case .read(let asset):
+                    do {
+                        return .read(asset, try Self.readWhole(asset, from: provider))
+                    } catch {
+                        return .failed(error)
+                    }
                 case .piece(let piece):
                     do {
                         return .frame(piece, try Self.compress(piece, encoders: encoders))
@@ -168,6 +190,14 @@ final class AssetCopier {
                 switch done {
                 case .failed(let error): throw error
                 case .wholes(let assets): for asset in assets { try copyWhole(asset) }
+                case .read(let asset, let bytes):
+                    var offset = 0
+                    try copier.copy(to: path(of: asset), size: asset.size) { buffer in
+                        let count = min(buffer.count, bytes.count - offset)
+                        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+                        offset += count
+                        return count
+                    }
                 case .frame(let piece, let frame):
                     let path = self.path(of: piece.asset)
                     if piece.isFirst { try copier.archive.beginFile(path, size: piece.asset.size) }
@@ -194,6 +224,26 @@ final class AssetCopier {
         } catch {
             throw BundleError(.assetChanged, "\(error)", cause: error)
         }
+    }
+
+    /// On a worker: opens and reads an asset whole, hashed unless its reader vouches for its bytes, and checks its source.
+    private static func readWhole(_ asset: Asset, from provider: any AssetProvider) throws -> [UInt8] {
+        let reader = try open(asset, from: provider)
+        var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
+        // One byte of room more than the asset's size, to tell an asset that grew.
+        var bytes = [UInt8](repeating: 0, count: Int(asset.size) + 1)
+        var filled = 0
+        while filled < bytes.count {
+            let count = try bytes.withUnsafeMutableBytes { try reader.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+            if count == 0 { break }
+            filled += count
+        }
+        guard filled == asset.size else { throw BundleError.assetResized("asset \(asset.sha256)", grew: filled > asset.size) }
+        bytes.removeLast()
+        hasher?.update(bytes)
+        try finish(reader)
+        if let hasher, hasher.finalize() != asset.sha256 { throw BundleError.assetNotItsDigest(asset.sha256) }
+        return bytes
     }
 
     /// On a worker: reads a piece and compresses it into one frame.

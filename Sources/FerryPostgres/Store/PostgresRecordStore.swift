@@ -520,14 +520,28 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         }
     }
 
+    /// The asset's bytes, a chunk per request; the first chunk comes with the check that the asset is held, in one
+    /// request.
     public func assetBytes(_ asset: Asset) async throws -> AssetBytes {
-        guard try await missingAssets([asset]).isEmpty else {
-            throw BackendError(.assetNotFound, "\(name): no asset \(asset.sha256) (\(asset.size) bytes)")
-        }
         let (schema, key) = (self.schema, Data(asset.sha256.bytes))
+        var held = false
+        var first: [UInt8]?
+        for row in try await read(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT c.bytes FROM \(schema).assets a LEFT JOIN \(schema).asset_chunks c ON c.sha256 = a.sha256 AND c.n = 0
+                    WHERE a.sha256 = $1 AND a.size = $2
+                    """, binds: try Self.binds(key, asset.size)))
+        {
+            held = true
+            first = try row.decode(Data?.self).map { Array($0) }
+        }
+        guard held else { throw BackendError(.assetNotFound, "\(name): no asset \(asset.sha256) (\(asset.size) bytes)") }
         let next = ChunkCounter()
+        let firstChunk = first
         return AsyncThrowingStream(unfolding: { [self] in
             let index = next.take()
+            guard index > 0 else { return firstChunk }
             var piece: [UInt8]?
             for row in try await read(
                 PostgresQuery(unsafeSQL: "SELECT bytes FROM \(schema).asset_chunks WHERE sha256 = $1 AND n = $2", binds: try Self.binds(key, index)))

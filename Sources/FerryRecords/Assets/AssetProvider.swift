@@ -12,6 +12,10 @@ public protocol AssetProvider: AnyObject, Sendable {
     func open(_ asset: Asset) throws -> any AssetReading
 }
 
+/// A provider whose assets are fetched by requests (a backend's): each open and read waits for a round trip, so a
+/// bundle writer opens and reads several at once on its workers instead of one after another.
+package protocol FetchingAssetProvider: AssetProvider {}
+
 /// An open asset, read from start to end (``ByteReading/read(upTo:)``).
 public protocol AssetReading: ByteReading {
     /// Whether the bytes are already known to hash to the asset's digest (so a writer need not hash them again).

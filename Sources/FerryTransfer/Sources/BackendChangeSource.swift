@@ -154,7 +154,7 @@ extension LinePage: FeedPage {}
 
 /// A backend's assets for a writer that reads them synchronously (a bundle writer's threads): each piece is a request
 /// the reading thread waits for.
-final class BackendAssetProvider: AssetProvider {
+final class BackendAssetProvider: FetchingAssetProvider {
     let store: any RecordStore
 
     init(store: any RecordStore) { self.store = store }
@@ -192,8 +192,9 @@ final class BackendAssetReader: AssetReading, BufferReading {
         self.asset = asset
     }
 
-    /// Checked as it is read (``finish()``).
-    var isVerified: Bool { false }
+    /// Its bytes are hashed as they are read and checked against the asset by ``finish()``, which a writer calls
+    /// after the last byte: a writer need not hash them again.
+    var isVerified: Bool { true }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         // An empty piece is no end: the next one is fetched.
