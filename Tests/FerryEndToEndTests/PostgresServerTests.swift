@@ -49,7 +49,12 @@ import Testing
             #expect(first.output.contains("\"created\":13"))
             let again = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
             #expect(again.status == 0 && again.output.contains("\"unchanged\":13") && again.output.contains("\"created\":0"), "\(again.output)")
+            let started = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             #expect(try ferry(["copy", url, "back.tar.zst", "-q"], in: scratch.path).status == 0)
+            // A database has no file to take a time from: the bundle is stamped with when the copy read it.
+            let stamped = try ferry(["ls", "back.tar.zst", "--json"], in: scratch.path).output
+            let createdAt = stamped.firstMatch(of: /"created_at":"([^"]+)"/).flatMap { try? Date($0.1 + "", strategy: .iso8601) }
+            #expect(createdAt.map { $0 >= started && $0 <= Date() } == true, "\(stamped)")
             for (left, right) in [(Self.cars, url), (Self.cars, "back.tar.zst"), (url, "back.tar.zst")] {
                 let diff = try ferry(["diff", left, right], in: scratch.path)
                 #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(left) vs \(right): \(diff.output)\(diff.errors)")

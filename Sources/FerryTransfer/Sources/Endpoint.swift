@@ -83,7 +83,7 @@ public enum Endpoint: Sendable, Hashable {
         + "Ferry local stores (local:PATH or a .ferry file) and plist / keyed-archive caches"
 
     /// Whether a name is a PostgreSQL URL.
-    static func isPostgresURL(_ name: String) -> Bool {
+    public static func isPostgresURL(_ name: String) -> Bool {
         let lower = name.lowercased()
         return lower.hasPrefix("postgres://") || lower.hasPrefix("postgresql://")
     }

@@ -82,7 +82,10 @@ struct Copy: AsyncParsableCommand {
     @Option(help: "Write rejected records, with the reasons, to this JSON Lines file.")
     var rejectFile: String?
 
-    @Option(help: "The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the source's modification time).")
+    @Option(
+        help: ArgumentHelp(
+            "The bundle's creation time, ISO 8601 or seconds since 1970 (default: $SOURCE_DATE_EPOCH, else the source's modification "
+                + "time; for a database, when the copy began reading it)."))
     var createdAt: TimeArgument?
 
     @Option(help: "Directory for scratch files (default: $TMPDIR).")
@@ -154,7 +157,7 @@ struct Copy: AsyncParsableCommand {
         case .bundle:
             let copy = CopyToBundle(
                 source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, format: format, rejectFile: rejectFile,
-                createdAt: createdAt,
+                createdAt: createdAt, databaseReadAt: Endpoint.isPostgresURL(source) ? started : nil,
                 tempDir: tempDir, zstdWorkers: threads, dryRun: dryRun, files: files)
             // Synchronous, and its source may wait for a backend: on a thread of its own, off the cooperative pool.
             return try await AsyncBridge.handOver { try copy.run(console: console, started: started) }

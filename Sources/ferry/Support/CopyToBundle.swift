@@ -13,6 +13,8 @@ struct CopyToBundle {
     var format: ArchiveFormat?
     var rejectFile: String?
     var createdAt: TimeArgument?
+    /// When the copy began reading the source, if it is a database: the bundle's time unless one is given.
+    var databaseReadAt: Date?
     var tempDir: String?
     var zstdWorkers: Int
     var dryRun: Bool
@@ -27,6 +29,9 @@ struct CopyToBundle {
         options.zstdWorkers = zstdWorkers
         options.dryRun = dryRun
         options.files = files
+        // A time known before the copy lets the writer put assets in the archive while records are still read.
+        let knownTime = try CreationTime.known(flag: createdAt, database: databaseReadAt)
+        options.createdAt = knownTime
         let rejects = try RejectLog(path: dryRun ? nil : rejectFile, console: console, files: files)
         var warnings = WarningLog(console: console)
         let meter = ProgressMeter(
@@ -41,7 +46,8 @@ struct CopyToBundle {
                 console.logger.info("extracted \(Formatting.count(assets, "asset")) (\(Formatting.bytes(bytes))) of \(sourcePath) to scratch")
             })
         let (summary, counts) = try BundleCopier(source: source, path: target, options: options).run(
-            events, createdAt: { try CreationTime.resolve(flag: createdAt, inputs: [sourcePath]) }, progress: console.bundleProgress(target))
+            events, createdAt: { try knownTime ?? CreationTime.resolve(flag: createdAt, inputs: [sourcePath]) },
+            progress: console.bundleProgress(target))
         try rejects.commit()
         var tally = BundleTally()
         tally.read = counts.read

@@ -40,13 +40,7 @@ enum CreationTime {
 
     /// The flag's time, else `SOURCE_DATE_EPOCH`, else the newest modification time among `inputs`.
     static func resolve(flag: TimeArgument?, inputs: [String]) throws -> Date {
-        if let flag { return flag.date }
-        if let epoch = Environment.value("SOURCE_DATE_EPOCH") {
-            guard let seconds = Int64(epoch), (0...latest).contains(seconds) else {
-                throw CoreError(.readFailed, "SOURCE_DATE_EPOCH=\(epoch) is not a number of seconds from 1970 to the end of 9999")
-            }
-            return Date(timeIntervalSince1970: TimeInterval(seconds))
-        }
+        if let known = try known(flag: flag) { return known }
         var newest = Date(timeIntervalSince1970: 0)
         for input in inputs where input != "/dev/stdin" {
             if let modified = try? FileManager.default.attributesOfItem(atPath: input)[.modificationDate] as? Date {
@@ -54,6 +48,21 @@ enum CreationTime {
             }
         }
         return newest
+    }
+}
+
+extension CreationTime {
+    /// The time known before anything is read: the flag's, else `SOURCE_DATE_EPOCH`'s, else `database` (when the
+    /// source is a database, which has no file to take a time from: when the copy began reading it).
+    static func known(flag: TimeArgument?, database: Date? = nil) throws -> Date? {
+        if let flag { return flag.date }
+        if let epoch = Environment.value("SOURCE_DATE_EPOCH") {
+            guard let seconds = Int64(epoch), (0...latest).contains(seconds) else {
+                throw CoreError(.readFailed, "SOURCE_DATE_EPOCH=\(epoch) is not a number of seconds from 1970 to the end of 9999")
+            }
+            return Date(timeIntervalSince1970: TimeInterval(seconds))
+        }
+        return database.map { Date(timeIntervalSince1970: $0.timeIntervalSince1970.rounded(.down)) }
     }
 }
 
