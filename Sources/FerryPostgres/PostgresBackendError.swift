@@ -76,6 +76,14 @@ public struct PostgresBackendError: FerryError {
 
     public var kind: FailureKind { code.kind }
 
+    /// A PostgresNIO error as what the server said, or its code: its own description is a placeholder that hides
+    /// its details.
+    public var causeSummary: String? {
+        guard let cause else { return nil }
+        if cause is PSQLError { return PostgresDatabase.describe(cause) }
+        return (cause as? any FerryError)?.description ?? String(describing: cause)
+    }
+
     /// The SQLSTATE the server answered with, when it refused a statement.
     var sqlState: String? { (cause as? PSQLError)?.serverInfo?[.sqlState] }
 

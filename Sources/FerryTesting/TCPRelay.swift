@@ -54,6 +54,9 @@ public final class TCPRelay: @unchecked Sendable {
     /// Whether it is cut.
     public var cutNow: Bool { lock.withLock { isCut } }
 
+    /// The bytes that have gone from clients to the server so far.
+    public var forwardedBytes: Int { lock.withLock { forwarded } }
+
     /// Stops listening and drops every connection.
     public func stop() {
         cut()

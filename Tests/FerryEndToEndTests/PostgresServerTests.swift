@@ -175,6 +175,35 @@ import Testing
         #expect(equal.status == 0 && equal.output.contains("identical: 12000 records"), "\(equal.output)\(equal.errors)")
     }
 
+    @Test func aReadWhoseConnectionIsLostStopsWith75LeavingNoBundleAndRunsAgain() throws {
+        guard let base = try Self.serverURL() else { return }
+        let components = try #require(URLComponents(string: base))
+        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+        defer { relay.stop() }
+        let scratch = try Scratch()
+        let bundle = try Self.fleetBundle(in: scratch)
+        let schema = Self.schemaName("r")
+        defer { Self.drop(base, schema) }
+        let url = "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
+        #expect(try ferry(["copy", bundle, url, "-q"], in: scratch.path).status == 0)
+        // A whole read, to learn what it sends; then the same read, cut half-way through what it sends.
+        let before = relay.forwardedBytes
+        try FileManager.default.createDirectory(atPath: scratch.file("whole"), withIntermediateDirectories: true)
+        #expect(try ferry(["copy", url, "whole/out.tar.zst", "-q", "--created-at", "2026-01-01"], in: scratch.path).status == 0)
+        relay.cut(afterForwarding: (relay.forwardedBytes - before) / 2)
+        let cut = try ferry(["copy", url, "out.tar.zst", "--retries", "1", "--created-at", "2026-01-01"], in: scratch.path)
+        #expect(cut.status == 75, "\(cut.errors)")
+        #expect(cut.errors.contains("run the same command again"), "\(cut.errors)")
+        #expect(!cut.errors.contains("Generic description"), "a PostgresNIO error is said as what happened, not its placeholder")
+        #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.zst")), "no bundle, not even half of one")
+        #expect(scratch.listing().filter { $0.hasPrefix(".out.") }.isEmpty, "\(scratch.listing())")
+        relay.restore()
+        let again = try ferry(["copy", url, "out.tar.zst", "-q", "--created-at", "2026-01-01"], in: scratch.path)
+        #expect(again.status == 0, "\(again.errors)")
+        let same = try scratch.read("out.tar.zst") == scratch.read("whole/out.tar.zst")
+        #expect(same, "the bundle read again is the one read whole")
+    }
+
     /// A `ferry` run in the background, its output in files of the scratch directory.
     final class BackgroundFerry {
         let process = Process()

@@ -14,14 +14,19 @@ public protocol FerryError: Error, CustomStringConvertible {
     var message: String { get }
     /// The error that caused this one, if any.
     var cause: (any Error)? { get }
+    /// The cause as the one-line ``description`` says it (by default its own description); a module whose causes
+    /// describe themselves badly (a library's placeholder text) says them its own way.
+    var causeSummary: String? { get }
 }
 
 extension FerryError {
     /// The message followed by its cause, on one line; a cause the message already says is left out, and so is the
     /// statement an SQLite error came from (`--verbose` shows it, through ``detailedDescription()``).
+    public var causeSummary: String? { cause.map(Self.describe) }
+
     public var description: String {
-        guard let cause else { return message }
-        let said = Self.brief(Self.describe(cause))
+        guard let summary = causeSummary else { return message }
+        let said = Self.brief(summary)
         if message.lowercased().contains(said.lowercased()) { return message }
         return "\(message) (cause: \(said))"
     }
