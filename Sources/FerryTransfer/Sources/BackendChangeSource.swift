@@ -30,7 +30,7 @@ public final class BackendChangeSource: ChangeSource {
     /// `postgres`); with `since`, only what changed after that position; `pageSize` changes a page at a time, `linePageSize`
     /// when read as lines (which are written as their rows arrive, so no page's rows are held whole).
     public static func open(
-        _ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000, linePageSize: Int = 5000
+        _ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000, linePageSize: Int = 10000
     ) async throws
         -> BackendChangeSource
     {
