@@ -454,7 +454,7 @@ private struct CopyRows {
         buffer.writeInteger(Int32(1))
         buffer.writeInteger(UInt8(0))
         buffer.writeInteger(Int32(32))
-        content.digest.withUnsafeBytes { buffer.writeBytes($0) }
+        content.digest.withUnsafeBytes { _ = buffer.writeBytes($0) }
         let fields = content.fieldsJSON
         buffer.writeInteger(Int32(fields.count + 1))
         buffer.writeInteger(UInt8(1))
@@ -482,7 +482,7 @@ private struct CopyRows {
     /// 36).
     mutating func recordRow(bodies: ByteBuffer, range: Range<Int>, suffix: [UInt8], sequence: Int64) {
         // Copied from the bodies' bytes in place: a slice of them per row retained and released their storage.
-        bodies.withUnsafeReadableBytes { buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        bodies.withUnsafeReadableBytes { _ = buffer.writeBytes(UnsafeRawBufferPointer(rebasing: $0[range])) }
         buffer.writeBytes(suffix)
         buffer.writeInteger(Int32(8))
         buffer.writeInteger(sequence)
