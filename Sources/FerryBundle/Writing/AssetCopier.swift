@@ -231,15 +231,17 @@ final class AssetCopier {
         let reader = try open(asset, from: provider)
         var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
         // One byte of room more than the asset's size, to tell an asset that grew.
-        var bytes = [UInt8](repeating: 0, count: Int(asset.size) + 1)
         var filled = 0
-        while filled < bytes.count {
-            let count = try bytes.withUnsafeMutableBytes { try reader.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
-            if count == 0 { break }
-            filled += count
+        let bytes = try [UInt8](unsafeUninitializedCapacity: Int(asset.size) + 1) { buffer, count in
+            let room = UnsafeMutableRawBufferPointer(buffer)
+            while filled < room.count {
+                let read = try reader.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: room[filled...]))
+                if read == 0 { break }
+                filled += read
+            }
+            count = min(filled, Int(asset.size))
         }
         guard filled == asset.size else { throw BundleError.assetResized("asset \(asset.sha256)", grew: filled > asset.size) }
-        bytes.removeLast()
         hasher?.update(bytes)
         try finish(reader)
         if let hasher, hasher.finalize() != asset.sha256 { throw BundleError.assetNotItsDigest(asset.sha256) }
