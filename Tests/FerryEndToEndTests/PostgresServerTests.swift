@@ -91,6 +91,26 @@ import Testing
         #expect(result.status == 0, "\(statements): \(result.errors)")
     }
 
+    @Test func aStoredAssetThatIsNotItsDigestStopsACopyOutWith65AndLeavesNoBundle() throws {
+        try Self.withSchema("a") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            try Self.sql(
+                base,
+                "UPDATE \(schema).asset_chunks SET bytes = 'xx'::bytea WHERE sha256 = (SELECT sha256 FROM \(schema).assets ORDER BY sha256 LIMIT 1)")
+            // Assets written while the records are read (a creation time known up front) and at the end (.tar.gz).
+            for (output, time) in [("out.tar.zst", ["--created-at", "2026-01-01"]), ("out.tar.zst", []), ("out.tar.gz", [])] {
+                let copy = try ferry(["copy", url, output] + time, in: scratch.path)
+                #expect(copy.status == 65, "\(output) \(time): \(copy.errors)")
+                #expect(
+                    copy.errors.contains("do not hash to it") && copy.errors.contains("ferry verify") && copy.errors.contains(schema),
+                    "\(output) \(time): \(copy.errors)")
+                #expect(!FileManager.default.fileExists(atPath: scratch.file(output)), "no bundle, not even half of one")
+            }
+            let verify = try ferry(["verify", url], in: scratch.path)
+            #expect(verify.status == 65 && verify.output.contains("DAMAGED"), "\(verify.output)\(verify.errors)")
+        }
+    }
+
     @Test func recordsTheServerRefusesGoToTheRejectFileAndTheRestIsWritten() throws {
         try Self.withSchema("r") { base, scratch, schema, url in
             // The schema as a first copy leaves it, emptied, with a rule of the database's own that trucks break.

@@ -78,7 +78,14 @@ final class AssetCopier {
     ) throws {
         let reader = try open(asset, from: provider)
         var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
-        try body(reader, &hasher)
+        do {
+            try body(reader, &hasher)
+        } catch let error as BundleError where error.code == .assetChanged {
+            // Fewer or more bytes than the asset's size: a reader that checks its own source says first whether that
+            // source is damaged (a backend's stored asset), which no second run would change.
+            try finish(reader)
+            throw error
+        }
         try finish(reader)
         if let hasher, hasher.finalize() != asset.sha256 { throw BundleError.assetNotItsDigest(asset.sha256) }
     }
@@ -221,6 +228,9 @@ final class AssetCopier {
     private static func finish(_ reader: any AssetReading) throws {
         do {
             try reader.finish()
+        } catch let error as any FerryError where error.kind == .dataError {
+            // The source is damaged (a backend's asset that is not its digest): said as it is, not as a change.
+            throw error
         } catch {
             throw BundleError(.assetChanged, "\(error)", cause: error)
         }
@@ -241,7 +251,11 @@ final class AssetCopier {
             }
             count = min(filled, Int(asset.size))
         }
-        guard filled == asset.size else { throw BundleError.assetResized("asset \(asset.sha256)", grew: filled > asset.size) }
+        guard filled == asset.size else {
+            // A reader that checks its own source says first whether that source is damaged.
+            try finish(reader)
+            throw BundleError.assetResized("asset \(asset.sha256)", grew: filled > asset.size)
+        }
         hasher?.update(bytes)
         try finish(reader)
         if let hasher, hasher.finalize() != asset.sha256 { throw BundleError.assetNotItsDigest(asset.sha256) }

@@ -167,7 +167,7 @@ final class BackendAssetProvider: FetchingAssetProvider {
     func open(_ asset: Asset) throws -> any AssetReading {
         let store = self.store
         let bytes = try AsyncBridge.wait { try await store.assetBytes(asset) }
-        return BackendAssetReader(bytes: bytes, asset: asset)
+        return BackendAssetReader(bytes: bytes, asset: asset, source: store.name)
     }
 }
 
@@ -175,6 +175,8 @@ final class BackendAssetProvider: FetchingAssetProvider {
 final class BackendAssetReader: AssetReading, BufferReading {
     private let iterator: Pieces
     private let asset: Asset
+    /// The backend, as errors name it.
+    private let source: String
     private var pending = PendingPiece()
     private var hasher = SHA256Hasher()
     private var total: Int64 = 0
@@ -187,9 +189,10 @@ final class BackendAssetReader: AssetReading, BufferReading {
         func next() async throws -> [UInt8]? { try await iterator.next() }
     }
 
-    init(bytes: AssetBytes, asset: Asset) {
+    init(bytes: AssetBytes, asset: Asset, source: String) {
         iterator = Pieces(bytes)
         self.asset = asset
+        self.source = source
     }
 
     /// Its bytes are hashed as they are read and checked against the asset by ``finish()``, which a writer calls
@@ -211,8 +214,9 @@ final class BackendAssetReader: AssetReading, BufferReading {
     func finish() throws {
         guard total == asset.size, hasher.finalize() == asset.sha256 else {
             throw BackendError(
-                .damaged, "asset \(asset.sha256): the backend gave \(total) bytes that do not hash to it (expected \(asset.size)); verify the backend"
-            )
+                .damaged,
+                "\(source): asset \(asset.sha256): the backend gave \(total) bytes that do not hash to it (expected \(asset.size)); the source is "
+                    + "damaged: check it with ferry verify")
         }
     }
 }
