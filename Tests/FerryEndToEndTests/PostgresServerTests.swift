@@ -108,6 +108,13 @@ import Testing
             }
             let verify = try ferry(["verify", url], in: scratch.path)
             #expect(verify.status == 65 && verify.output.contains("DAMAGED"), "\(verify.output)\(verify.errors)")
+            // Into another schema and into a local store: the damage is the source's, not a server out of reach (69).
+            let other = schema + "_to"
+            defer { Self.drop(base, other) }
+            for target in [Self.url(base, schema: other), "local:" + scratch.file("copy.ferry")] {
+                let copy = try ferry(["copy", url, target], in: scratch.path)
+                #expect(copy.status == 65 && copy.errors.contains("do not hash to it"), "\(target): \(copy.errors)")
+            }
         }
     }
 

@@ -249,6 +249,10 @@ public final class PostgresDatabase: Sendable {
                 failure = error.cause ?? error
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let error as any FerryError {
+                // Thrown by the operation itself (a record it refuses, an asset stream from another source that is
+                // damaged): not the server's doing, so said as it is rather than as a server that cannot be reached.
+                throw error
             } catch {
                 if !Self.losesConnection(error) {
                     let translated = translate(error)
