@@ -76,11 +76,11 @@ public struct PostgresBackendError: FerryError {
 
     public var kind: FailureKind { code.kind }
 
-    /// A PostgresNIO error as what the server said, or its code: its own description is a placeholder that hides
-    /// its details.
+    /// A PostgresNIO error as what the server said, its code, or the column that did not decode: its own
+    /// description is a placeholder that hides its details.
     public var causeSummary: String? {
         guard let cause else { return nil }
-        if cause is PSQLError { return PostgresDatabase.describe(cause) }
+        if cause is PSQLError || cause is PostgresDecodingError { return PostgresDatabase.describe(cause) }
         return (cause as? any FerryError)?.description ?? String(describing: cause)
     }
 

@@ -91,6 +91,26 @@ import Testing
         #expect(result.status == 0, "\(statements): \(result.errors)")
     }
 
+    @Test func aSchemaChangedByHandIsSaidAsSuchWith65() throws {
+        try Self.withSchema("h") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            try Self.sql(base, "ALTER TABLE \(schema).records ALTER COLUMN created DROP DEFAULT, ALTER COLUMN created TYPE text")
+            let other = schema + "_to"
+            defer { Self.drop(base, other) }
+            for command in [
+                ["copy", url, "out.tar.zst"], ["copy", url, "out.tar.zst", "--type", "Car"], ["copy", url, Self.url(base, schema: other)],
+                ["verify", url], ["cat", url],
+            ] {
+                let run = try ferry(command, in: scratch.path)
+                #expect(run.status == 65, "\(command): \(run.errors)")
+                #expect(
+                    run.errors.contains("column created holds TEXT") && run.errors.contains("changed outside Ferry")
+                        && !run.errors.contains("Generic description"), "\(command): \(run.errors)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.zst")))
+        }
+    }
+
     @Test func aStoredAssetThatIsNotItsDigestStopsACopyOutWith65AndLeavesNoBundle() throws {
         try Self.withSchema("a") { base, scratch, schema, url in
             #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)

@@ -343,6 +343,10 @@ public final class PostgresDatabase: Sendable {
 
     /// An error in a few words, for the retry messages.
     static func describe(_ error: any Error) -> String {
+        if let decoding = error as? PostgresDecodingError {
+            return
+                "column \(decoding.columnName) holds \(decoding.postgresType), which Ferry does not read as \(decoding.targetType) (\(decoding.code))"
+        }
         guard let psql = error as? PSQLError else { return "\(error)" }
         return psql.serverInfo?[.message] ?? "\(psql.code)"
     }
@@ -368,6 +372,12 @@ public final class PostgresDatabase: Sendable {
         }
         let unreachable = PostgresBackendError(
             .unavailable, "\(server): cannot connect to \(place); is the server running and accepting connections there?", cause: error)
+        if error is PostgresDecodingError {
+            return PostgresBackendError(
+                .server,
+                "\(server): \(describe(error)); schema \(settings.schema) was changed outside Ferry: check it with ferry verify, or copy into a new "
+                    + "schema", cause: error)
+        }
         guard let psql = error as? PSQLError else { return unreachable }
         if let underlying = psql.underlying, String(reflecting: type(of: underlying)).contains("SSL") {
             return PostgresBackendError(

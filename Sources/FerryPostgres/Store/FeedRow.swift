@@ -25,7 +25,27 @@ struct FeedRow {
     var tag: String { String(buffer: tagBytes) }
 
     /// Reads `row` of a feed of `store`.
+    /// - Throws: ``BackendError`` `damaged` for a row that does not read as Ferry's layout (a schema changed by hand).
     init(_ row: PostgresRow, store: String) throws {
+        do {
+            self = try FeedRow(reading: row, store: store)
+        } catch let error as PostgresDecodingError {
+            throw Self.notTheLayout(error, store: store)
+        }
+    }
+
+    /// The error of a row of `store`'s feed whose cell did not decode.
+    static func notTheLayout(_ error: PostgresDecodingError, store: String) -> BackendError {
+        let said = PostgresDatabase.describe(error)
+        return BackendError(
+            .damaged,
+            "\(store): a row of the change feed does not read as Ferry's layout (\(said)); the schema was changed outside Ferry: check it with "
+                + "ferry verify",
+            // Kept through a PostgresBackendError, which says it as above rather than with postgres-nio's placeholder.
+            cause: PostgresBackendError(.server, said, cause: error))
+    }
+
+    private init(reading row: PostgresRow, store: String) throws {
         var cells = row.makeIterator()
         func next() throws -> PostgresCell {
             guard let cell = cells.next() else { throw BackendError(.damaged, "\(store): a feed row has too few columns") }

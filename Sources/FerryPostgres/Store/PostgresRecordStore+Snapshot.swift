@@ -1,4 +1,5 @@
 import FerryBackend
+import FerryCore
 import FerryRecords
 import Logging
 import PostgresNIO
@@ -51,7 +52,8 @@ actor SnapshotConnection {
             let result = RowsTaken(initial)
             _ = try await connection.query(query, logger: database.logger) { row in try take(&result.value, row) }.get()
             return result.value
-        } catch let error as PostgresBackendError {
+        } catch let error as any FerryError {
+            // The server's, translated already, or what taking a row found wrong with it.
             throw error
         } catch {
             if PostgresDatabase.losesConnection(error) {

@@ -590,7 +590,13 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         }
         let moreComing = page.count > pageLimit
         var lastSeen = after
-        if let final = page.last { lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self) }
+        if let final = page.last {
+            do {
+                lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self)
+            } catch let error as PostgresDecodingError {
+                throw FeedRow.notTheLayout(error, store: name)
+            }
+        }
         // A snapshot does not change: the next page is read while this one is decoded and used.
         if let snapshot, moreComing {
             await snapshot.readAhead(
