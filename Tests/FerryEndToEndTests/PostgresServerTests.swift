@@ -478,6 +478,30 @@ import Testing
             // A position is no time: a source without a feed refuses it.
             let refused = try ferry(["copy", "full.tar.zst", "x.tar.zst", "--since", first], in: scratch.path)
             #expect(refused.status == 64 && refused.errors.contains("give --since a time instead"), "\(refused.errors)")
+            // A position printed by a copy from another database (its zones made in another order) is refused, saying so.
+            let other = schema + "_o"
+            defer { Self.drop(base, other) }
+            #expect(try ferry(["copy", "edits.tar.zst", Self.url(base, schema: other), "-q"], in: scratch.path).status == 0)
+            #expect(try ferry(["copy", Self.cars, Self.url(base, schema: other), "-q"], in: scratch.path).status == 0)
+            let foreign = try ferry(["copy", Self.url(base, schema: other), "y.tar.zst", "--since", first], in: scratch.path)
+            #expect(foreign.status == 64, "\(foreign.errors)")
+            #expect(foreign.errors.contains("was printed by a copy from another store"), "\(foreign.errors)")
+            #expect(!FileManager.default.fileExists(atPath: scratch.file("y.tar.zst")))
+            // Filled the same way, so its zones have the same numbers: still another store's position.
+            let twin = schema + "_t"
+            defer { Self.drop(base, twin) }
+            #expect(try ferry(["copy", Self.cars, Self.url(base, schema: twin), "-q"], in: scratch.path).status == 0)
+            let twins = try ferry(["copy", Self.url(base, schema: twin), "z.tar.zst", "--since", first], in: scratch.path)
+            #expect(twins.status == 64 && twins.errors.contains("another store"), "\(twins.errors)")
+            // And a local store's position is its own.
+            #expect(try ferry(["copy", Self.cars, "local:" + scratch.file("a.ferry"), "-q"], in: scratch.path).status == 0)
+            #expect(try ferry(["copy", Self.cars, "local:" + scratch.file("b.ferry"), "-q"], in: scratch.path).status == 0)
+            let local = try ferry(["copy", "local:" + scratch.file("a.ferry"), "a.tar.zst", "--json"], in: scratch.path)
+            let fromA = try #require(try Self.message("position", in: local.output)["since"] as? String)
+            let fromB = try ferry(["copy", "local:" + scratch.file("b.ferry"), "b.tar.zst", "--since", fromA], in: scratch.path)
+            #expect(fromB.status == 64 && fromB.errors.contains("another store"), "\(fromB.errors)")
+            let again = try ferry(["copy", "local:" + scratch.file("a.ferry"), "a2.tar.zst", "--since", fromA], in: scratch.path)
+            #expect(again.status == 0, "\(again.errors)")
         }
     }
 

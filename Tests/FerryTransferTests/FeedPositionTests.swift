@@ -16,6 +16,20 @@ import Testing
         #expect(FeedPosition(FeedPosition(tokens: [:]).description) == FeedPosition(tokens: [:]))
     }
 
+    @Test func aPositionNamesTheFeedItWasReadFromAndOneFromBeforeDoesNot() throws {
+        let tokens = [ZoneID(zoneName: "CarZone"): SyncToken("p3-1z")]
+        let position = FeedPosition(tokens: tokens, source: "6a7c638a-bcee-4df5-ac07-e1d81714ea1d")
+        #expect(FeedPosition(position.description) == position)
+        #expect(FeedPosition(position.description)?.source == "6a7c638a-bcee-4df5-ac07-e1d81714ea1d")
+        // Printed before positions carried their feed: read as they were, with no feed to check.
+        let earlier = "ft1-" + Data("CarZone\t__defaultOwner__\tp3-1z".utf8).base64EncodedString()
+        #expect(FeedPosition(earlier) == FeedPosition(tokens: tokens))
+        // Two feeds, or a source line of another kind: no position.
+        for lines in ["\tsource\ta\n\tsource\tb\nCarZone\t__defaultOwner__\tp1-0", "\tfeed\ta\nCarZone\t__defaultOwner__\tp1-0"] {
+            #expect(FeedPosition("ft1-" + Data(lines.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")) == nil, "\(lines)")
+        }
+    }
+
     @Test func anythingElseIsNoPosition() {
         // Times stay times; damaged or hostile text is refused, never half-read.
         for text in [

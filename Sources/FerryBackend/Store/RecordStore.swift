@@ -49,6 +49,9 @@ public protocol RecordStore: Sendable {
     /// The changes in a zone since a token (from the start without one), at most `limit`: each changed record once in
     /// its latest state, deletions as tombstones, with the token to ask from next and whether more follow.
     func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage
+    /// What tells this backend's feed from another's (a store's own identifier), so that a position read from one is
+    /// not taken for a position in another whose zones have the same numbers; `nil` when it has none.
+    func feedIdentity() async throws -> String?
 
     /// Ends the connection; the store must not be used afterwards.
     func close() async throws
@@ -56,6 +59,8 @@ public protocol RecordStore: Sendable {
 
 extension RecordStore {
     public func close() async throws {}
+
+    public func feedIdentity() async throws -> String? { nil }
 
     public func zoneOccupancy() async throws -> [ZoneID: Bool] {
         Dictionary(try await zones().map { ($0.zoneID, $0.recordCount > 0) }, uniquingKeysWith: { $0 || $1 })

@@ -85,6 +85,9 @@ public final class LocalRecordStore: RecordStore, CheckpointJournal {
         return .reading(LocalAssetReader(store: store, asset: asset))
     }
 
+    /// The store's own identifier, made when it was created.
+    public func feedIdentity() async throws -> String? { store.storeID }
+
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
         try store.changes(in: zone, since: token, limit: limit)
     }

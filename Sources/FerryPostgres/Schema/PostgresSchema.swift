@@ -1,3 +1,4 @@
+import Foundation
 import PostgresNIO
 
 /// Ferry's tables in a PostgreSQL schema, and their migrations.
@@ -16,7 +17,10 @@ public enum PostgresSchema {
     public static func migrate(_ database: PostgresDatabase, migrating: (_ from: Int) -> Void = { _ in }) async throws -> Int {
         let schema = database.settings.schema
         let found = try await readableVersion(database)
-        guard found < version else { return found }
+        guard found < version else {
+            try await ensureIdentity(database)
+            return found
+        }
         if found > 0 { migrating(found) }
         try await database.transaction { [self] connection in
             for step in (found + 1)...version {
@@ -31,7 +35,17 @@ public enum PostgresSchema {
                         ON CONFLICT (key) DO UPDATE SET value = excluded.value
                         """), logger: database.logger)
         }
+        try await ensureIdentity(database)
         return found
+    }
+
+    /// Gives the schema its identity (`store_id` in `ferry_meta`, a random UUID) if it has none yet: what tells its
+    /// change feed from another's (``PostgresRecordStore/feedIdentity()``).
+    static func ensureIdentity(_ database: PostgresDatabase) async throws {
+        try await database.execute(
+            PostgresQuery(
+                unsafeSQL: "INSERT INTO \(database.settings.schema).ferry_meta(key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING",
+                binds: try PostgresRecordStore.binds(UUID().uuidString.lowercased())))
     }
 
     /// The layout version of the schema (0 when it has none), refusing one made by a newer Ferry: the layouts this

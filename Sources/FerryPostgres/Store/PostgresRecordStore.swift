@@ -554,6 +554,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     // MARK: Change feed
 
+    /// The schema's `store_id`, given when this Ferry first wrote it; `nil` for a schema it has not written.
+    public func feedIdentity() async throws -> String? {
+        var found: String?
+        for row in try await read(PostgresQuery(unsafeSQL: "SELECT value FROM \(schema).ferry_meta WHERE key = 'store_id'")) {
+            found = try row.decode(String.self)
+        }
+        return found
+    }
+
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
         let page = try await feedPage(in: zone, since: token, limit: limit, kind: "rows", into: [PostgresRow]()) { rows, row in
             rows.append(row)

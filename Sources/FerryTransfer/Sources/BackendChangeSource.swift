@@ -25,6 +25,8 @@ public final class BackendChangeSource: ChangeSource {
     private let zones: [ZoneSummary]
     /// Where reading starts, zone by zone (`nil`: every live record).
     let since: FeedPosition?
+    /// The identity of the store's feed, which the positions it prints carry.
+    private let identity: String?
 
     /// Reads from `store` (a snapshot of it when it can take one); `kind` names it in bundle manifests (`local`,
     /// `postgres`); with `since`, only what changed after that position; `pageSize` changes a page at a time, `linePageSize`
@@ -34,14 +36,29 @@ public final class BackendChangeSource: ChangeSource {
     ) async throws
         -> BackendChangeSource
     {
-        let reader = try await (store as? any SnapshotReading)?.snapshot() ?? store
+        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
+        let reader = snapshot ?? store
+        let identity = try await reader.feedIdentity()
+        // A position read from another store would read from the wrong places in this one's feed (zone numbers and
+        // sequences are the store's own), leaving out what changed: refused where both carry an identity.
+        if let wanted = since?.source, let identity, wanted != identity {
+            try? await snapshot?.close()
+            throw BackendError(
+                .invalidToken,
+                "\(store.name): the position given to --since was printed by a copy from another store (\(wanted), this one is \(identity)); "
+                    + "copy without --since, or give the position a copy from this one printed")
+        }
         return BackendChangeSource(
-            store: reader, kind: kind, since: since, pageSize: pageSize, linePageSize: linePageSize, zones: try await reader.zones())
+            store: reader, kind: kind, since: since, pageSize: pageSize, linePageSize: linePageSize, zones: try await reader.zones(),
+            identity: identity)
     }
 
-    private init(store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, linePageSize: Int, zones: [ZoneSummary]) {
+    private init(
+        store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, linePageSize: Int, zones: [ZoneSummary], identity: String?
+    ) {
         self.store = store
         kindName = kind
+        self.identity = identity
         self.since = since
         self.pageSize = pageSize
         self.linePageSize = linePageSize
@@ -53,7 +70,7 @@ public final class BackendChangeSource: ChangeSource {
     public var feedPosition: FeedPosition? {
         var tokens: [ZoneID: SyncToken] = [:]
         for zone in zones { if let token = zone.syncToken { tokens[zone.zoneID] = token } }
-        return FeedPosition(tokens: tokens)
+        return FeedPosition(tokens: tokens, source: identity)
     }
 
     public var kind: String { kindName }
@@ -109,7 +126,16 @@ public final class BackendChangeSource: ChangeSource {
         defer { next?.cancel() }
         for (position, zone) in zones.enumerated() {
             while let asked = next {
-                let page = try AsyncBridge.wait { try await asked.value }
+                let page: Page
+                do {
+                    page = try AsyncBridge.wait { try await asked.value }
+                } catch let error as BackendError where error.code == .invalidToken && since != nil {
+                    let part = since?.tokens[zone.zoneID].map { " (its part for zone \(zone.zoneID.zoneName), \($0.text), is not this zone's)" } ?? ""
+                    throw BackendError(
+                        .invalidToken,
+                        "\(store.name): the position given to --since was not printed by a copy from this database\(part); copy without --since, "
+                            + "or give the position a copy from it printed")
+                }
                 if page.moreComing {
                     next = ask(zone.zoneID, from: page.syncToken)
                 } else {
