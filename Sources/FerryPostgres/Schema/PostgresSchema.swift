@@ -41,11 +41,18 @@ public enum PostgresSchema {
 
     /// Gives the schema its identity (`store_id` in `ferry_meta`, a random UUID) if it has none yet: what tells its
     /// change feed from another's (``PostgresRecordStore/feedIdentity()``).
+    ///
+    /// A role that may write records but not `ferry_meta` leaves the schema without one: its positions then carry none,
+    /// as positions printed before Ferry kept one.
     static func ensureIdentity(_ database: PostgresDatabase) async throws {
-        try await database.execute(
-            PostgresQuery(
-                unsafeSQL: "INSERT INTO \(database.settings.schema).ferry_meta(key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING",
-                binds: try PostgresRecordStore.binds(UUID().uuidString.lowercased())))
+        do {
+            try await database.execute(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(database.settings.schema).ferry_meta(key, value) VALUES ('store_id', $1) ON CONFLICT (key) DO NOTHING",
+                    binds: try PostgresRecordStore.binds(UUID().uuidString.lowercased())))
+        } catch let error as PostgresBackendError where error.code == .permission {
+            database.logger.debug("\(database.settings): no identity given to schema \(database.settings.schema): \(error.message)")
+        }
     }
 
     /// The layout version of the schema (0 when it has none), refusing one made by a newer Ferry: the layouts this
