@@ -429,6 +429,34 @@ import Testing
         await admin.close()
     }
 
+    @Test func aSchemaHasAnIdentityUnlessTheWritingRoleMayNotGiveIt() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            let given = try #require(try await store.feedIdentity())
+            try await PostgresSchema.migrate(database)
+            #expect(try await store.feedIdentity() == given, "kept from one run to the next")
+            // A role that writes what a copy writes, but not ferry_meta: the schema stays without an identity.
+            try await database.execute(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).ferry_meta WHERE key = 'store_id'"))
+            let role = "w_\(UInt32.random(in: 0...UInt32.max))"
+            for statement in [
+                "CREATE ROLE \(role) LOGIN PASSWORD 'pw'", "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                "REVOKE INSERT, UPDATE, DELETE ON \(schema).ferry_meta FROM \(role)",
+            ] {
+                try await database.execute(PostgresQuery(unsafeSQL: statement))
+            }
+            let url = try #require(try Self.serverURL())
+            let components = try #require(URLComponents(string: url))
+            let writer = try await PostgresDatabase.open(
+                try Self.settings(
+                    "postgres://\(role):pw@\(components.host ?? "127.0.0.1"):\(components.port ?? 5432)\(components.path)", schema: schema))
+            try await PostgresSchema.migrate(writer)
+            #expect(try await PostgresRecordStore(writer).feedIdentity() == nil)
+            await writer.close()
+            for statement in ["DROP OWNED BY \(role)", "DROP ROLE \(role)"] { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+    }
+
     @Test func tlsIsUsedAndTheCertificateCheckedAsAsked() async throws {
         guard let url = try Self.serverURL() else { return }
         guard let root = ProcessInfo.processInfo.environment["FERRY_TEST_PG_CA"] else {
