@@ -80,6 +80,12 @@ import Testing
                     "\(selection): \(copy.errors)")
                 #expect(!FileManager.default.fileExists(atPath: scratch.file("out.tar.zst")), "no bundle, not even half of one")
             }
+            // What the message sends the user to: verify names every damaged record, and checks the others.
+            let verify = try ferry(["verify", url, "--json"], in: scratch.path)
+            #expect(verify.status == 65, "\(verify.errors)")
+            let damaged = verify.output.split(separator: "\n").filter { $0.contains("undecodable-record") }
+            #expect(damaged.count == 2 && damaged.allSatisfy { $0.contains("Bus.") }, "\(verify.output)")
+            #expect(verify.output.contains("\"records\":13"), "\(verify.output)")
         }
     }
 

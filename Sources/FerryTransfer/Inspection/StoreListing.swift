@@ -1,5 +1,6 @@
 import FerryBackend
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// What a backend holds, for `ferry ls`: its zones, its record types with counts and bytes per zone, and the assets
@@ -64,6 +65,48 @@ public enum RecordFeed {
         while true {
             let page = try await store.changes(in: zone, since: token, limit: pageSize)
             for change in page.changes { if case .record(let record) = change { try await body(record) } }
+            token = page.syncToken
+            if !page.moreComing { return }
+        }
+    }
+
+    /// A stored record that does not decode: its type and name as its stored form gives them, and why.
+    public struct UndecodableRecord: Sendable, Error {
+        public var recordType: String?
+        public var recordName: String?
+        public var reason: String
+    }
+
+    /// Calls `body` with every live record of a zone, or for each one that does not decode, what is known of it: a
+    /// backend that reads its feed as lines (``LineReading``) has each line decoded alone, so one damaged record does
+    /// not hide the others; any other backend's page fails whole.
+    public static func forEachRecordOrDamage(
+        in zone: ZoneID, of store: any RecordStore, pageSize: Int = 500, _ body: (Result<Record, UndecodableRecord>) async throws -> Void
+    ) async throws {
+        guard let lines = store as? any LineReading else {
+            return try await forEachRecord(in: zone, of: store, pageSize: pageSize) { try await body(.success($0)) }
+        }
+        var token: SyncToken?
+        while true {
+            let page = try await lines.changeLines(in: zone, since: token, limit: pageSize)
+            var start = 0
+            for entry in page.entries {
+                guard case .line(let end) = entry else { continue }
+                let line = Array(page.bytes[start..<end])
+                start = end
+                let decoded: Result<Record, UndecodableRecord>
+                do {
+                    guard case .record(let record) = try CloudKitJSONDecoder().decode(bytes: line) else { continue }
+                    decoded = .success(record)
+                } catch {
+                    // The line is JSON (the backend wrote it around what it keeps): its name and type are read from it.
+                    let object = (try? JSONParser.parse(line))?.objectValue
+                    decoded = .failure(
+                        UndecodableRecord(
+                            recordType: object?["recordType"]?.stringValue, recordName: object?["recordName"]?.stringValue, reason: "\(error)"))
+                }
+                try await body(decoded)
+            }
             token = page.syncToken
             if !page.moreComing { return }
         }

@@ -8,7 +8,7 @@ import FerryRecords
 public struct StoreVerifier {
     /// One problem found.
     public struct Problem: Sendable, Hashable, CustomStringConvertible {
-        /// `invalid-record`, `digest-mismatch`, `missing-asset`, `damaged-asset`.
+        /// `invalid-record`, `undecodable-record`, `digest-mismatch`, `missing-asset`, `damaged-asset`.
         public var code: String
         /// What is wrong, naming the record or asset.
         public var message: String
@@ -73,7 +73,21 @@ public struct StoreVerifier {
                 }
                 onProgress?(report.records)
             }
-            try await RecordFeed.forEachRecord(in: zone.zoneID, of: store) { record in
+            try await RecordFeed.forEachRecordOrDamage(in: zone.zoneID, of: store) { read in
+                guard case .success(let record) = read else {
+                    if case .failure(let damage) = read {
+                        report.records += 1
+                        report.problems += 1
+                        let named = [damage.recordType, damage.recordName].compactMap { $0 }.joined(separator: " ")
+                        try onProblem(
+                            Problem(
+                                code: "undecodable-record",
+                                message:
+                                    "\(named.isEmpty ? "a record" : named) in \(zone.zoneID): it does not decode as CloudKit JSON (\(damage.reason))")
+                        )
+                    }
+                    return
+                }
                 page.append(record)
                 if page.count == 500 {
                     try await check(page)
