@@ -61,6 +61,9 @@ import Testing
             }
             let listing = try ferry(["ls", url], in: scratch.path)
             #expect(listing.output.contains("records  13 in 4 types and 4 zones"), "\(listing.output)")
+            // The same store under another name is refused as a target of itself.
+            let itself = try ferry(["copy", url, url.replacingOccurrences(of: "postgres://", with: "postgresql://")], in: scratch.path)
+            #expect(itself.status == 64 && itself.errors.contains("are the same store"), "\(itself.errors)")
             #expect(try ferry(["cat", url, "--type", "Car"], in: scratch.path).output.split(separator: "\n").count == 3)
             let verify = try ferry(["verify", url], in: scratch.path)
             #expect(verify.status == 0 && verify.output.contains(": OK (13 records, 2 assets, 156 B)"), "\(verify.output)\(verify.errors)")

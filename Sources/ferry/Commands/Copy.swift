@@ -177,6 +177,14 @@ struct Copy: AsyncParsableCommand {
             let store = try await PostgresOpener.open(url, console: console, migrate: !dryRun, retries: retries)
             let code: Int32
             do {
+                // The same database and schema under another name (a host alias, a default made explicit): the copy
+                // would read what it writes.
+                if let identity = changes.feedPosition?.source, try await store.feedIdentity() == identity {
+                    throw TransferError(
+                        .unsupported,
+                        "\(Endpoint.redacted(source)) and \(targetPath) are the same store (store_id \(identity)): copying it into itself changes "
+                            + "nothing; copy into another schema or database")
+                }
                 code = try await CommittedCount.noted(target: targetPath, kept: false, dryRun: dryRun) { committed in
                     try await CopyToBackend(
                         source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile,
