@@ -70,6 +70,27 @@ import Testing
         }
     }
 
+    @Test func aDryRunCountsWhatTheCopyDoesAndWritesNothingEvenIntoASchemaNotMadeYet() throws {
+        try Self.withSchema("n") { base, scratch, schema, url in
+            func counts(_ output: String) throws -> [String: Int] {
+                let summary = try Self.message("summary", in: output)
+                return ["created", "updated", "unchanged", "deleted", "rejected", "read"].reduce(into: [:]) { $0[$1] = summary[$1] as? Int }
+            }
+            let said = try ferry(["copy", Self.cars, url, "-n"], in: scratch.path)
+            #expect(said.status == 0 && said.errors.contains("counts what a copy into it, empty, would do"), "\(said.errors)")
+            let dry = try ferry(["copy", Self.cars, url, "-n", "--json"], in: scratch.path)
+            #expect(dry.status == 0, "\(dry.errors)")
+            let exists = try ProcessResult.run(Self.psql, [base, "-AtXc", "SELECT to_regclass('\(schema).records') IS NOT NULL"])
+            #expect(exists.output.hasPrefix("f"), "a dry run creates no schema: \(exists.output)")
+            let real = try ferry(["copy", Self.cars, url, "--json"], in: scratch.path)
+            #expect(real.status == 0, "\(real.errors)")
+            #expect(try counts(dry.output) == counts(real.output), "\(dry.output)\n\(real.output)")
+            // Into the schema as it now is: all unchanged, said the same way by the dry run and the run.
+            let again = try ferry(["copy", Self.cars, url, "-n", "--json"], in: scratch.path)
+            #expect(try counts(again.output)["unchanged"] == 13, "\(again.output)")
+        }
+    }
+
     @Test func aStoredRecordThatDoesNotDecodeStopsACopyOutWith65AndLeavesNoBundle() throws {
         try Self.withSchema("d") { base, scratch, schema, url in
             #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)

@@ -174,7 +174,23 @@ struct Copy: AsyncParsableCommand {
             options.retries = retries
             options.waitForZones = !noWait
             options.onWaiting = { message in console.warning(message) }
-            let store = try await PostgresOpener.open(url, console: console, migrate: !dryRun, retries: retries)
+            let store: PostgresRecordStore
+            do {
+                store = try await PostgresOpener.open(url, console: console, migrate: !dryRun, retries: retries)
+            } catch let error as PostgresBackendError where dryRun && error.code == .noData {
+                // A dry run creates nothing: a schema that does not exist yet is counted as the empty one a copy would
+                // create, through the contract's in-memory store standing in for it.
+                console.note("\(targetPath): the schema holds no Ferry data yet; the dry run counts what a copy into it, empty, would do")
+                let empty = InMemoryRecordStore(name: targetPath, maxOperationsPerRequest: 1000, maxRequestBytes: 16 << 20)
+                return try await CommittedCount.noted(target: targetPath, kept: false, dryRun: true) { committed in
+                    try await CopyToBackend(
+                        source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile,
+                        files: files
+                    ).run(
+                        into: empty, journal: empty, described: "a PostgreSQL database (a schema not created yet)", committed: committed,
+                        console: console, started: started)
+                }
+            }
             let code: Int32
             do {
                 // The same database and schema under another name (a host alias, a default made explicit): the copy
