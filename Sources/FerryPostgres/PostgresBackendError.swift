@@ -76,14 +76,6 @@ public struct PostgresBackendError: FerryError {
 
     public var kind: FailureKind { code.kind }
 
-    /// A PostgresNIO error as what the server said, its code, or the column that did not decode: its own
-    /// description is a placeholder that hides its details.
-    public var causeSummary: String? {
-        guard let cause else { return nil }
-        if cause is PSQLError || cause is PostgresDecodingError { return PostgresDatabase.describe(cause) }
-        return (cause as? any FerryError)?.description ?? String(describing: cause)
-    }
-
     /// The SQLSTATE the server answered with, when it refused a statement.
     var sqlState: String? { (cause as? PSQLError)?.serverInfo?[.sqlState] }
 
@@ -106,4 +98,14 @@ public struct PostgresBackendError: FerryError {
         return "\(message)\(detail), SQLSTATE \(error.serverInfo?[.sqlState] ?? "unknown")"
     }
     public var codeName: String { code.description }
+}
+
+/// postgres-nio's errors describe themselves with a placeholder: as causes they are said as what the server said, the
+/// error's code, or the column that did not decode (``PostgresDatabase/describe(_:)``).
+extension PSQLError: ExplainedError {
+    public var explanation: String { PostgresDatabase.describe(self) }
+}
+
+extension PostgresDecodingError: ExplainedError {
+    public var explanation: String { PostgresDatabase.describe(self) }
 }

@@ -205,16 +205,21 @@ import Testing
         return path
     }
 
-    @Test func aLostConnectionIsRetriedThenStopsWith75AndTheSameCommandResumes() throws {
-        guard let base = try Self.serverURL() else { return }
+    /// A relay to the test server at `base` that a test can cut or pause, and the URL of a schema through it (TLS off,
+    /// so that the relay counts what a copy sends).
+    static func relay(to base: String) throws -> (relay: TCPRelay, url: (_ schema: String) -> String) {
         let components = try #require(URLComponents(string: base))
         let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+        let (user, path, port) = (components.user ?? "ferry", components.path, relay.port)
+        return (relay, { schema in "postgres://\(user)@127.0.0.1:\(port)\(path)?sslmode=disable&schema=\(schema)" })
+    }
+
+    @Test func aLostConnectionIsRetriedThenStopsWith75AndTheSameCommandResumes() throws {
+        guard let base = try Self.serverURL() else { return }
+        let (relay, url) = try Self.relay(to: base)
         defer { relay.stop() }
         let scratch = try Scratch()
         let bundle = try Self.fleetBundle(in: scratch)
-        func url(_ schema: String) -> String {
-            "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
-        }
         // The connection comes back while ferry waits: the copy goes on and finishes.
         let back = Self.schemaName("l")
         defer { Self.drop(base, back) }
@@ -254,14 +259,13 @@ import Testing
 
     @Test func aReadWhoseConnectionIsLostStopsWith75LeavingNoBundleAndRunsAgain() throws {
         guard let base = try Self.serverURL() else { return }
-        let components = try #require(URLComponents(string: base))
-        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+        let (relay, relayed) = try Self.relay(to: base)
         defer { relay.stop() }
         let scratch = try Scratch()
         let bundle = try Self.fleetBundle(in: scratch)
         let schema = Self.schemaName("r")
         defer { Self.drop(base, schema) }
-        let url = "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
+        let url = relayed(schema)
         #expect(try ferry(["copy", bundle, url, "-q"], in: scratch.path).status == 0)
         // A whole read, to learn what it sends; then the same read, cut half-way through what it sends.
         let before = relay.forwardedBytes
@@ -330,10 +334,9 @@ import Testing
                 + "AND classid = (hashtext('\(schema).copy')::bigint & 4294967295)::oid"
             // The first copy goes through a relay that holds its traffic once it has claimed CarZone: it keeps the claim,
             // stalled mid-copy, for as long as the test needs.
-            let components = try #require(URLComponents(string: base))
-            let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+            let (relay, through) = try Self.relay(to: base)
             defer { relay.stop() }
-            let relayed = "postgres://\(components.user ?? "ferry")@127.0.0.1:\(relay.port)\(components.path)?sslmode=disable&schema=\(schema)"
+            let relayed = through(schema)
             let first = try BackgroundFerry(["copy", cars, relayed, "--batch-size", "100", "-q"], in: scratch, name: "first")
             try Self.waitUntil(base, claimed)
             relay.pause()

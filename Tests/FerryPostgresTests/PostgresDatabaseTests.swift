@@ -271,13 +271,21 @@ import Testing
         }
     }
 
+    /// A store over `database` with a zone named `zone` holding a car of each name (one INT64 field), created.
+    static func cars(_ names: [String], inZone zone: String, of database: FerryPostgres.PostgresDatabase) async throws -> (
+        PostgresRecordStore, ZoneID, [Record]
+    ) {
+        let store = PostgresRecordStore(database)
+        let zoneID = ZoneID(zoneName: zone)
+        _ = try await store.createZone(zoneID)
+        let records = names.map { Record(recordType: "Car", recordName: $0, zoneID: zoneID, fields: ["n": .int64(1)]) }
+        _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zoneID, atomic: false)
+        return (store, zoneID, records)
+    }
+
     @Test func storedFieldsThatDoNotDecodeAreReportedWithTheirRecord() async throws {
         try await Self.withSchema { database, schema in
-            let store = PostgresRecordStore(database)
-            let zone = ZoneID(zoneName: "Damaged")
-            _ = try await store.createZone(zone)
-            let records = ["bad", "null"].map { Record(recordType: "Car", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
-            _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zone, atomic: false)
+            let (store, zone, records) = try await Self.cars(["bad", "null"], inZone: "Damaged", of: database)
             for (name, fields) in [("bad", "'{\"n\": {\"type\": \"NOPE\", \"value\": 1}}'"), ("null", "NULL")] {
                 try await database.execute(PostgresQuery(unsafeSQL: "UPDATE \(schema).records SET fields = \(fields) WHERE name = '\(name)'"))
                 await #expect {
@@ -297,11 +305,7 @@ import Testing
 
     @Test func feedRowsGiveTimesAndTextsAsStoredWhetherReadAsRecordsOrAsLines() async throws {
         try await Self.withSchema { database, schema in
-            let store = PostgresRecordStore(database)
-            let zone = ZoneID(zoneName: "InPlace")
-            _ = try await store.createZone(zone)
-            let records = ["plain", "gone"].map { Record(recordType: "Car", recordName: $0, zoneID: zone, fields: ["n": .int64(1)]) }
-            _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zone, atomic: false)
+            let (store, zone, records) = try await Self.cars(["plain", "gone"], inZone: "InPlace", of: database)
             _ = try await store.modify([RecordOperation(.forceDelete, records[1])], in: zone, atomic: false)
             // Times written by hand with microseconds (rounded half away from zero, before 2000 too) and a name and type
             // that JSON must escape.

@@ -45,7 +45,7 @@ import Testing
     ) {
         var options = BundleWriter.Options(source: .init(kind: "test", description: "test"))
         options.format = .tarZstd
-        var copier = BundleCopier(source: source, path: path, options: options)
+        let copier = BundleCopier(source: source, path: path, options: options)
         copier.readsLines = lines
         var rejected: [String] = []
         let (_, counts) = try copier.run(

@@ -236,29 +236,24 @@ final class AssetCopier {
         }
     }
 
-    /// On a worker: opens and reads an asset whole, hashed unless its reader vouches for its bytes, and checks its source.
+    /// On a worker: opens and reads an asset whole, checked as ``reading(_:from:_:)`` checks every asset it copies.
     private static func readWhole(_ asset: Asset, from provider: any AssetProvider) throws -> [UInt8] {
-        let reader = try open(asset, from: provider)
-        var hasher: SHA256Hasher? = reader.isVerified ? nil : SHA256Hasher()
-        // One byte of room more than the asset's size, to tell an asset that grew.
-        var filled = 0
-        let bytes = try [UInt8](unsafeUninitializedCapacity: Int(asset.size) + 1) { buffer, count in
-            let room = UnsafeMutableRawBufferPointer(buffer)
-            while filled < room.count {
-                let read = try reader.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: room[filled...]))
-                if read == 0 { break }
-                filled += read
+        var bytes: [UInt8] = []
+        try reading(asset, from: provider) { reader, hasher in
+            // One byte of room more than the asset's size, to tell an asset that grew.
+            var filled = 0
+            bytes = try [UInt8](unsafeUninitializedCapacity: Int(asset.size) + 1) { buffer, count in
+                let room = UnsafeMutableRawBufferPointer(buffer)
+                while filled < room.count {
+                    let read = try reader.readBytes(into: UnsafeMutableRawBufferPointer(rebasing: room[filled...]))
+                    if read == 0 { break }
+                    filled += read
+                }
+                count = min(filled, Int(asset.size))
             }
-            count = min(filled, Int(asset.size))
+            guard filled == asset.size else { throw BundleError.assetResized("asset \(asset.sha256)", grew: filled > asset.size) }
+            hasher?.update(bytes)
         }
-        guard filled == asset.size else {
-            // A reader that checks its own source says first whether that source is damaged.
-            try finish(reader)
-            throw BundleError.assetResized("asset \(asset.sha256)", grew: filled > asset.size)
-        }
-        hasher?.update(bytes)
-        try finish(reader)
-        if let hasher, hasher.finalize() != asset.sha256 { throw BundleError.assetNotItsDigest(asset.sha256) }
         return bytes
     }
 

@@ -14,19 +14,21 @@ public protocol FerryError: Error, CustomStringConvertible {
     var message: String { get }
     /// The error that caused this one, if any.
     var cause: (any Error)? { get }
-    /// The cause as the one-line ``description`` says it (by default its own description); a module whose causes
-    /// describe themselves badly (a library's placeholder text) says them its own way.
-    var causeSummary: String? { get }
+}
+
+/// A library's error whose own description says nothing useful (a placeholder that hides its details), given the text
+/// a Ferry error says it with as a cause; the module that uses the library conforms it.
+public protocol ExplainedError: Error {
+    /// What happened, in a few words.
+    var explanation: String { get }
 }
 
 extension FerryError {
     /// The message followed by its cause, on one line; a cause the message already says is left out, and so is the
     /// statement an SQLite error came from (`--verbose` shows it, through ``detailedDescription()``).
-    public var causeSummary: String? { cause.map(Self.describe) }
-
     public var description: String {
-        guard let summary = causeSummary else { return message }
-        let said = Self.brief(summary)
+        guard let cause else { return message }
+        let said = Self.brief(Self.describe(cause))
         if message.lowercased().contains(said.lowercased()) { return message }
         return "\(message) (cause: \(said))"
     }
@@ -58,6 +60,7 @@ extension FerryError {
 
     private static func describe(_ error: any Error) -> String {
         if let ferry = error as? any FerryError { return ferry.description }
+        if let explained = error as? any ExplainedError { return explained.explanation }
         return String(describing: error)
     }
 }

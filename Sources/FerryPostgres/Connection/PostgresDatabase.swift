@@ -341,7 +341,7 @@ public final class PostgresDatabase: Sendable {
         }
     }
 
-    /// An error in a few words, for the retry messages.
+    /// An error in a few words, for the retry messages and as a cause (``ExplainedError``).
     static func describe(_ error: any Error) -> String {
         if let decoding = error as? PostgresDecodingError {
             return

@@ -36,13 +36,10 @@ struct FeedRow {
 
     /// The error of a row of `store`'s feed whose cell did not decode.
     static func notTheLayout(_ error: PostgresDecodingError, store: String) -> BackendError {
-        let said = PostgresDatabase.describe(error)
-        return BackendError(
+        BackendError(
             .damaged,
-            "\(store): a row of the change feed does not read as Ferry's layout (\(said)); the schema was changed outside Ferry: check it with "
-                + "ferry verify",
-            // Kept through a PostgresBackendError, which says it as above rather than with postgres-nio's placeholder.
-            cause: PostgresBackendError(.server, said, cause: error))
+            "\(store): a row of the change feed does not read as Ferry's layout (\(error.explanation)); the schema was changed outside Ferry: "
+                + "check it with ferry verify", cause: error)
     }
 
     private init(reading row: PostgresRow, store: String) throws {
@@ -77,7 +74,7 @@ struct FeedRow {
 
     /// Microseconds since 2000-01-01 UTC in milliseconds since 1970, rounded half away from zero as
     /// ``PostgresRecordStore/milliseconds(_:)`` rounds a date.
-    static func milliseconds(microsecondsSince2000 microseconds: Int64) -> Int64 {
+    private static func milliseconds(microsecondsSince2000 microseconds: Int64) -> Int64 {
         let (quotient, remainder) = microseconds.quotientAndRemainder(dividingBy: 1000)
         return quotient + (remainder >= 500 ? 1 : remainder <= -500 ? -1 : 0) + 946_684_800_000
     }
@@ -97,11 +94,4 @@ struct FeedRow {
     static func damaged(_ reason: String, record name: String, in zone: ZoneID, store: String) -> BackendError {
         BackendError(.damaged, "\(store): the fields of record \(name) in \(zone) do not decode as CloudKit JSON (\(reason)); verify the database")
     }
-}
-
-/// What a page of the change feed's rows were taken into, how many rows came, and the last one taken.
-struct FeedRows<Content: Sendable>: Sendable {
-    var content: Content
-    var count = 0
-    var last: PostgresRow?
 }

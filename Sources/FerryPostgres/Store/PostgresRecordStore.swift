@@ -617,7 +617,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     /// Where a page of `zone`'s feed starts: the zone's number and last change sequence, and the sequence after which
     /// the page's changes come (`token`'s).
-    func feedStart(in zone: ZoneID, since token: SyncToken?) async throws -> (number: Int64, last: Int64, after: Int64) {
+    private func feedStart(in zone: ZoneID, since token: SyncToken?) async throws -> (number: Int64, last: Int64, after: Int64) {
         let found = try await feedState(of: zone)
         guard let (number, last) = found else { throw BackendError(.zoneNotFound, "\(name): no zone \(zone)") }
         var after: Int64 = 0
@@ -752,9 +752,9 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         """
     }
 
-    static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken { SyncToken(tag: "p", zone: zone, sequence: sequence) }
+    private static func token(_ zone: Int64, _ sequence: Int64) -> SyncToken { SyncToken(tag: "p", zone: zone, sequence: sequence) }
 
-    static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
+    private static func parse(_ token: SyncToken) -> (Int64, Int64)? { token.position(tag: "p") }
 
     static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 

@@ -1,6 +1,5 @@
 import FerryBackend
 import FerryBundle
-import FerryJSON
 import FerryRecords
 
 /// A page of a source's lines prepared for a bundle writer on a worker thread: most lines through their shapes into
@@ -54,19 +53,7 @@ struct PreparedPage: Sendable {
         do {
             return .prepared(preparer.prepare(try CloudKitJSONDecoder().decode(bytes: Array(line))))
         } catch {
-            return .undecodable(error, name: recordName(in: line))
+            return .undecodable(error, name: LineNames(line).recordName)
         }
-    }
-
-    /// The record name at the top of a line that does not decode, when it can be read.
-    private static func recordName(in line: UnsafeRawBufferPointer) -> String? {
-        var scanner = JSONScanner(line)
-        guard (try? scanner.beginObject()) != nil else { return nil }
-        var first = true
-        while let key = try? scanner.nextRawKey(&first) {
-            if key.matches("recordName") { return try? scanner.string() }
-            guard (try? scanner.skipValue()) != nil else { return nil }
-        }
-        return nil
     }
 }

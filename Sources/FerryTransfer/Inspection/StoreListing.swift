@@ -1,6 +1,5 @@
 import FerryBackend
 import FerryCore
-import FerryJSON
 import FerryRecords
 
 /// What a backend holds, for `ferry ls`: its zones, its record types with counts and bytes per zone, and the assets
@@ -99,11 +98,8 @@ public enum RecordFeed {
                     guard case .record(let record) = try CloudKitJSONDecoder().decode(bytes: line) else { continue }
                     decoded = .success(record)
                 } catch {
-                    // The line is JSON (the backend wrote it around what it keeps): its name and type are read from it.
-                    let object = (try? JSONParser.parse(line))?.objectValue
-                    decoded = .failure(
-                        UndecodableRecord(
-                            recordType: object?["recordType"]?.stringValue, recordName: object?["recordName"]?.stringValue, reason: "\(error)"))
+                    let names = line.withUnsafeBytes { LineNames($0) }
+                    decoded = .failure(UndecodableRecord(recordType: names.recordType, recordName: names.recordName, reason: "\(error)"))
                 }
                 try await body(decoded)
             }

@@ -174,6 +174,13 @@ struct Copy: AsyncParsableCommand {
             options.retries = retries
             options.waitForZones = !noWait
             options.onWaiting = { message in console.warning(message) }
+            let copy = CopyToBackend(
+                source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile, files: files)
+            func run(into target: any RecordStore & CheckpointJournal, described: String) async throws -> Int32 {
+                try await CommittedCount.noted(target: targetPath, kept: false, dryRun: dryRun) { committed in
+                    try await copy.run(into: target, journal: target, described: described, committed: committed, console: console, started: started)
+                }
+            }
             let store: PostgresRecordStore
             do {
                 store = try await PostgresOpener.open(url, console: console, migrate: !dryRun, retries: retries)
@@ -182,14 +189,7 @@ struct Copy: AsyncParsableCommand {
                 // create, through the contract's in-memory store standing in for it.
                 console.note("\(targetPath): the schema holds no Ferry data yet; the dry run counts what a copy into it, empty, would do")
                 let empty = InMemoryRecordStore(name: targetPath, maxOperationsPerRequest: 1000, maxRequestBytes: 16 << 20)
-                return try await CommittedCount.noted(target: targetPath, kept: false, dryRun: true) { committed in
-                    try await CopyToBackend(
-                        source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile,
-                        files: files
-                    ).run(
-                        into: empty, journal: empty, described: "a PostgreSQL database (a schema not created yet)", committed: committed,
-                        console: console, started: started)
-                }
+                return try await run(into: empty, described: "a PostgreSQL database (a schema not created yet)")
             }
             let code: Int32
             do {
@@ -201,14 +201,7 @@ struct Copy: AsyncParsableCommand {
                         "\(Endpoint.redacted(source)) and \(targetPath) are the same store (store_id \(identity)): copying it into itself changes "
                             + "nothing; copy into another schema or database")
                 }
-                code = try await CommittedCount.noted(target: targetPath, kept: false, dryRun: dryRun) { committed in
-                    try await CopyToBackend(
-                        source: changes, sourcePath: Endpoint.redacted(source), target: targetPath, options: options, rejectFile: rejectFile,
-                        files: files
-                    ).run(
-                        into: store, journal: store, described: "a PostgreSQL database (schema \(store.database.settings.schema))",
-                        committed: committed, console: console, started: started)
-                }
+                code = try await run(into: store, described: "a PostgreSQL database (schema \(store.database.settings.schema))")
             } catch {
                 try? await store.close()
                 throw error
