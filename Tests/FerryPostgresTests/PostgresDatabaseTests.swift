@@ -53,6 +53,14 @@ import Testing
         }
     }
 
+    /// The number of `zone` in the test's schema.
+    static func zoneNumber(_ zone: ZoneID, _ database: FerryPostgres.PostgresDatabase, _ schema: String) async throws -> Int64 {
+        try #require(
+            try await database.rows(
+                "SELECT id FROM \(unescaped: schema).zones WHERE zone_name = \(zone.zoneName) AND owner_name = \(zone.ownerName)"
+            ).first?.decode(Int64.self))
+    }
+
     @Test func aSchemaOfAnEarlierLayoutIsBroughtUpToDateKeepingItsData() async throws {
         try await Self.withSchema(migrated: false) { database, schema in
             // Layout 1 as the first Ferry made it, with a record in a zone, kept whole as CloudKit JSON in `fields`.
@@ -103,9 +111,26 @@ import Testing
             #expect(foreignKeys == 0, "layout 2 keeps no foreign keys")
             var feed = ""
             try await database.query(
-                PostgresQuery(unsafeSQL: "SELECT indexdef FROM pg_indexes WHERE schemaname = '\(schema)' AND indexname = 'records_feed'")
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT indexdef FROM pg_indexes WHERE schemaname = '\(schema)'
+                          AND indexname = (SELECT 'records_z' || id || '_feed' FROM \(schema).zones WHERE zone_name = 'Old')
+                        """)
             ) { row in feed = try row.decode(String.self) }
             #expect(feed.hasSuffix("(zone, seq) INCLUDE (digest, deleted)"), "layout 5's feed index covers digest comparisons: \(feed)")
+            // Layout 6: a partition of records and of refs per zone (the default zone's too), the record in its zone's.
+            var partitions: [String: Int64] = [:]
+            try await database.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT c.relname, (SELECT count(*) FROM \(schema).records r WHERE r.tableoid = c.oid) FROM pg_inherits i
+                        JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent IN ('\(schema).records'::regclass, '\(schema).refs'::regclass)
+                        """)
+            ) { row in
+                let (name, count) = try row.decode((String, Int64).self)
+                partitions[name] = count
+            }
+            #expect(partitions.count == 4 && partitions.values.reduce(0, +) == 1, "\(partitions)")
             // A zone's records and references go with it all the same.
             #expect(try await store.deleteZone(zone))
             #expect(try await store.lookup([record.id]).isEmpty)
@@ -207,32 +232,52 @@ import Testing
         }
     }
 
-    @Test func aLargeBulkLoadEndsWithItsIndexesVacuumedAndAnalyzed() async throws {
+    @Test func aFirstLoadIntoAnEmptyZoneBuildsItsIndexesAtTheEndVacuumedAndAnalyzed() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)
+            // Another zone with a record: its indexes stay as they are whatever the load does.
+            let other = ZoneID(zoneName: "Other")
+            _ = try await store.createZone(other)
+            let kept = Record(recordType: "Note", recordName: "kept", zoneID: other)
+            _ = try await store.modify([RecordOperation(.forceReplace, kept)], in: other, atomic: false)
             let zone = ZoneID(zoneName: "Large")
             _ = try await store.createZone(zone)
-            #expect(try await store.beginBulkLoad(), "an empty store: its secondary indexes are dropped for the load")
+            let number = try await Self.zoneNumber(zone, database, schema)
+            let otherNumber = try await Self.zoneNumber(other, database, schema)
+            func indexes() async throws -> Set<String> {
+                var indexes: Set<String> = []
+                try await database.query(PostgresQuery(unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)'")) { row in
+                    indexes.insert(try row.decode(String.self))
+                }
+                return indexes
+            }
+            let secondary = Set(PostgresSchema.secondaryIndexes(zone: number).map(\.name))
+            let othersIndexes = Set(PostgresSchema.secondaryIndexes(zone: otherNumber).map(\.name))
+            #expect(try await indexes().isSuperset(of: secondary.union(othersIndexes)), "a zone is made with its indexes")
+            #expect(try await !store.beginBulkLoad(), "nothing is deferred up front")
+            // A copy claims its zones before it writes them; the first bulk write into the empty zone drops its indexes.
+            try await store.claimZone(zone, wait: false) { _ in }
             let records = (0..<10_000).map { number in
                 Record(
                     recordType: "Note", recordName: "n\(number)", zoneID: zone,
                     fields: ["car": .reference(Reference(recordName: "n0", zoneID: zone, action: .deleteSelf))])
             }
-            let creation = try await store.prepareCreation(records, contents: records.map(RecordContent.init), in: zone)
-            #expect(try await store.createAbsent(creation)?.count == records.count)
+            let creation = try await store.prepareCreation(Array(records[..<5000]), contents: records[..<5000].map(RecordContent.init), in: zone)
+            #expect(try await store.createAbsent(creation)?.count == 5000)
+            let during = try await indexes()
+            #expect(during.isDisjoint(with: secondary) && during.isSuperset(of: othersIndexes), "only the loaded zone's are dropped: \(during)")
+            let rest = try await store.prepareCreation(Array(records[5000...]), contents: records[5000...].map(RecordContent.init), in: zone)
+            #expect(try await store.createAbsent(rest)?.count == 5000)
             try await store.endBulkLoad()
-            var indexes: Set<String> = []
-            try await database.query(PostgresQuery(unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)'")) { row in
-                indexes.insert(try row.decode(String.self))
-            }
-            #expect(indexes.isSuperset(of: ["records_feed", "refs_target", "refs_source"]))
+            #expect(try await indexes().isSuperset(of: secondary.union(othersIndexes)))
+            let (records_, refs_) = (PostgresSchema.partitionName("records", zone: number), PostgresSchema.partitionName("refs", zone: number))
             var analyzed: [String: Set<String>] = [:]
             try await database.query(PostgresQuery(unsafeSQL: "SELECT tablename, attname FROM pg_stats WHERE schemaname = '\(schema)'")) { row in
                 let (table, column) = try row.decode((String, String).self)
                 analyzed[table, default: []].insert(column)
             }
-            #expect(analyzed["records"]?.isSuperset(of: ["zone", "name", "type", "seq", "deleted", "digest", "fields"]) == true)
-            #expect(analyzed["refs"] == ["zone", "source", "target", "action"])
+            #expect(analyzed[records_]?.isSuperset(of: ["zone", "name", "type", "seq", "deleted", "digest", "fields"]) == true)
+            #expect(analyzed[refs_] == ["zone", "source", "target", "action"])
             // Both vacuumed: the records' pages all-visible, so that the feed's index answers digest comparisons alone
             // (which pages are depends on the transactions other tests hold open meanwhile), and nothing left to
             // autovacuum.
@@ -243,7 +288,49 @@ import Testing
                 let (table, count) = try row.decode((String, Int64).self)
                 vacuumed[table] = count
             }
-            #expect(vacuumed["records"] == 1 && vacuumed["refs"] == 1, "\(vacuumed)")
+            #expect(vacuumed[records_] == 1 && vacuumed[refs_] == 1, "\(vacuumed)")
+            // A second load into the zone, no longer empty, keeps its indexes.
+            let more = [Record(recordType: "Note", recordName: "more", zoneID: zone)]
+            #expect(try await store.createAbsent(try await store.prepareCreation(more, contents: more.map(RecordContent.init), in: zone))?.count == 1)
+            #expect(try await indexes().isSuperset(of: secondary))
+        }
+    }
+
+    /// A zone's indexes dropped by a copy that was interrupted are built by the next copy that can claim the zone,
+    /// and left alone while another copy holds it.
+    @Test func indexesLeftDroppedByAnInterruptedLoadAreBuiltByTheNextCopyThatCanClaimTheZone() async throws {
+        try await Self.withSchema { database, schema in
+            let (interrupted, busy, next) = (
+                PostgresRecordStore(try await PostgresDatabase.open(database.settings)),
+                PostgresRecordStore(try await PostgresDatabase.open(database.settings)),
+                PostgresRecordStore(try await PostgresDatabase.open(database.settings))
+            )
+            let zone = ZoneID(zoneName: "Cut")
+            _ = try await interrupted.createZone(zone)
+            let number = try await Self.zoneNumber(zone, database, schema)
+            try await interrupted.claimZone(zone, wait: false) { _ in }
+            let records = (0..<100).map { Record(recordType: "Note", recordName: "n\($0)", zoneID: zone) }
+            #expect(try await interrupted.createAbsent(records, contents: records.map(RecordContent.init), in: zone)?.count == 100)
+            // The copy ends without its endBulkLoad (its process killed): its claims' connection closes.
+            try await interrupted.close()
+            func feedIndexExists() async throws -> Bool {
+                let name = "\(schema).\(PostgresSchema.secondaryIndexes(zone: number)[0].name)"
+                return try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(name)') IS NOT NULL")).first?.decode(Bool.self)
+                    ?? false
+            }
+            #expect(try await !feedIndexExists(), "dropped for the load")
+            // While another copy holds the zone, a copy that ends leaves them to it.
+            try await busy.claimZone(zone, wait: false) { _ in }
+            try await next.endBulkLoad()
+            #expect(try await !feedIndexExists(), "left to the copy that holds the zone")
+            try await busy.close()
+            try await next.endBulkLoad()
+            #expect(try await feedIndexExists(), "built by a copy that could claim the zone")
+            // The claim it took for that is let go.
+            let later = PostgresRecordStore(try await PostgresDatabase.open(database.settings))
+            try await later.claimZone(zone, wait: false) { _ in }
+            try await later.close()
+            try await next.close()
         }
     }
 
@@ -461,6 +548,51 @@ import Testing
         }
     }
 
+    /// A role granted the tables but not the schema writes in bulk into a zone whose partitions another role made (through
+    /// the parent tables, its indexes kept), and is told what it lacks to make a zone.
+    @Test func aRoleGrantedTheTablesWritesZonesItDidNotMake() async throws {
+        try await Self.withSchema { database, schema in
+            let owner = PostgresRecordStore(database)
+            let role = "w_\(UInt32.random(in: 0...UInt32.max))"
+            for statement in [
+                "CREATE ROLE \(role) LOGIN PASSWORD 'pw'", "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                "GRANT USAGE ON ALL SEQUENCES IN SCHEMA \(schema) TO \(role)",
+            ] {
+                try await database.execute(PostgresQuery(unsafeSQL: statement))
+            }
+            // Made after the grant: its partitions are the owner's alone.
+            let zone = ZoneID(zoneName: "Owned")
+            #expect(try await owner.createZone(zone))
+            let number = try await Self.zoneNumber(zone, database, schema)
+            let url = try #require(try Self.serverURL())
+            let components = try #require(URLComponents(string: url))
+            let writer = PostgresRecordStore(
+                try await PostgresDatabase.open(
+                    try Self.settings(
+                        "postgres://\(role):pw@\(components.host ?? "127.0.0.1"):\(components.port ?? 5432)\(components.path)", schema: schema)))
+            try await writer.claimZone(zone, wait: false) { _ in }
+            let records = (0..<100).map { Record(recordType: "Note", recordName: "n\($0)", zoneID: zone) }
+            let outcomes = try #require(try await writer.createAbsent(records, contents: records.map(RecordContent.init), in: zone))
+            #expect(outcomes.allSatisfy { if case .saved = $0 { true } else { false } })
+            try await writer.endBulkLoad()
+            #expect(try await owner.lookup(records.map(\.id)).count == 100)
+            var indexes: Set<String> = []
+            try await database.query(PostgresQuery(unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)'")) { row in
+                indexes.insert(try row.decode(String.self))
+            }
+            #expect(indexes.isSuperset(of: PostgresSchema.secondaryIndexes(zone: number).map(\.name)), "kept: the role may not drop them")
+            await #expect {
+                _ = try await writer.createZone(ZoneID(zoneName: "Mine"))
+            } throws: { error in
+                let error = error as? PostgresBackendError
+                return error?.code == .permission && error?.message.contains("CREATE") == true
+            }
+            try await writer.close()
+            for statement in ["DROP OWNED BY \(role)", "DROP ROLE \(role)"] { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
+        }
+    }
+
     @Test func tlsIsUsedAndTheCertificateCheckedAsAsked() async throws {
         guard let url = try Self.serverURL() else { return }
         guard let root = ProcessInfo.processInfo.environment["FERRY_TEST_PG_CA"] else {
@@ -491,29 +623,37 @@ import Testing
 
 /// Writers of one zone at the same time, on the real server.
 @Suite struct PostgresConcurrentWriterTests {
-    /// A copy whose claims' connection was lost while it held the index claim takes the claim again when it can, and
-    /// leaves the indexes to the copy that took it meanwhile.
-    @Test func anIndexClaimLostWithItsConnectionIsLeftToTheCopyThatTookIt() async throws {
+    /// A copy whose claims' connection was lost while it loaded a zone with its indexes dropped stops when another copy
+    /// took the zone meanwhile, and leaves the indexes to that copy.
+    @Test func aZoneClaimLostWithItsConnectionLeavesTheIndexesToTheCopyThatTookIt() async throws {
         try await PostgresDatabaseTests.withSchema { database, schema in
             // Two copies, each with a connection pool of its own (closing a store closes its pool).
             let first = PostgresRecordStore(try await PostgresDatabase.open(database.settings))
             let second = PostgresRecordStore(try await PostgresDatabase.open(database.settings))
             let zone = ZoneID(zoneName: "CarZone")
             #expect(try await first.createZone(zone))
-            #expect(try await first.beginBulkLoad(), "an empty store: the first copy drops the indexes and holds the claim")
+            let number = try await PostgresDatabaseTests.zoneNumber(zone, database, schema)
+            try await first.claimZone(zone, wait: false) { _ in }
+            let records = (0..<100).map { Record(recordType: "Car", recordName: "c\($0)", zoneID: zone) }
+            #expect(try await first.createAbsent(records, contents: records.map(RecordContent.init), in: zone)?.count == 100)
+            func feedIndexExists() async throws -> Bool {
+                let name = "\(schema).\(PostgresSchema.secondaryIndexes(zone: number)[0].name)"
+                return try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(name)') IS NOT NULL")).first?.decode(Bool.self)
+                    ?? false
+            }
+            #expect(try await !feedIndexExists(), "an empty zone: the first copy drops its indexes for the load")
             // The server ends the connection holding the claim, as when the network drops it.
             try await database.execute(
                 PostgresQuery(
                     unsafeSQL: """
-                        SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
-                          AND objid = (hashtext('\(schema).indexes')::bigint & 4294967295)::oid
+                        SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+                          AND objid = \(number) AND classid = (hashtext('\(schema).copy')::bigint & 4294967295)::oid
                         """))
-            #expect(try await second.beginBulkLoad(), "the claim is free: the second copy takes it")
-            // The first copy's next claim finds its connection gone (at once, or after one failure) and makes another.
+            // The claim is free: the second copy takes it (once the server has ended the first's session).
             var attempts = 0
             while true {
                 do {
-                    try await first.claimZone(zone, wait: false) { _ in }
+                    try await second.claimZone(zone, wait: false) { _ in }
                     break
                 } catch {
                     attempts += 1
@@ -521,14 +661,18 @@ import Testing
                     try await Task.sleep(for: .milliseconds(100))
                 }
             }
-            func feedIndexExists() async throws -> Bool {
-                try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(schema).records_feed') IS NOT NULL")).first?.decode(Bool.self)
-                    ?? false
+            // The first copy's next claim finds its connection gone and the zone taken: it stops, to be run again.
+            await #expect {
+                try await first.claimZone(ZoneID(zoneName: "Another"), wait: false) { _ in }
+                _ = try await first.createZone(ZoneID(zoneName: "Another"))
+                try await first.claimZone(ZoneID(zoneName: "Another"), wait: false) { _ in }
+            } throws: { error in
+                (error as? PostgresBackendError)?.code == .interrupted
             }
-            try await first.endBulkLoad()
-            #expect(try await feedIndexExists() == false, "left to the copy that holds the claim now")
+            await #expect(throws: PostgresBackendError.self, "nor does it build the indexes at its end") { try await first.endBulkLoad() }
+            #expect(try await feedIndexExists() == false, "left to the copy that holds the zone now")
             try await second.endBulkLoad()
-            #expect(try await feedIndexExists(), "built by the copy that holds the claim")
+            #expect(try await feedIndexExists(), "built by the copy that holds the zone")
             try await second.close()
             try await first.close()
         }

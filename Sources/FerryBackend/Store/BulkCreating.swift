@@ -24,7 +24,8 @@ public protocol BulkCreating: RecordStore {
     func createAbsent(_ creation: BulkCreation) async throws -> [RecordOutcome]?
 
     /// Called before a copy writes anything; `true` when the backend took the chance to defer work to
-    /// ``endBulkLoad()`` (secondary indexes of an empty store, built once at the end).
+    /// ``endBulkLoad()`` (the local store: the secondary indexes of an empty store, built once at the end). A backend
+    /// may also defer work as the copy goes (PostgreSQL: a zone's secondary indexes, at its first bulk write).
     func beginBulkLoad() async throws -> Bool
     /// Called when a copy has written everything (also after a copy that ``beginBulkLoad()`` found nothing to defer
     /// for, and by the next copy after one that was interrupted).

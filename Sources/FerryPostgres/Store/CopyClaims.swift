@@ -2,13 +2,12 @@ import FerryRecords
 import Logging
 import PostgresNIO
 
-/// What a store's copy holds against other copies, and the connection that holds it: the zones it writes, and the
-/// index claim while it loads an empty store with its secondary indexes dropped.
+/// What a store's copy holds against other copies, and the connection that holds it: the zones it writes (and whose
+/// secondary indexes it may drop for a first load, see ``PostgresRecordStore/beginBulkLoad()``).
 actor CopyClaims {
     private let database: PostgresDatabase
     private var connection: PostgresConnection?
     private var held: Set<Int64> = []
-    private var holdsIndexes = false
 
     init(_ database: PostgresDatabase) { self.database = database }
 
@@ -45,38 +44,42 @@ actor CopyClaims {
         held.insert(number)
     }
 
-    /// Whether this store's copy holds the index claim (taken now if no other copy holds it).
+    /// Whether this store's copy holds the claim of the zone numbered `number`, its connection made again (and its
+    /// claims taken again) when it was lost.
+    /// - Throws: ``PostgresBackendError`` `interrupted` when another copy took one of them meanwhile.
+    func holds(_ number: Int64) async throws -> Bool {
+        guard held.contains(number) else { return false }
+        _ = try await ownConnection()
+        return true
+    }
+
+    /// Takes the claim of the zone numbered `number` if no other copy holds it (or this one does already).
     ///
-    /// The copy that drops the secondary indexes for a first load holds it until it has built them again; a copy
-    /// that finds them missing builds them only when it can take the claim (else their dropper is still loading).
-    func claimIndexes() async throws -> Bool {
-        // First the connection: when it was lost, so was the claim, which it takes again if it can.
+    /// - Returns: whether this copy holds it now; one taken here is let go by ``release(_:)``.
+    func tryClaim(_ number: Int64) async throws -> Bool {
+        if held.contains(number) { return true }
         let connection = try await ownConnection()
-        if holdsIndexes { return true }
         do {
-            holdsIndexes = try await tryLockIndexes(on: connection)
-            return holdsIndexes
+            guard try await tryLock(zone: number, on: connection) else { return false }
         } catch {
             throw database.translate(error)
         }
+        held.insert(number)
+        return true
     }
 
-    /// Lets go of the index claim.
-    func releaseIndexes() async throws {
-        guard holdsIndexes, let connection, !connection.isClosed else {
-            holdsIndexes = false
-            return
-        }
+    /// Lets go of the claim of the zone numbered `number`.
+    func release(_ number: Int64) async throws {
+        guard held.remove(number) != nil, let connection, !connection.isClosed else { return }
         do {
-            let query = PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey))
+            let query = PostgresQuery(
+                unsafeSQL: "SELECT pg_advisory_unlock(hashtext($1), $2)", binds: try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number))
+            )
             _ = try await connection.query(query, logger: database.logger)
         } catch {
             throw database.translate(error)
         }
-        holdsIndexes = false
     }
-
-    private var indexKey: String { database.settings.schema + ".indexes" }
 
     /// Who holds a zone's claim, as the server sees them.
     private func holder(of number: Int64, on connection: PostgresConnection) async throws -> String {
@@ -95,9 +98,6 @@ actor CopyClaims {
     }
 
     /// The connection holding the claims; when it was lost (and the claims with it), a new one that takes them again.
-    ///
-    /// The index claim is taken again when it is free; when another copy took it meanwhile, this copy no longer holds
-    /// it, and leaves the indexes to that copy.
     private func ownConnection() async throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         let made = try await database.dedicatedConnection()
@@ -110,7 +110,6 @@ actor CopyClaims {
                         + "run the same command again once that copy has finished (it resumes)")
             }
         }
-        if holdsIndexes { holdsIndexes = try await tryLockIndexes(on: made) }
         connection = made
         return made
     }
@@ -122,12 +121,6 @@ actor CopyClaims {
                 unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1), $2)",
                 binds: try PostgresRecordStore.binds(key, Int32(truncatingIfNeeded: number))),
             on: connection)
-    }
-
-    /// Takes the index claim on `connection` if no other copy holds it; whether it did.
-    private func tryLockIndexes(on connection: PostgresConnection) async throws -> Bool {
-        try await answer(
-            PostgresQuery(unsafeSQL: "SELECT pg_try_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(indexKey)), on: connection)
     }
 
     /// The one `boolean` a query answers (`false` when it gives no row).
@@ -142,6 +135,5 @@ actor CopyClaims {
         try? await connection?.close()
         connection = nil
         held = []
-        holdsIndexes = false
     }
 }

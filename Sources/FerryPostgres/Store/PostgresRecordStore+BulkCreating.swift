@@ -87,6 +87,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         try writable()
         let (records, contents, zone) = (creation.records, creation.contents, creation.zone)
         let prepared = creation.prepared as? PreparedRows ?? preparedRows(records, contents: contents, zone: zone)
+        try await deferIndexesOfFirstLoad(zone)
         do {
             return try await database.transaction { [self] connection -> (BulkWritten, recorded: Bool) in
                 let written = try await bulkRows(records, prepared: prepared, zone: zone, on: connection)
@@ -136,8 +137,12 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         guard accepted > 0 else { return BulkWritten(refused: outcomes, offsets: offsets, first: 0, now: now) }
         let first = last - Int64(candidates) + 1
         let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
+        // Into the zone's partition itself where this role may write it (COPY into the parent table looks up each row's
+        // partition, 3 % of a first copy).
+        let direct = bulkLoads.withLock { $0[number]?.direct } ?? false
+        func table(_ parent: String) -> String { direct ? PostgresSchema.partitionName(parent, zone: number) : parent }
         try await connection.copyFrom(
-            table: "records", columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
+            table: table("records"), columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
         ) { writer in
             var rows = CopyRows.started()
             var start = 0
@@ -154,7 +159,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // released both names of every reference twice).
         let referencing = records.indices.filter { offsets[$0] >= 0 && !prepared.deleteSelf[$0].isEmpty }
         if !referencing.isEmpty {
-            try await connection.copyFrom(table: "refs", columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
+            try await connection.copyFrom(table: table("refs"), columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
                 writer in
                 var rows = CopyRows.started()
                 for index in referencing {
@@ -165,7 +170,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
                 try await writer.write(rows.take())
             }
         }
-        bulkWritten.withLock { $0 += accepted }
+        bulkLoads.withLock { $0[number, default: ZoneLoad()].written += accepted }
         return BulkWritten(refused: outcomes, offsets: offsets, first: first, now: now)
     }
 
@@ -253,90 +258,131 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         return try await reserve(number)
     }
 
-    /// Defers the secondary indexes when the store holds no record at all, holding the store's index claim until
-    /// ``endBulkLoad()`` builds them.
+    /// Defers nothing up front: a zone's secondary indexes are dropped by the first bulk write into it, when the zone
+    /// is empty and this store's copy holds its claim (``deferIndexesOfFirstLoad(_:)``), and built by ``endBulkLoad()``.
+    public func beginBulkLoad() async throws -> Bool { false }
+
+    /// Before this store's first bulk write into `zone`: whether its bulk writes may go into the zone's partitions
+    /// themselves, and its secondary indexes dropped when the zone holds no record and this store's copy holds its claim
+    /// (so no other copy writes it meanwhile).
     ///
-    /// Dropping an index waits for every other transaction on the table, so a store in use keeps them (and a busy one
-    /// is not waited for long); while one copy holds the claim, the others leave the indexes to it.
-    public func beginBulkLoad() async throws -> Bool {
-        guard try await claims.claimIndexes() else { return false }
+    /// Dropping an index waits for every transaction that read the partition, so a zone in use keeps them (and a busy
+    /// one is not waited for long), as does a zone whose partitions this role does not own. A copy interrupted after
+    /// dropping them leaves them to the next copy of the zone, or to any copy that can take the zone's claim
+    /// (``endBulkLoad()``).
+    private func deferIndexesOfFirstLoad(_ zone: ZoneID) async throws {
+        var known = zoneNumbers.withLock { $0[zone] }
+        if known == nil { known = try await database.rows(try zoneNumberQuery(zone)).first.map { try $0.decode(Int64.self) } }
+        guard let number = known, bulkLoads.withLock({ $0[number] }) == nil else { return }
+        let records = "\(schema).\(PostgresSchema.partitionName("records", zone: number))"
+        let refs = "\(schema).\(PostgresSchema.partitionName("refs", zone: number))"
+        // A role granted what it writes on the parent tables may not have it on a partition made by another role.
+        let direct =
+            try await database.rows(
+                PostgresQuery(
+                    unsafeSQL:
+                        "SELECT coalesce(has_table_privilege(to_regclass($1), 'INSERT') AND has_table_privilege(to_regclass($2), 'INSERT'), false)",
+                    binds: try Self.binds(records, refs))
+            ).first?.decode(Bool.self) ?? false
+        bulkLoads.withLock { $0[number] = ZoneLoad(direct: direct) }
+        guard try await claims.holds(number) else { return }
         do {
             let dropped = try await database.transaction { [self] connection in
                 try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
-                let rows = try await connection.query(
-                    PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(schema).records)"), logger: logger)
+                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(records))"), logger: logger)
                 var empty = false
                 for try await row in rows { empty = try row.decode(Bool.self) }
                 guard empty else { return false }
-                for index in Self.secondaryIndexes.keys.sorted() {
-                    try await connection.query(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(schema).\(index)"), logger: logger)
+                for index in PostgresSchema.secondaryIndexes(zone: number) {
+                    try await connection.query(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(schema).\(index.name)"), logger: logger)
                 }
                 return true
             }
-            if !dropped { try await claims.releaseIndexes() }
-            return dropped
+            if dropped { logger.debug("\(name): zone \(zone) is loaded with its secondary indexes built at the end") }
         } catch let error as PostgresBackendError where error.sqlState == "55P03" {
-            try await claims.releaseIndexes()
-            return false
+            logger.debug("\(name): zone \(zone) keeps its indexes for this load: its partition is in use")
+        } catch let error as PostgresBackendError where error.code == .permission {
+            logger.debug("\(name): zone \(zone) keeps its indexes for this load: \(error.message)")
         }
     }
 
-    /// Builds the secondary indexes if they are missing and no other copy that dropped them is still loading (a copy
-    /// that dropped them and was interrupted leaves them to the next), and, after a large load, vacuums and analyzes
-    /// the tables it wrote (the records' pages all-visible, so that the feed's index answers digest comparisons alone).
+    /// Builds the secondary indexes of every zone that lacks one of them and whose claim this store's copy holds or can
+    /// take (a copy that dropped them and is still loading holds its zone's), and, after a large load into a zone,
+    /// vacuums and analyzes its partitions (the records' pages all-visible, so that the feed's index answers digest
+    /// comparisons alone).
     public func endBulkLoad() async throws {
-        var missing: [String] = []
+        var missing: [Int64] = []
         for row in try await read(
             PostgresQuery(
-                unsafeSQL: "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass($2 || '.' || name) IS NULL",
-                binds: try Self.binds(Self.secondaryIndexes.keys.sorted(), schema)))
+                unsafeSQL: """
+                    SELECT z.id FROM \(schema).zones z
+                    WHERE to_regclass($1 || '.records_z' || z.id) IS NOT NULL AND (to_regclass($1 || '.records_z' || z.id || '_feed') IS NULL
+                       OR to_regclass($1 || '.refs_z' || z.id || '_target') IS NULL OR to_regclass($1 || '.refs_z' || z.id || '_source') IS NULL)
+                    """, binds: try Self.binds(schema)))
         {
-            missing.append(try row.decode(String.self))
+            missing.append(try row.decode(Int64.self))
         }
-        var building = false
-        if !missing.isEmpty { building = try await claims.claimIndexes() }
-        // After a large load, the tables loaded are vacuumed and analyzed, so that the next copy's queries are
-        // planned for the tables' size now and autovacuum has nothing left to do about the load (it would otherwise
-        // vacuum and analyze them again within a minute, in the middle of whatever comes next).
-        let analyzing = bulkWritten.withLock { $0 } >= 10_000
-        let built = Dictionary(grouping: building ? missing : [], by: { Self.secondaryIndexes[$0]?.table ?? "" })
-        let (database, schema) = (self.database, self.schema)
-        // A task per table: `VACUUM (ANALYZE)` first, which marks the freshly written pages all-visible (an
+        var building: [Int64] = []
+        var taken: [Int64] = []
+        for number in missing {
+            if try await claims.holds(number) {
+                building.append(number)
+            } else if try await claims.tryClaim(number) {
+                building.append(number)
+                taken.append(number)
+            }
+        }
+        // After a large load, a zone's partitions are vacuumed and analyzed, so that the next copy's queries are planned
+        // for their size now and autovacuum has nothing left to do about the load (it would otherwise vacuum and analyze
+        // them again within a minute, in the middle of whatever comes next).
+        let analyzed = bulkLoads.withLock { loads in loads.filter { $0.value.written >= 10_000 }.keys }
+        var tables: [String: (vacuumed: Bool, indexes: [String])] = [:]
+        for number in analyzed {
+            for table in ["records", "refs"] { tables[PostgresSchema.partitionName(table, zone: number), default: (false, [])].vacuumed = true }
+        }
+        for number in building {
+            for index in PostgresSchema.secondaryIndexes(zone: number) {
+                tables[index.table, default: (false, [])].indexes.append(
+                    "CREATE INDEX IF NOT EXISTS \(index.name) ON \(schema).\(index.table) \(index.columns)")
+            }
+        }
+        let (database, schema, logger, name) = (self.database, self.schema, self.logger, self.name)
+        /// Runs `statement`; one this role may not run (an index of a partition another role made) is left to that
+        /// role's next copy, with a warning.
+        @Sendable func run(_ statement: String) async throws {
+            do {
+                try await database.execute(PostgresQuery(unsafeSQL: statement))
+            } catch let error as PostgresBackendError where error.code == .permission {
+                logger.warning(
+                    "\(name): \(statement) was not run: \(error.message); the partition's owner can run it, or its next copy into the zone does")
+            }
+        }
+        // A task per partition: `VACUUM (ANALYZE)` first, which marks the freshly written pages all-visible (an
         // index-only scan of the feed's index needs that to skip the rows themselves) and sets the rows' hint bits,
         // which the index builds would otherwise set; then its indexes side by side, each on a connection of its own
         // (the server builds each on one core).
-        try await withThrowingTaskGroup(of: Void.self) { tables in
-            for table in Set(built.keys).union(analyzing ? Self.loadedTables : []) {
-                let indexes = built[table] ?? []
-                tables.addTask {
-                    if analyzing { try await database.execute(PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(schema).\(table)")) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (table, work) in tables {
+                group.addTask {
+                    if work.vacuumed { try await run("VACUUM (ANALYZE) \(schema).\(table)") }
                     try await withThrowingTaskGroup(of: Void.self) { builds in
-                        for index in indexes {
-                            guard let definition = Self.secondaryIndexes[index] else { continue }
-                            builds.addTask {
-                                try await database.execute(
-                                    PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(schema).\(table) \(definition.columns)"))
-                            }
-                        }
+                        for statement in work.indexes { builds.addTask { try await run(statement) } }
                         try await builds.waitForAll()
                     }
                 }
             }
-            try await tables.waitForAll()
+            try await group.waitForAll()
         }
-        if building { try await claims.releaseIndexes() }
+        bulkLoads.withLock { $0 = [:] }
+        for number in taken { try await claims.release(number) }
     }
+}
 
-    /// The indexes a first copy builds at its end: the change feed's (with each row's digest and tombstone flag, so that
-    /// comparisons in feed order read the index alone) and the references' (by target and by source).
-    static let secondaryIndexes = [
-        "records_feed": (table: "records", columns: "(zone, seq) INCLUDE (digest, deleted)"),
-        "refs_target": (table: "refs", columns: "(zone, target)"),
-        "refs_source": (table: "refs", columns: "(zone, source)"),
-    ]
-
-    /// The tables a bulk load writes, vacuumed and analyzed at its end.
-    static let loadedTables = ["records", "refs"]
+/// What a store's bulk writes into one zone know of it: how many records they wrote, and whether they write into the
+/// zone's partitions themselves (else through the parent tables).
+struct ZoneLoad {
+    var written = 0
+    var direct = false
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.
