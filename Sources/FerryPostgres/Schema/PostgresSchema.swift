@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import PostgresNIO
 
 /// Ferry's tables in a PostgreSQL schema, and their migrations.
@@ -28,7 +27,6 @@ public enum PostgresSchema {
                 for statement in statements(step, schema: schema) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
                 }
-                if step == 6 { try await partitionZones(schema: schema, on: connection, logger: database.logger) }
             }
             try await connection.query(
                 PostgresQuery(
@@ -38,11 +36,6 @@ public enum PostgresSchema {
                         """), logger: database.logger)
         }
         try await ensureIdentity(database)
-        if (1..<6).contains(found) {
-            // The rows moved into partitions: vacuumed (their pages all-visible, so that the feed's index answers digest
-            // comparisons alone) and analyzed now rather than by autovacuum in the middle of the copy that migrated them.
-            try await database.execute(PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(schema).records, \(schema).refs"))
-        }
         return found
     }
 
@@ -157,14 +150,15 @@ public enum PostgresSchema {
                 "CREATE INDEX records_feed ON \(schema).records (zone, seq) INCLUDE (digest, deleted)",
             ]
         case 6:
-            // A partition of `records` and of `refs` per zone, each with secondary indexes of its own: a first copy into
-            // an empty zone drops that zone's and builds them at its end, whatever the other zones hold. The tables of
-            // layout 5 are renamed aside; ``partitionZones(schema:on:logger:)`` moves their rows into the partitions.
+            // `records` and `refs` become partitioned by zone, the tables of layout 5 their default partitions (attached
+            // as they are: no row moves, their indexes kept). A zone lives in the shared partitions unless a first copy
+            // into it while it was empty gave it partitions of its own, loaded without secondary indexes and indexed
+            // at the end (``PostgresRecordStore/beginBulkLoad()``): a partition per zone for every zone would cost each
+            // zone's creation its tables and indexes, and the server a lock on each for any query across zones.
             return [
-                "ALTER TABLE \(schema).records RENAME TO records_5",
-                "ALTER TABLE \(schema).records_5 RENAME CONSTRAINT records_pkey TO records_5_pkey",
-                "ALTER TABLE \(schema).refs RENAME TO refs_5",
-                "DROP INDEX IF EXISTS \(schema).records_feed, \(schema).refs_target, \(schema).refs_source",
+                "ALTER TABLE \(schema).records RENAME TO records_shared",
+                "ALTER TABLE \(schema).records_shared RENAME CONSTRAINT records_pkey TO records_shared_pkey",
+                "ALTER TABLE \(schema).refs RENAME TO refs_shared",
                 """
                 CREATE TABLE \(schema).records (
                     zone bigint NOT NULL, name text NOT NULL, type text NOT NULL, tag text NOT NULL, seq bigint NOT NULL,
@@ -177,66 +171,40 @@ public enum PostgresSchema {
                 CREATE TABLE \(schema).refs (zone bigint NOT NULL, source text NOT NULL, target text NOT NULL, action text NOT NULL)
                     PARTITION BY LIST (zone)
                 """,
+                "ALTER TABLE \(schema).records ATTACH PARTITION \(schema).records_shared DEFAULT",
+                "ALTER TABLE \(schema).refs ATTACH PARTITION \(schema).refs_shared DEFAULT",
+                // No query of Ferry's looks into `fields`, and its statistics were a third of analyzing a table (each
+                // sampled document read whole): a copy analyzes the partitions it loads.
+                "ALTER TABLE \(schema).records ALTER COLUMN fields SET STATISTICS 0",
             ]
         default:
             return []
         }
     }
 
-    /// Moves the rows of layout 5's tables into a partition per zone (layout 6), each partition's indexes built after.
-    private static func partitionZones(schema: String, on connection: PostgresConnection, logger: Logger) async throws {
-        func run(_ statement: String) async throws { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger) }
-        // Every zone, and any zone number rows hold without one (rows of a zone deleted by hand).
-        var zones: [Int64] = []
-        let rows = try await connection.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT id FROM \(schema).zones UNION SELECT zone FROM \(schema).records_5 UNION SELECT zone FROM \(schema).refs_5 ORDER BY 1
-                    """), logger: logger)
-        for try await row in rows { zones.append(try row.decode(Int64.self)) }
-        for zone in zones {
-            for statement in partitionStatements(zone: zone, schema: schema, indexed: false) { try await run(statement) }
-        }
-        try await run(
-            """
-            INSERT INTO \(schema).records (zone, name, type, tag, seq, created, modified, created_by, modified_by, deleted, digest, fields)
-            SELECT zone, name, type, tag, seq, created, modified, created_by, modified_by, deleted, digest, fields FROM \(schema).records_5
-            """)
-        try await run("INSERT INTO \(schema).refs (zone, source, target, action) SELECT zone, source, target, action FROM \(schema).refs_5")
-        try await run("DROP TABLE \(schema).records_5, \(schema).refs_5")
-        for zone in zones {
-            for statement in indexStatements(zone: zone, schema: schema) { try await run(statement) }
-        }
-    }
-
-    /// The statements that make a zone's partitions of `records` and `refs` (layout 6), with their secondary indexes
-    /// when `indexed`.
+    /// The statements that make a zone's partitions of its own, attached, without secondary indexes.
     ///
-    /// Each partition is made as a table of its own and then attached, which locks the parent table only against other
-    /// attachments (`SHARE UPDATE EXCLUSIVE`), where `CREATE TABLE … PARTITION OF` would wait for every reader of every
-    /// zone; its `CHECK` spares the attachment a scan. `schema` is a plain identifier (``PostgresSettings`` checks it).
-    package static func partitionStatements(zone: Int64, schema: String, indexed: Bool = true) -> [String] {
-        var statements: [String] = []
-        for table in ["records", "refs"] {
-            let partition = partitionName(table, zone: zone)
-            statements += [
-                "CREATE TABLE \(schema).\(partition) (LIKE \(schema).\(table) INCLUDING DEFAULTS, CONSTRAINT \(partition)_zone CHECK (zone = \(zone)))",
-                "ALTER TABLE \(schema).\(table) ATTACH PARTITION \(schema).\(partition) FOR VALUES IN (\(zone))",
-            ]
-        }
-        return indexed ? statements + indexStatements(zone: zone, schema: schema) : statements
+    /// Each is a table of its own first, with the `CHECK` that spares the attachment a scan of it. `schema` is a plain
+    /// identifier (``PostgresSettings`` checks it).
+    package static func partitionStatements(zone: Int64, schema: String) -> [String] {
+        let (records, refs) = (partitionName("records", zone: zone), partitionName("refs", zone: zone))
+        return [
+            "CREATE TABLE \(schema).\(records) (LIKE \(schema).records INCLUDING DEFAULTS, CONSTRAINT \(records)_zone CHECK (zone = \(zone)))",
+            "ALTER TABLE \(schema).\(records) ALTER COLUMN fields SET STATISTICS 0",
+            "ALTER TABLE \(schema).records ATTACH PARTITION \(schema).\(records) FOR VALUES IN (\(zone))",
+            "CREATE TABLE \(schema).\(refs) (LIKE \(schema).refs INCLUDING DEFAULTS, CONSTRAINT \(refs)_zone CHECK (zone = \(zone)))",
+            "ALTER TABLE \(schema).refs ATTACH PARTITION \(schema).\(refs) FOR VALUES IN (\(zone))",
+        ]
     }
 
-    /// The statements that build a zone's secondary indexes, each only if it is missing.
-    package static func indexStatements(zone: Int64, schema: String) -> [String] {
-        secondaryIndexes(zone: zone).map { "CREATE INDEX IF NOT EXISTS \($0.name) ON \(schema).\($0.table) \($0.columns)" }
-    }
-
-    /// A zone's partition of `table` (`records` or `refs`).
+    /// The partition of `table` (`records` or `refs`) of its own a zone has when a first copy gave it one.
     package static func partitionName(_ table: String, zone: Int64) -> String { "\(table)_z\(zone)" }
 
-    /// A zone's secondary indexes (layout 6): the change feed's, with each row's digest and tombstone flag (so that
-    /// comparisons in feed order read the index alone), and the references' by target and by source.
+    /// The secondary indexes of a zone's partitions of its own.
+    ///
+    /// The change feed's, with each row's digest and tombstone flag (so that comparisons in feed order read the index
+    /// alone), and the references' by target and by source. The shared partitions have the same, named as layout 5
+    /// named them (`records_feed`, `refs_target`, `refs_source`).
     package static func secondaryIndexes(zone: Int64) -> [(name: String, table: String, columns: String)] {
         let (records, refs) = (partitionName("records", zone: zone), partitionName("refs", zone: zone))
         return [

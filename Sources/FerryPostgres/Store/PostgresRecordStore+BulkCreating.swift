@@ -87,7 +87,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         try writable()
         let (records, contents, zone) = (creation.records, creation.contents, creation.zone)
         let prepared = creation.prepared as? PreparedRows ?? preparedRows(records, contents: contents, zone: zone)
-        try await deferIndexesOfFirstLoad(zone)
+        try await prepareFirstLoad(zone, writing: records.count)
         do {
             return try await database.transaction { [self] connection -> (BulkWritten, recorded: Bool) in
                 let written = try await bulkRows(records, prepared: prepared, zone: zone, on: connection)
@@ -139,10 +139,9 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
         // Into the zone's partition itself where this role may write it (COPY into the parent table looks up each row's
         // partition, 3 % of a first copy).
-        let direct = bulkLoads.withLock { $0[number]?.direct } ?? false
-        func table(_ parent: String) -> String { direct ? PostgresSchema.partitionName(parent, zone: number) : parent }
+        let load = bulkLoads.withLock { $0[number] } ?? ZoneLoad()
         try await connection.copyFrom(
-            table: table("records"), columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
+            table: load.records, columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
         ) { writer in
             var rows = CopyRows.started()
             var start = 0
@@ -159,7 +158,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // released both names of every reference twice).
         let referencing = records.indices.filter { offsets[$0] >= 0 && !prepared.deleteSelf[$0].isEmpty }
         if !referencing.isEmpty {
-            try await connection.copyFrom(table: table("refs"), columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
+            try await connection.copyFrom(table: load.refs, columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
                 writer in
                 var rows = CopyRows.started()
                 for index in referencing {
@@ -258,58 +257,58 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         return try await reserve(number)
     }
 
-    /// Defers nothing up front: a zone's secondary indexes are dropped by the first bulk write into it, when the zone
-    /// is empty and this store's copy holds its claim (``deferIndexesOfFirstLoad(_:)``), and built by ``endBulkLoad()``.
+    /// Defers nothing up front: a zone's first bulk write gives it partitions of its own, indexed at the end, when it
+    /// is empty and this store's copy holds its claim (``prepareFirstLoad(_:)``; ``endBulkLoad()`` indexes them).
     public func beginBulkLoad() async throws -> Bool { false }
 
-    /// Before this store's first bulk write into `zone`: whether its bulk writes may go into the zone's partitions
-    /// themselves, and its secondary indexes dropped when the zone holds no record and this store's copy holds its claim
-    /// (so no other copy writes it meanwhile).
+    /// Before this store's first bulk write into `zone`, of `count` records: partitions of the zone's own, without
+    /// secondary indexes, when the write is large (``ownPartitionsFrom``), the zone holds nothing (not even a tombstone)
+    /// and this store's copy holds its claim (so no other copy writes it meanwhile); and which tables its bulk writes go
+    /// into.
     ///
-    /// Dropping an index waits for every transaction that read the partition, so a zone in use keeps them (and a busy
-    /// one is not waited for long), as does a zone whose partitions this role does not own. A copy interrupted after
-    /// dropping them leaves them to the next copy of the zone, or to any copy that can take the zone's claim
-    /// (``endBulkLoad()``).
-    private func deferIndexesOfFirstLoad(_ zone: ZoneID) async throws {
+    /// The partitions are made and attached in one statement (``ownPartitionsStatement(zone:schema:)``). Attaching one
+    /// locks the shared partitions (the default ones) and scans them for rows of the zone, so a zone whose shared
+    /// partitions are in use is loaded into them with their indexes (a busy one is not waited for long), as is a zone
+    /// of a role without `CREATE` on the schema. A copy
+    /// interrupted before the end leaves the indexes to the next copy of the zone, or to any copy that can take the
+    /// zone's claim (``endBulkLoad()``).
+    private func prepareFirstLoad(_ zone: ZoneID, writing count: Int) async throws {
         var known = zoneNumbers.withLock { $0[zone] }
         if known == nil { known = try await database.rows(try zoneNumberQuery(zone)).first.map { try $0.decode(Int64.self) } }
         guard let number = known, bulkLoads.withLock({ $0[number] }) == nil else { return }
-        let records = "\(schema).\(PostgresSchema.partitionName("records", zone: number))"
-        let refs = "\(schema).\(PostgresSchema.partitionName("refs", zone: number))"
-        // A role granted what it writes on the parent tables may not have it on a partition made by another role.
-        let direct =
-            try await database.rows(
-                PostgresQuery(
-                    unsafeSQL:
-                        "SELECT coalesce(has_table_privilege(to_regclass($1), 'INSERT') AND has_table_privilege(to_regclass($2), 'INSERT'), false)",
-                    binds: try Self.binds(records, refs))
-            ).first?.decode(Bool.self) ?? false
-        bulkLoads.withLock { $0[number] = ZoneLoad(direct: direct) }
-        guard try await claims.holds(number) else { return }
-        do {
-            let dropped = try await database.transaction { [self] connection in
-                try await connection.query("SET LOCAL lock_timeout = '2s'", logger: logger)
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: "SELECT NOT EXISTS (SELECT 1 FROM \(records))"), logger: logger)
-                var empty = false
-                for try await row in rows { empty = try row.decode(Bool.self) }
-                guard empty else { return false }
-                for index in PostgresSchema.secondaryIndexes(zone: number) {
-                    try await connection.query(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(schema).\(index.name)"), logger: logger)
-                }
-                return true
+        let (records, refs) = (PostgresSchema.partitionName("records", zone: number), PostgresSchema.partitionName("refs", zone: number))
+        if count >= Self.ownPartitionsFrom, try await claims.holds(number) {
+            do {
+                try await database.execute(PostgresQuery(unsafeSQL: Self.ownPartitionsStatement(zone: number, schema: schema)))
+            } catch let error as PostgresBackendError where error.sqlState == "55P03" || error.sqlState == "40P01" {
+                logger.debug("\(name): zone \(zone) is loaded into the shared partitions: they are in use")
+            } catch let error as PostgresBackendError where error.code == .permission {
+                logger.debug("\(name): zone \(zone) is loaded into the shared partitions: \(error.message)")
             }
-            if dropped { logger.debug("\(name): zone \(zone) is loaded with its secondary indexes built at the end") }
-        } catch let error as PostgresBackendError where error.sqlState == "55P03" {
-            logger.debug("\(name): zone \(zone) keeps its indexes for this load: its partition is in use")
-        } catch let error as PostgresBackendError where error.code == .permission {
-            logger.debug("\(name): zone \(zone) keeps its indexes for this load: \(error.message)")
         }
+        // The zone's rows go into its partitions where it has them, else into the shared ones: straight into them where
+        // this role may (a role granted the parent tables may not have it on a partition another role made).
+        let row = try await database.rows(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT to_regclass($1) IS NOT NULL, coalesce(has_table_privilege(to_regclass($1), 'INSERT') AND has_table_privilege(to_regclass($2), 'INSERT'), false),
+                           coalesce(has_table_privilege(to_regclass($3), 'INSERT') AND has_table_privilege(to_regclass($4), 'INSERT'), false)
+                    """, binds: try Self.binds("\(schema).\(records)", "\(schema).\(refs)", "\(schema).records_shared", "\(schema).refs_shared"))
+        ).first
+        let (own, ownWritable, sharedWritable) = try row?.decode((Bool, Bool, Bool).self) ?? (false, false, false)
+        var load = ZoneLoad()
+        if own {
+            if ownWritable { (load.records, load.refs) = (records, refs) }
+        } else if sharedWritable {
+            (load.records, load.refs) = ("records_shared", "refs_shared")
+        }
+        bulkLoads.withLock { $0[number] = load }
     }
 
-    /// Builds the secondary indexes of every zone that lacks one of them and whose claim this store's copy holds or can
-    /// take (a copy that dropped them and is still loading holds its zone's), and, after a large load into a zone,
-    /// vacuums and analyzes its partitions (the records' pages all-visible, so that the feed's index answers digest
-    /// comparisons alone).
+    /// Builds the secondary indexes of every zone's partitions of its own that lack one of them, when this store's copy
+    /// holds or can take the zone's claim (a copy still loading a zone holds it), and of the shared partitions; and,
+    /// after a large load into a zone, vacuums and analyzes the partitions its rows went to (the records' pages
+    /// all-visible, so that the feed's index answers digest comparisons alone).
     public func endBulkLoad() async throws {
         var missing: [Int64] = []
         for row in try await read(
@@ -335,16 +334,26 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // After a large load, a zone's partitions are vacuumed and analyzed, so that the next copy's queries are planned
         // for their size now and autovacuum has nothing left to do about the load (it would otherwise vacuum and analyze
         // them again within a minute, in the middle of whatever comes next).
-        let analyzed = bulkLoads.withLock { loads in loads.filter { $0.value.written >= 10_000 }.keys }
+        let analyzed = bulkLoads.withLock { loads in loads.values.filter { $0.written >= 10_000 } }
         var tables: [String: (vacuumed: Bool, indexes: [String])] = [:]
-        for number in analyzed {
-            for table in ["records", "refs"] { tables[PostgresSchema.partitionName(table, zone: number), default: (false, [])].vacuumed = true }
+        // The partitions themselves (the parent tables, which a role writes when it may not write those, are not its to
+        // vacuum).
+        for load in analyzed where load.records != "records" {
+            for table in [load.records, load.refs] { tables[table, default: (false, [])].vacuumed = true }
         }
-        for number in building {
-            for index in PostgresSchema.secondaryIndexes(zone: number) {
-                tables[index.table, default: (false, [])].indexes.append(
-                    "CREATE INDEX IF NOT EXISTS \(index.name) ON \(schema).\(index.table) \(index.columns)")
-            }
+        var indexes = building.flatMap { PostgresSchema.secondaryIndexes(zone: $0) }
+        // The shared partitions' (no copy drops them in this layout; one a copy of layout 5 dropped and did not build).
+        for row in try await read(
+            PostgresQuery(
+                unsafeSQL: "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass($2 || '.' || name) IS NULL",
+                binds: try Self.binds(Self.sharedIndexes.map(\.name), schema)))
+        {
+            let missing = try row.decode(String.self)
+            indexes += Self.sharedIndexes.filter { $0.name == missing }
+        }
+        for index in indexes {
+            tables[index.table, default: (false, [])].indexes.append(
+                "CREATE INDEX IF NOT EXISTS \(index.name) ON \(schema).\(index.table) \(index.columns)")
         }
         let (database, schema, logger, name) = (self.database, self.schema, self.logger, self.name)
         /// Runs `statement`; one this role may not run (an index of a partition another role made) is left to that
@@ -360,7 +369,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // A task per partition: `VACUUM (ANALYZE)` first, which marks the freshly written pages all-visible (an
         // index-only scan of the feed's index needs that to skip the rows themselves) and sets the rows' hint bits,
         // which the index builds would otherwise set; then its indexes side by side, each on a connection of its own
-        // (the server builds each on one core).
+        // (the server builds each on one core). Zones one after another instead: 15.2-15.8 s for the standard store's
+        // first copy against 14.3-15.4 s.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (table, work) in tables {
                 group.addTask {
@@ -378,11 +388,50 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     }
 }
 
-/// What a store's bulk writes into one zone know of it: how many records they wrote, and whether they write into the
-/// zone's partitions themselves (else through the parent tables).
+extension PostgresRecordStore {
+    /// The statement that gives the zone numbered `zone` partitions of its own if it holds nothing and has none yet.
+    ///
+    /// One statement, run by the server from start to end: its locks (the shared partitions', taken first and in one
+    /// order, or two copies each reading them and then waiting to lock them would deadlock) are never held while a
+    /// client's answer is awaited, which a stalled client would make every reader of the shared partitions wait for.
+    static func ownPartitionsStatement(zone: Int64, schema: String) -> String {
+        let statements = PostgresSchema.partitionStatements(zone: zone, schema: schema).map { "    \($0);" }.joined(separator: "\n")
+        return """
+            DO $$
+            BEGIN
+                PERFORM set_config('lock_timeout', '2s', true);
+                LOCK TABLE \(schema).records_shared, \(schema).refs_shared IN ACCESS EXCLUSIVE MODE;
+                IF EXISTS (SELECT 1 FROM \(schema).records WHERE zone = \(zone)) OR EXISTS (SELECT 1 FROM \(schema).refs WHERE zone = \(zone))
+                   OR to_regclass('\(schema).\(PostgresSchema.partitionName("records", zone: zone))') IS NOT NULL THEN
+                    RETURN;
+                END IF;
+            \(statements)
+            END $$
+            """
+    }
+
+    /// The fewest records a zone's first bulk write must hold for the zone to get partitions of its own.
+    ///
+    /// Its tables and their attachment cost about 10 ms (and a moment's lock on the shared partitions), and building
+    /// the indexes at the end rather than row by row saves about 3 µs a record: a zone that fills a copy's round (2 000
+    /// records) is likely to be one of thousands; a zone of a few records, as sharing makes many of, stays in the
+    /// shared partitions, so that a database of thousands of zones is not thousands of tables.
+    static let ownPartitionsFrom = 1_000
+
+    /// The secondary indexes of the shared partitions (as layout 5 named them on its tables).
+    static let sharedIndexes: [(name: String, table: String, columns: String)] = [
+        ("records_feed", "records_shared", "(zone, seq) INCLUDE (digest, deleted)"),
+        ("refs_target", "refs_shared", "(zone, target)"),
+        ("refs_source", "refs_shared", "(zone, source)"),
+    ]
+}
+
+/// What a store's bulk writes into one zone know of it: how many records they wrote, and the tables they write into
+/// (the zone's partitions, or the parent tables, which find each row's).
 struct ZoneLoad {
     var written = 0
-    var direct = false
+    var records = "records"
+    var refs = "refs"
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.

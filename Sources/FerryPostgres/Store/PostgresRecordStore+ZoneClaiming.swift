@@ -10,6 +10,5 @@ extension PostgresRecordStore: ZoneClaiming {
     public func claimZone(_ zone: ZoneID, wait: Bool, waiting: @Sendable (String) -> Void) async throws {
         guard let number = try await database.rows(try zoneNumberQuery(zone)).first.map({ try $0.decode(Int64.self) }) else { return }
         try await claims.claim(number, zone: zone, wait: wait, waiting: waiting)
-        try await partitionIfMissing(zone)
     }
 }

@@ -139,63 +139,15 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         return zones
     }
 
-    /// Creates a zone with its partitions of `records` and `refs`, in one transaction: a zone another transaction sees
-    /// has them.
-    ///
-    /// A zone that exists without them (its row inserted by hand) is given them.
     public func createZone(_ zone: ZoneID) async throws -> Bool {
         try writable()
-        do {
-            return try await makeZone(zone)
-        } catch let error as PostgresBackendError where error.code == .permission && error.message.contains("for schema") {
-            let user = database.settings.user
-            throw PostgresBackendError(
-                .permission,
-                "\(name): making zone \(zone) makes its tables (a partition of records and of refs), which needs CREATE on schema \(schema): "
-                    + "GRANT CREATE ON SCHEMA \(schema) TO \(user), or let a role that has it make the zone", cause: error)
-        }
-    }
-
-    /// ``createZone(_:)``'s transaction.
-    private func makeZone(_ zone: ZoneID) async throws -> Bool {
-        try await database.transaction { [self] connection in
-            let rows = try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(schema).zones(zone_name, owner_name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
-                    binds: try Self.binds(zone.zoneName, zone.ownerName)), logger: logger)
-            var created: Int64?
-            for try await row in rows { created = try row.decode(Int64.self) }
-            guard let number = created else {
-                try await partitionIfMissing(zone, on: connection)
-                return false
-            }
-            for statement in PostgresSchema.partitionStatements(zone: number, schema: schema) {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-            }
-            return true
-        }
-    }
-
-    /// Makes the partitions of an existing zone that has none (its row was made outside Ferry), before a copy writes it.
-    func partitionIfMissing(_ zone: ZoneID) async throws {
-        try await database.transaction { [self] connection in try await partitionIfMissing(zone, on: connection) }
-    }
-
-    /// Makes the partitions of an existing zone that has none.
-    private func partitionIfMissing(_ zone: ZoneID, on connection: PostgresConnection) async throws {
-        let rows = try await connection.query(
+        var created = false
+        try await database.query(
             PostgresQuery(
-                unsafeSQL: """
-                    SELECT z.id FROM \(schema).zones z WHERE z.zone_name = $1 AND z.owner_name = $2
-                      AND to_regclass($3 || '.records_z' || z.id) IS NULL
-                    """, binds: try Self.binds(zone.zoneName, zone.ownerName, schema)), logger: logger)
-        var missing: Int64?
-        for try await row in rows { missing = try row.decode(Int64.self) }
-        guard let number = missing else { return }
-        logger.notice("\(name): zone \(zone) had no partition of its own (its row was made outside Ferry); making it")
-        for statement in PostgresSchema.partitionStatements(zone: number, schema: schema) {
-            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-        }
+                unsafeSQL: "INSERT INTO \(schema).zones(zone_name, owner_name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING id",
+                binds: try Self.binds(zone.zoneName, zone.ownerName))
+        ) { _ in created = true }
+        return created
     }
 
     public func deleteZone(_ zone: ZoneID) async throws -> Bool {
@@ -216,7 +168,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         return true
     }
 
-    /// Drops the (emptied) partitions of a deleted zone when no one is reading the tables.
+    /// Drops the (emptied) partitions of its own a deleted zone had, if any, when no one is reading the tables.
     ///
     /// Dropping a partition waits for every reader of its parent table, and holds up every query after it while it
     /// waits: it waits a moment at most, and an empty partition left behind is harmless (zone numbers are not reused).
@@ -227,8 +179,8 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
                 try await connection.query("SET LOCAL lock_timeout = '200ms'", logger: logger)
                 try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(partitions.joined(separator: ", "))"), logger: logger)
             }
-        } catch let error as PostgresBackendError where error.sqlState == "55P03" {
-            logger.debug("\(name): the empty partitions of deleted zone \(number) are left for now: the tables are in use")
+        } catch let error as PostgresBackendError where error.sqlState == "55P03" || error.code == .permission {
+            logger.debug("\(name): the empty partitions of deleted zone \(number) are left: \(error.message)")
         }
     }
 
