@@ -61,6 +61,20 @@ import Testing
             ).first?.decode(Int64.self))
     }
 
+    /// Two copies started together into a new schema: one makes it, the other waits and finds it made.
+    @Test func migrationsOfOneSchemaTakeTurns() async throws {
+        try await Self.withSchema(migrated: false) { database, _ in
+            let databases = [try await PostgresDatabase.open(database.settings), try await PostgresDatabase.open(database.settings)]
+            let before = try await withThrowingTaskGroup(of: Int.self) { group in
+                for other in databases { group.addTask { try await PostgresSchema.migrate(other) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(before.sorted() == [0, PostgresSchema.version], "one made it, the other found it made")
+            #expect(try await PostgresSchema.currentVersion(database) == PostgresSchema.version)
+            for other in databases { await other.close() }
+        }
+    }
+
     @Test func aSchemaOfAnEarlierLayoutIsBroughtUpToDateKeepingItsData() async throws {
         try await Self.withSchema(migrated: false) { database, schema in
             // Layout 1 as the first Ferry made it, with a record in a zone, kept whole as CloudKit JSON in `fields`.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import PostgresNIO
 
 /// Ferry's tables in a PostgreSQL schema, and their migrations.
@@ -22,20 +23,67 @@ public enum PostgresSchema {
             return found
         }
         if found > 0 { migrating(found) }
-        try await database.transaction { [self] connection in
-            for step in (found + 1)...version {
-                for statement in statements(step, schema: schema) {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
-                }
-            }
-            try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
-                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                        """), logger: database.logger)
-        }
+        let before = try await migrateInTurn(database)
+        guard before <= version else { return try await readableVersion(database) }
         try await ensureIdentity(database)
+        return before
+    }
+
+    /// Brings the schema to ``version`` in one transaction, one migration of a schema at a time: two copies started
+    /// together into a new schema both found it missing, and the second's `CREATE SCHEMA` failed on the first's.
+    ///
+    /// The turn is a session lock taken on a connection of its own before its transaction begins, so that the
+    /// transaction sees what a migration before it made (a backend's caches of names are brought up to date when a
+    /// transaction begins, not when it takes an advisory lock).
+    /// - Returns: the version the schema was at when its turn came.
+    private static func migrateInTurn(_ database: PostgresDatabase) async throws -> Int {
+        let (schema, logger) = (database.settings.schema, database.logger)
+        let connection = try await database.dedicatedConnection()
+        do {
+            let turn = try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(schema + ".migrate")),
+                logger: logger)
+            for try await _ in turn {}
+            try await connection.query("BEGIN", logger: logger)
+            let now = try await currentVersion(schema: schema, on: connection, logger: logger)
+            if now < version {
+                for step in (now + 1)...version {
+                    for statement in statements(step, schema: schema) {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
+                            ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                            """), logger: logger)
+            }
+            try await connection.query("COMMIT", logger: logger)
+            // Closing the connection lets go of the turn.
+            try? await connection.close()
+            return now
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            try? await connection.close()
+            if let error = error as? PostgresBackendError { throw error }
+            throw database.translate(error)
+        }
+    }
+
+    /// The layout version of the schema as `connection`'s transaction sees it, 0 when it has none.
+    private static func currentVersion(schema: String, on connection: PostgresConnection, logger: Logger) async throws -> Int {
+        var exists = false
+        for try await row in try await connection.query("SELECT to_regclass(\(schema + ".ferry_meta")) IS NOT NULL", logger: logger) {
+            exists = try row.decode(Bool.self)
+        }
+        guard exists else { return 0 }
+        var found = 0
+        for try await row in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT value FROM \(schema).ferry_meta WHERE key = 'version'"), logger: logger)
+        {
+            found = Int(try row.decode(String.self)) ?? 0
+        }
         return found
     }
 
