@@ -138,7 +138,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         let first = last - Int64(candidates) + 1
         let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
         // Into the zone's partition itself where this role may write it (COPY into the parent table looks up each row's
-        // partition, 3 % of a first copy).
+        // partition).
         let load = bulkLoads.withLock { $0[number] } ?? ZoneLoad()
         try await connection.copyFrom(
             table: load.records, columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
@@ -258,7 +258,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     }
 
     /// Defers nothing up front: a zone's first bulk write gives it partitions of its own, indexed at the end, when it
-    /// is empty and this store's copy holds its claim (``prepareFirstLoad(_:)``; ``endBulkLoad()`` indexes them).
+    /// is empty and this store's copy holds its claim (``prepareFirstLoad(_:writing:)``; ``endBulkLoad()`` indexes them).
     public func beginBulkLoad() async throws -> Bool { false }
 
     /// Before this store's first bulk write into `zone`, of `count` records: partitions of the zone's own, without
@@ -269,9 +269,8 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     /// The partitions are made and attached in one statement (``ownPartitionsStatement(zone:schema:)``). Attaching one
     /// locks the shared partitions (the default ones) and scans them for rows of the zone, so a zone whose shared
     /// partitions are in use is loaded into them with their indexes (a busy one is not waited for long), as is a zone
-    /// of a role without `CREATE` on the schema. A copy
-    /// interrupted before the end leaves the indexes to the next copy of the zone, or to any copy that can take the
-    /// zone's claim (``endBulkLoad()``).
+    /// of a role without `CREATE` on the schema. A copy interrupted before its end leaves the indexes to the next copy
+    /// of the zone, or to any copy that can take the zone's claim (``endBulkLoad()``).
     private func prepareFirstLoad(_ zone: ZoneID, writing count: Int) async throws {
         var known = zoneNumbers.withLock { $0[zone] }
         if known == nil { known = try await database.rows(try zoneNumberQuery(zone)).first.map { try $0.decode(Int64.self) } }
@@ -369,8 +368,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // A task per partition: `VACUUM (ANALYZE)` first, which marks the freshly written pages all-visible (an
         // index-only scan of the feed's index needs that to skip the rows themselves) and sets the rows' hint bits,
         // which the index builds would otherwise set; then its indexes side by side, each on a connection of its own
-        // (the server builds each on one core). Zones one after another instead: 15.2-15.8 s for the standard store's
-        // first copy against 14.3-15.4 s.
+        // (the server builds each on one core); all partitions at once, which was faster than zone after zone.
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (table, work) in tables {
                 group.addTask {
@@ -412,10 +410,10 @@ extension PostgresRecordStore {
 
     /// The fewest records a zone's first bulk write must hold for the zone to get partitions of its own.
     ///
-    /// Its tables and their attachment cost about 10 ms (and a moment's lock on the shared partitions), and building
-    /// the indexes at the end rather than row by row saves about 3 µs a record: a zone that fills a copy's round (2 000
-    /// records) is likely to be one of thousands; a zone of a few records, as sharing makes many of, stays in the
-    /// shared partitions, so that a database of thousands of zones is not thousands of tables.
+    /// Tables of its own cost the zone their making and a moment's lock on the shared partitions, and pay for themselves
+    /// only over many records: a zone that fills a copy's round (2 000 records) is likely to be a large one; a zone of
+    /// a few records, as sharing makes many of, stays in the shared partitions, so that a database of thousands of
+    /// zones is not thousands of tables (see Docs/design-notes.md).
     static let ownPartitionsFrom = 1_000
 
     /// The secondary indexes of the shared partitions (as layout 5 named them on its tables).
