@@ -47,6 +47,9 @@ final class StoreConnection: @unchecked Sendable {
             copied = false
             inPlace = snapshot
             database = try Self.open(SQLiteURI.immutable(files.store), configuration: configuration, original: files.store)
+            // Read in place: the disk reads the store ahead while its objects are read and mapped (a copy was read
+            // whole already).
+            FilePrefetch.start(files.store)
         }
     }
 
