@@ -61,6 +61,59 @@ import Testing
             ).first?.decode(Int64.self))
     }
 
+    /// The partitions of `records` and `refs` in the test's schema, each with how many records it holds.
+    static func partitions(_ database: FerryPostgres.PostgresDatabase, _ schema: String) async throws -> [String: Int64] {
+        var partitions: [String: Int64] = [:]
+        try await database.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT c.relname, (SELECT count(*) FROM \(schema).records r WHERE r.tableoid = c.oid) FROM pg_inherits i
+                    JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent IN ('\(schema).records'::regclass, '\(schema).refs'::regclass)
+                    """)
+        ) { row in
+            let (name, count) = try row.decode((String, Int64).self)
+            partitions[name] = count
+        }
+        return partitions
+    }
+
+    /// The names of the indexes in the test's schema.
+    static func indexNames(_ database: FerryPostgres.PostgresDatabase, _ schema: String) async throws -> Set<String> {
+        var indexes: Set<String> = []
+        try await database.query(PostgresQuery(unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)'")) { row in
+            indexes.insert(try row.decode(String.self))
+        }
+        return indexes
+    }
+
+    /// Whether a table or index `name` exists in the test's schema.
+    static func exists(_ name: String, _ database: FerryPostgres.PostgresDatabase, _ schema: String) async throws -> Bool {
+        try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(schema).\(name)') IS NOT NULL")).first?.decode(Bool.self) ?? false
+    }
+
+    /// Runs `body` with the settings of a role made for it in the test's schema, given what `grants` says for its name;
+    /// the role, and what it owns, are dropped afterwards.
+    static func withRole(
+        _ database: FerryPostgres.PostgresDatabase, _ schema: String, granted grants: (_ role: String) -> [String],
+        _ body: (PostgresSettings) async throws -> Void
+    ) async throws {
+        let role = "w_\(UInt32.random(in: 0...UInt32.max))"
+        for statement in ["CREATE ROLE \(role) LOGIN PASSWORD 'pw'"] + grants(role) {
+            try await database.execute(PostgresQuery(unsafeSQL: statement))
+        }
+        let url = try #require(try serverURL())
+        let components = try #require(URLComponents(string: url))
+        let settings = try Self.settings(
+            "postgres://\(role):pw@\(components.host ?? "127.0.0.1"):\(components.port ?? 5432)\(components.path)", schema: schema)
+        do {
+            try await body(settings)
+        } catch {
+            for statement in ["DROP OWNED BY \(role)", "DROP ROLE \(role)"] { try? await database.execute(PostgresQuery(unsafeSQL: statement)) }
+            throw error
+        }
+        for statement in ["DROP OWNED BY \(role)", "DROP ROLE \(role)"] { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
+    }
+
     /// Two copies started together into a new schema: one makes it, the other waits and finds it made.
     @Test func migrationsOfOneSchemaTakeTurns() async throws {
         try await Self.withSchema(migrated: false) { database, _ in
@@ -129,17 +182,7 @@ import Testing
             ) { row in feed = try row.decode(String.self) }
             #expect(feed.hasSuffix("(zone, seq) INCLUDE (digest, deleted)"), "layout 5's feed index covers digest comparisons: \(feed)")
             // Layout 6: the tables partitioned by zone, the earlier ones their shared (default) partitions, rows and all.
-            var partitions: [String: Int64] = [:]
-            try await database.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT c.relname, (SELECT count(*) FROM \(schema).records r WHERE r.tableoid = c.oid) FROM pg_inherits i
-                        JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent IN ('\(schema).records'::regclass, '\(schema).refs'::regclass)
-                        """)
-            ) { row in
-                let (name, count) = try row.decode((String, Int64).self)
-                partitions[name] = count
-            }
+            let partitions = try await Self.partitions(database, schema)
             #expect(partitions == ["records_shared": 1, "refs_shared": 0], "\(partitions)")
             // A zone's records and references go with it all the same.
             #expect(try await store.deleteZone(zone))
@@ -253,27 +296,8 @@ import Testing
             let zone = ZoneID(zoneName: "Large")
             _ = try await store.createZone(zone)
             let number = try await Self.zoneNumber(zone, database, schema)
-            func indexes() async throws -> Set<String> {
-                var indexes: Set<String> = []
-                try await database.query(PostgresQuery(unsafeSQL: "SELECT indexname FROM pg_indexes WHERE schemaname = '\(schema)'")) { row in
-                    indexes.insert(try row.decode(String.self))
-                }
-                return indexes
-            }
-            func partitions() async throws -> [String: Int64] {
-                var partitions: [String: Int64] = [:]
-                try await database.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            SELECT c.relname, (SELECT count(*) FROM \(schema).records r WHERE r.tableoid = c.oid) FROM pg_inherits i
-                            JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent IN ('\(schema).records'::regclass, '\(schema).refs'::regclass)
-                            """)
-                ) { row in
-                    let (name, count) = try row.decode((String, Int64).self)
-                    partitions[name] = count
-                }
-                return partitions
-            }
+            func indexes() async throws -> Set<String> { try await Self.indexNames(database, schema) }
+            func partitions() async throws -> [String: Int64] { try await Self.partitions(database, schema) }
             let (records_, refs_) = (PostgresSchema.partitionName("records", zone: number), PostgresSchema.partitionName("refs", zone: number))
             let secondary = Set(PostgresSchema.secondaryIndexes(zone: number).map(\.name))
             let shared: Set = ["records_feed", "refs_target", "refs_source"]
@@ -350,9 +374,7 @@ import Testing
             // The copy ends without its endBulkLoad (its process killed): its claims' connection closes.
             try await interrupted.close()
             func feedIndexExists() async throws -> Bool {
-                let name = "\(schema).\(PostgresSchema.secondaryIndexes(zone: number)[0].name)"
-                return try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(name)') IS NOT NULL")).first?.decode(Bool.self)
-                    ?? false
+                try await PostgresDatabaseTests.exists(PostgresSchema.secondaryIndexes(zone: number)[0].name, database, schema)
             }
             #expect(try await !feedIndexExists(), "built at the end of the load")
             // While another copy holds the zone, a copy that ends leaves them to it.
@@ -564,23 +586,17 @@ import Testing
             #expect(try await store.feedIdentity() == given, "kept from one run to the next")
             // A role that writes what a copy writes, but not ferry_meta: the schema stays without an identity.
             try await database.execute(PostgresQuery(unsafeSQL: "DELETE FROM \(schema).ferry_meta WHERE key = 'store_id'"))
-            let role = "w_\(UInt32.random(in: 0...UInt32.max))"
-            for statement in [
-                "CREATE ROLE \(role) LOGIN PASSWORD 'pw'", "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
-                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
-                "REVOKE INSERT, UPDATE, DELETE ON \(schema).ferry_meta FROM \(role)",
-            ] {
-                try await database.execute(PostgresQuery(unsafeSQL: statement))
+            try await Self.withRole(database, schema) { role in
+                [
+                    "GRANT USAGE ON SCHEMA \(schema) TO \(role)", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                    "REVOKE INSERT, UPDATE, DELETE ON \(schema).ferry_meta FROM \(role)",
+                ]
+            } _: { settings in
+                let writer = try await PostgresDatabase.open(settings)
+                try await PostgresSchema.migrate(writer)
+                #expect(try await PostgresRecordStore(writer).feedIdentity() == nil)
+                await writer.close()
             }
-            let url = try #require(try Self.serverURL())
-            let components = try #require(URLComponents(string: url))
-            let writer = try await PostgresDatabase.open(
-                try Self.settings(
-                    "postgres://\(role):pw@\(components.host ?? "127.0.0.1"):\(components.port ?? 5432)\(components.path)", schema: schema))
-            try await PostgresSchema.migrate(writer)
-            #expect(try await PostgresRecordStore(writer).feedIdentity() == nil)
-            await writer.close()
-            for statement in ["DROP OWNED BY \(role)", "DROP ROLE \(role)"] { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
         }
     }
 
@@ -591,45 +607,37 @@ import Testing
             // The owner's copy, with a pool of its own (closing it lets go of its claims).
             let owner = PostgresRecordStore(try await PostgresDatabase.open(database.settings))
             let reader = PostgresRecordStore(database)
-            let role = "w_\(UInt32.random(in: 0...UInt32.max))"
-            for statement in [
-                "CREATE ROLE \(role) LOGIN PASSWORD 'pw'", "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
-                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
-                "GRANT USAGE ON ALL SEQUENCES IN SCHEMA \(schema) TO \(role)",
-            ] {
-                try await database.execute(PostgresQuery(unsafeSQL: statement))
+            try await Self.withRole(database, schema) { role in
+                [
+                    "GRANT USAGE ON SCHEMA \(schema) TO \(role)", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                    "GRANT USAGE ON ALL SEQUENCES IN SCHEMA \(schema) TO \(role)",
+                ]
+            } _: { settings in
+                // The owner's first copy into a zone gives it partitions of its own, after the grant: the owner's alone.
+                let owned = ZoneID(zoneName: "Owned")
+                #expect(try await owner.createZone(owned))
+                try await owner.claimZone(owned, wait: false) { _ in }
+                let first = (0..<1000).map { Record(recordType: "Note", recordName: "first\($0)", zoneID: owned) }
+                #expect(try await owner.createAbsent(first, contents: first.map(RecordContent.init), in: owned)?.count == 1000)
+                try await owner.endBulkLoad()
+                try await owner.close()
+                let writer = PostgresRecordStore(try await PostgresDatabase.open(settings))
+                let mine = ZoneID(zoneName: "Mine")
+                #expect(try await writer.createZone(mine))
+                for zone in [owned, mine] {
+                    try await writer.claimZone(zone, wait: false) { _ in }
+                    let records = (0..<100).map { Record(recordType: "Note", recordName: "n\($0)", zoneID: zone) }
+                    let outcomes = try #require(try await writer.createAbsent(records, contents: records.map(RecordContent.init), in: zone))
+                    #expect(outcomes.allSatisfy { if case .saved = $0 { true } else { false } })
+                    #expect(try await reader.lookup(records.map(\.id)).count == 100)
+                }
+                try await writer.endBulkLoad()
+                let number = try await Self.zoneNumber(mine, database, schema)
+                #expect(
+                    try await !Self.exists(PostgresSchema.partitionName("records", zone: number), database, schema),
+                    "a role without CREATE on the schema loads into the shared partitions")
+                try await writer.close()
             }
-            // The owner's first copy into a zone gives it partitions of its own, after the grant: the owner's alone.
-            let owned = ZoneID(zoneName: "Owned")
-            #expect(try await owner.createZone(owned))
-            try await owner.claimZone(owned, wait: false) { _ in }
-            let first = (0..<1000).map { Record(recordType: "Note", recordName: "first\($0)", zoneID: owned) }
-            #expect(try await owner.createAbsent(first, contents: first.map(RecordContent.init), in: owned)?.count == 1000)
-            try await owner.endBulkLoad()
-            try await owner.close()
-            let url = try #require(try Self.serverURL())
-            let components = try #require(URLComponents(string: url))
-            let writer = PostgresRecordStore(
-                try await PostgresDatabase.open(
-                    try Self.settings(
-                        "postgres://\(role):pw@\(components.host ?? "127.0.0.1"):\(components.port ?? 5432)\(components.path)", schema: schema)))
-            let mine = ZoneID(zoneName: "Mine")
-            #expect(try await writer.createZone(mine))
-            for zone in [owned, mine] {
-                try await writer.claimZone(zone, wait: false) { _ in }
-                let records = (0..<100).map { Record(recordType: "Note", recordName: "n\($0)", zoneID: zone) }
-                let outcomes = try #require(try await writer.createAbsent(records, contents: records.map(RecordContent.init), in: zone))
-                #expect(outcomes.allSatisfy { if case .saved = $0 { true } else { false } })
-                #expect(try await reader.lookup(records.map(\.id)).count == 100)
-            }
-            try await writer.endBulkLoad()
-            let number = try await Self.zoneNumber(mine, database, schema)
-            let own = try await database.rows(
-                PostgresQuery(unsafeSQL: "SELECT to_regclass('\(schema).\(PostgresSchema.partitionName("records", zone: number))') IS NOT NULL")
-            ).first?.decode(Bool.self)
-            #expect(own == false, "a role without CREATE on the schema loads into the shared partitions")
-            try await writer.close()
-            for statement in ["DROP OWNED BY \(role)", "DROP ROLE \(role)"] { try await database.execute(PostgresQuery(unsafeSQL: statement)) }
         }
     }
 
@@ -677,9 +685,7 @@ import Testing
             let records = (0..<1000).map { Record(recordType: "Car", recordName: "c\($0)", zoneID: zone) }
             #expect(try await first.createAbsent(records, contents: records.map(RecordContent.init), in: zone)?.count == 1000)
             func feedIndexExists() async throws -> Bool {
-                let name = "\(schema).\(PostgresSchema.secondaryIndexes(zone: number)[0].name)"
-                return try await database.rows(PostgresQuery(unsafeSQL: "SELECT to_regclass('\(name)') IS NOT NULL")).first?.decode(Bool.self)
-                    ?? false
+                try await PostgresDatabaseTests.exists(PostgresSchema.secondaryIndexes(zone: number)[0].name, database, schema)
             }
             #expect(try await !feedIndexExists(), "an empty zone: the first copy builds its indexes at its end")
             // The server ends the connection holding the claim, as when the network drops it.

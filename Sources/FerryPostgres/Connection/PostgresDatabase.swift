@@ -185,16 +185,43 @@ public final class PostgresDatabase: Sendable {
     ///
     /// When the connection is lost, `body` runs again in a new transaction (the lost one left nothing).
     func transaction<Result: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await onConnection { [logger] connection in
-            try await connection.query("BEGIN", logger: logger)
-            do {
-                let result = try await body(connection)
-                try await connection.query("COMMIT", logger: logger)
-                return result
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
-            }
+        try await onConnection { [logger] connection in try await Self.inTransaction(on: connection, logger: logger, body) }
+    }
+
+    /// Runs `body` in a transaction on a connection of its own, begun once that connection holds the session advisory
+    /// lock `turn`: one such transaction per `turn` at a time, across every process.
+    ///
+    /// The lock is taken before the transaction begins, so that the transaction sees what the one before it committed
+    /// (a backend brings its caches of names up to date when a transaction begins, not when it takes an advisory lock).
+    /// Closing the connection lets go of the lock.
+    func transaction<Result: Sendable>(inTurnOf turn: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Result)
+        async throws -> Result
+    {
+        let connection = try await dedicatedConnection()
+        do {
+            for try await _ in try await connection.query("SELECT pg_advisory_lock(hashtext(\(turn)))", logger: logger) {}
+            let result = try await Self.inTransaction(on: connection, logger: logger, body)
+            try? await connection.close()
+            return result
+        } catch {
+            try? await connection.close()
+            if let error = error as? any FerryError { throw error }
+            throw translate(error)
+        }
+    }
+
+    /// Runs `body` on `connection` inside a transaction it commits when `body` returns and rolls back when it throws.
+    private static func inTransaction<Result: Sendable>(
+        on connection: PostgresConnection, logger: Logger, _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            let result = try await body(connection)
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
         }
     }
 

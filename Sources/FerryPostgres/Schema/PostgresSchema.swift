@@ -23,52 +23,28 @@ public enum PostgresSchema {
             return found
         }
         if found > 0 { migrating(found) }
-        let before = try await migrateInTurn(database)
+        // One migration of a schema at a time: two copies started together into a new schema both found it missing,
+        // and the second's CREATE SCHEMA failed on the first's. The layout is read again once it is this one's turn.
+        let before = try await database.transaction(inTurnOf: schema + ".migrate") { [logger = database.logger] connection in
+            let now = try await currentVersion(schema: schema, on: connection, logger: logger)
+            guard now < version else { return now }
+            for step in (now + 1)...version {
+                for statement in statements(step, schema: schema) {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+            }
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
+                        ON CONFLICT (key) DO UPDATE SET value = excluded.value
+                        """), logger: logger)
+            return now
+        }
+        // A newer Ferry migrated it meanwhile: refused as such.
         guard before <= version else { return try await readableVersion(database) }
         try await ensureIdentity(database)
         return before
-    }
-
-    /// Brings the schema to ``version`` in one transaction, one migration of a schema at a time: two copies started
-    /// together into a new schema both found it missing, and the second's `CREATE SCHEMA` failed on the first's.
-    ///
-    /// The turn is a session lock taken on a connection of its own before its transaction begins, so that the
-    /// transaction sees what a migration before it made (a backend's caches of names are brought up to date when a
-    /// transaction begins, not when it takes an advisory lock).
-    /// - Returns: the version the schema was at when its turn came.
-    private static func migrateInTurn(_ database: PostgresDatabase) async throws -> Int {
-        let (schema, logger) = (database.settings.schema, database.logger)
-        let connection = try await database.dedicatedConnection()
-        do {
-            let turn = try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(hashtext($1))", binds: try PostgresRecordStore.binds(schema + ".migrate")),
-                logger: logger)
-            for try await _ in turn {}
-            try await connection.query("BEGIN", logger: logger)
-            let now = try await currentVersion(schema: schema, on: connection, logger: logger)
-            if now < version {
-                for step in (now + 1)...version {
-                    for statement in statements(step, schema: schema) {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                }
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
-                            ON CONFLICT (key) DO UPDATE SET value = excluded.value
-                            """), logger: logger)
-            }
-            try await connection.query("COMMIT", logger: logger)
-            // Closing the connection lets go of the turn.
-            try? await connection.close()
-            return now
-        } catch {
-            _ = try? await connection.query("ROLLBACK", logger: logger)
-            try? await connection.close()
-            if let error = error as? PostgresBackendError { throw error }
-            throw database.translate(error)
-        }
     }
 
     /// The layout version of the schema as `connection`'s transaction sees it, 0 when it has none.
@@ -120,16 +96,9 @@ public enum PostgresSchema {
     /// The layout version of the schema, 0 when it has none.
     public static func currentVersion(_ database: PostgresDatabase) async throws -> Int {
         let schema = database.settings.schema
-        var exists = false
-        try await database.query("SELECT to_regclass(\(schema + ".ferry_meta")) IS NOT NULL") { row in
-            exists = try row.decode(Bool.self)
+        return try await database.transaction { [logger = database.logger] connection in
+            try await currentVersion(schema: schema, on: connection, logger: logger)
         }
-        guard exists else { return 0 }
-        var version = 0
-        try await database.query(PostgresQuery(unsafeSQL: "SELECT value FROM \(schema).ferry_meta WHERE key = 'version'")) { row in
-            version = Int(try row.decode(String.self)) ?? 0
-        }
-        return version
     }
 
     /// The statements that take a schema from `step - 1` to `step`.
@@ -201,12 +170,12 @@ public enum PostgresSchema {
             // `records` and `refs` become partitioned by zone, the tables of layout 5 their default partitions (attached
             // as they are: no row moves, their indexes kept). A zone lives in the shared partitions unless a first copy
             // into it while it was empty gave it partitions of its own, loaded without secondary indexes and indexed
-            // at the end (``PostgresRecordStore/beginBulkLoad()``): a partition per zone for every zone would cost each
+            // at the end (``PostgresRecordStore/endBulkLoad()``): a partition per zone for every zone would cost each
             // zone's creation its tables and indexes, and the server a lock on each for any query across zones.
             return [
-                "ALTER TABLE \(schema).records RENAME TO records_shared",
-                "ALTER TABLE \(schema).records_shared RENAME CONSTRAINT records_pkey TO records_shared_pkey",
-                "ALTER TABLE \(schema).refs RENAME TO refs_shared",
+                "ALTER TABLE \(schema).records RENAME TO \(sharedPartition("records"))",
+                "ALTER TABLE \(schema).\(sharedPartition("records")) RENAME CONSTRAINT records_pkey TO \(sharedPartition("records"))_pkey",
+                "ALTER TABLE \(schema).refs RENAME TO \(sharedPartition("refs"))",
                 """
                 CREATE TABLE \(schema).records (
                     zone bigint NOT NULL, name text NOT NULL, type text NOT NULL, tag text NOT NULL, seq bigint NOT NULL,
@@ -219,8 +188,8 @@ public enum PostgresSchema {
                 CREATE TABLE \(schema).refs (zone bigint NOT NULL, source text NOT NULL, target text NOT NULL, action text NOT NULL)
                     PARTITION BY LIST (zone)
                 """,
-                "ALTER TABLE \(schema).records ATTACH PARTITION \(schema).records_shared DEFAULT",
-                "ALTER TABLE \(schema).refs ATTACH PARTITION \(schema).refs_shared DEFAULT",
+                "ALTER TABLE \(schema).records ATTACH PARTITION \(schema).\(sharedPartition("records")) DEFAULT",
+                "ALTER TABLE \(schema).refs ATTACH PARTITION \(schema).\(sharedPartition("refs")) DEFAULT",
                 // No query of Ferry's looks into `fields`, and its statistics were a third of analyzing a table (each
                 // sampled document read whole): a copy analyzes the partitions it loads.
                 "ALTER TABLE \(schema).records ALTER COLUMN fields SET STATISTICS 0",
@@ -230,35 +199,63 @@ public enum PostgresSchema {
         }
     }
 
-    /// The statements that make a zone's partitions of its own, attached, without secondary indexes.
-    ///
-    /// Each is a table of its own first, with the `CHECK` that spares the attachment a scan of it. `schema` is a plain
-    /// identifier (``PostgresSettings`` checks it).
-    package static func partitionStatements(zone: Int64, schema: String) -> [String] {
-        let (records, refs) = (partitionName("records", zone: zone), partitionName("refs", zone: zone))
-        return [
-            "CREATE TABLE \(schema).\(records) (LIKE \(schema).records INCLUDING DEFAULTS, CONSTRAINT \(records)_zone CHECK (zone = \(zone)))",
-            "ALTER TABLE \(schema).\(records) ALTER COLUMN fields SET STATISTICS 0",
-            "ALTER TABLE \(schema).records ATTACH PARTITION \(schema).\(records) FOR VALUES IN (\(zone))",
-            "CREATE TABLE \(schema).\(refs) (LIKE \(schema).refs INCLUDING DEFAULTS, CONSTRAINT \(refs)_zone CHECK (zone = \(zone)))",
-            "ALTER TABLE \(schema).refs ATTACH PARTITION \(schema).\(refs) FOR VALUES IN (\(zone))",
-        ]
-    }
+    /// The shared (default) partition of `table` (`records` or `refs`): layout 5's table, where every zone lives that has
+    /// no partition of its own.
+    package static func sharedPartition(_ table: String) -> String { "\(table)_shared" }
 
     /// The partition of `table` (`records` or `refs`) of its own a zone has when a first copy gave it one.
     package static func partitionName(_ table: String, zone: Int64) -> String { "\(table)_z\(zone)" }
 
+    /// A secondary index: its name, its table, and its columns as `CREATE INDEX` takes them.
+    package typealias SecondaryIndex = (name: String, table: String, columns: String)
+
     /// The secondary indexes of a zone's partitions of its own.
     ///
     /// The change feed's, with each row's digest and tombstone flag (so that comparisons in feed order read the index
-    /// alone), and the references' by target and by source. The shared partitions have the same, named as layout 5
-    /// named them (`records_feed`, `refs_target`, `refs_source`).
-    package static func secondaryIndexes(zone: Int64) -> [(name: String, table: String, columns: String)] {
+    /// alone), and the references' by target and by source.
+    package static func secondaryIndexes(zone: Int64) -> [SecondaryIndex] {
         let (records, refs) = (partitionName("records", zone: zone), partitionName("refs", zone: zone))
-        return [
-            ("\(records)_feed", records, "(zone, seq) INCLUDE (digest, deleted)"),
-            ("\(refs)_target", refs, "(zone, target)"),
-            ("\(refs)_source", refs, "(zone, source)"),
+        return secondaryIndexes(records: records, refs: refs, named: (records, refs))
+    }
+
+    /// The shared partitions' secondary indexes, the same as a zone's, named as layout 5 named them on its tables.
+    package static let sharedIndexes = secondaryIndexes(
+        records: sharedPartition("records"), refs: sharedPartition("refs"), named: ("records", "refs"))
+
+    /// The secondary indexes of the partitions `records` and `refs`, their names starting with `names`.
+    private static func secondaryIndexes(records: String, refs: String, named names: (records: String, refs: String)) -> [SecondaryIndex] {
+        [
+            ("\(names.records)_feed", records, "(zone, seq) INCLUDE (digest, deleted)"),
+            ("\(names.refs)_target", refs, "(zone, target)"),
+            ("\(names.refs)_source", refs, "(zone, source)"),
         ]
+    }
+
+    /// The statement that gives the zone numbered `zone` partitions of its own, without secondary indexes, if it holds
+    /// nothing and has none yet.
+    ///
+    /// One statement, run by the server from start to end: its locks (the shared partitions', taken first and in one
+    /// order, or two copies each reading them and then waiting to lock them would deadlock) are never held while a
+    /// client's answer is awaited, which a stalled client would make every reader of the shared partitions wait for.
+    /// Each partition is a table of its own first, with the `CHECK` that spares the attachment a scan of it. `schema`
+    /// is a plain identifier (``PostgresSettings`` checks it).
+    package static func ownPartitionsStatement(zone: Int64, schema: String) -> String {
+        let (records, refs) = (partitionName("records", zone: zone), partitionName("refs", zone: zone))
+        return """
+            DO $$
+            BEGIN
+                PERFORM set_config('lock_timeout', '2s', true);
+                LOCK TABLE \(schema).\(sharedPartition("records")), \(schema).\(sharedPartition("refs")) IN ACCESS EXCLUSIVE MODE;
+                IF EXISTS (SELECT 1 FROM \(schema).records WHERE zone = \(zone)) OR EXISTS (SELECT 1 FROM \(schema).refs WHERE zone = \(zone))
+                   OR to_regclass('\(schema).\(records)') IS NOT NULL THEN
+                    RETURN;
+                END IF;
+                CREATE TABLE \(schema).\(records) (LIKE \(schema).records INCLUDING DEFAULTS, CONSTRAINT \(records)_zone CHECK (zone = \(zone)));
+                ALTER TABLE \(schema).\(records) ALTER COLUMN fields SET STATISTICS 0;
+                ALTER TABLE \(schema).records ATTACH PARTITION \(schema).\(records) FOR VALUES IN (\(zone));
+                CREATE TABLE \(schema).\(refs) (LIKE \(schema).refs INCLUDING DEFAULTS, CONSTRAINT \(refs)_zone CHECK (zone = \(zone)));
+                ALTER TABLE \(schema).refs ATTACH PARTITION \(schema).\(refs) FOR VALUES IN (\(zone));
+            END $$
+            """
     }
 }

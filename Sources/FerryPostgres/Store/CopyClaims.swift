@@ -3,7 +3,7 @@ import Logging
 import PostgresNIO
 
 /// What a store's copy holds against other copies, and the connection that holds it: the zones it writes (and whose
-/// secondary indexes it may drop for a first load, see ``PostgresRecordStore/beginBulkLoad()``).
+/// partitions of their own it may load without their indexes, see ``PostgresRecordStore/endBulkLoad()``).
 actor CopyClaims {
     private let database: PostgresDatabase
     private var connection: PostgresConnection?

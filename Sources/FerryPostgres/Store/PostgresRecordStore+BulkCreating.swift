@@ -139,9 +139,9 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         let suffix = CopyRows.suffix(zone: number, stamp: sendsStamps ? now : nil)
         // Into the zone's partition itself where this role may write it (COPY into the parent table looks up each row's
         // partition).
-        let load = bulkLoads.withLock { $0[number] } ?? ZoneLoad()
+        let place = bulkLoads.withLock { $0[number]?.place } ?? .parent
         try await connection.copyFrom(
-            table: load.records, columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
+            table: place.table("records", zone: number), columns: CopyRows.binary(CopyRows.recordColumns(stamped: sendsStamps)), logger: logger
         ) { writer in
             var rows = CopyRows.started()
             var start = 0
@@ -158,7 +158,9 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         // released both names of every reference twice).
         let referencing = records.indices.filter { offsets[$0] >= 0 && !prepared.deleteSelf[$0].isEmpty }
         if !referencing.isEmpty {
-            try await connection.copyFrom(table: load.refs, columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger) {
+            try await connection.copyFrom(
+                table: place.table("refs", zone: number), columns: CopyRows.binary(["zone", "source", "target", "action"]), logger: logger
+            ) {
                 writer in
                 var rows = CopyRows.started()
                 for index in referencing {
@@ -266,42 +268,35 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     /// and this store's copy holds its claim (so no other copy writes it meanwhile); and which tables its bulk writes go
     /// into.
     ///
-    /// The partitions are made and attached in one statement (``ownPartitionsStatement(zone:schema:)``). Attaching one
-    /// locks the shared partitions (the default ones) and scans them for rows of the zone, so a zone whose shared
-    /// partitions are in use is loaded into them with their indexes (a busy one is not waited for long), as is a zone
-    /// of a role without `CREATE` on the schema. A copy interrupted before its end leaves the indexes to the next copy
-    /// of the zone, or to any copy that can take the zone's claim (``endBulkLoad()``).
+    /// The partitions are made and attached in one statement (``PostgresSchema/ownPartitionsStatement(zone:schema:)``).
+    /// Attaching one locks the shared partitions and scans them for rows of the zone, so a zone whose shared partitions
+    /// are in use is loaded into them with their indexes (a busy one is not waited for long), as is a zone of a role
+    /// without `CREATE` on the schema. A copy interrupted before its end leaves the indexes to the next copy of the
+    /// zone, or to any copy that can take the zone's claim (``endBulkLoad()``).
     private func prepareFirstLoad(_ zone: ZoneID, writing count: Int) async throws {
-        var known = zoneNumbers.withLock { $0[zone] }
-        if known == nil { known = try await database.rows(try zoneNumberQuery(zone)).first.map { try $0.decode(Int64.self) } }
-        guard let number = known, bulkLoads.withLock({ $0[number] }) == nil else { return }
-        let (records, refs) = (PostgresSchema.partitionName("records", zone: number), PostgresSchema.partitionName("refs", zone: number))
+        guard let number = try await knownZoneNumber(zone), bulkLoads.withLock({ $0[number] }) == nil else { return }
         if count >= Self.ownPartitionsFrom, try await claims.holds(number) {
             do {
-                try await database.execute(PostgresQuery(unsafeSQL: Self.ownPartitionsStatement(zone: number, schema: schema)))
-            } catch let error as PostgresBackendError where error.sqlState == "55P03" || error.sqlState == "40P01" {
-                logger.debug("\(name): zone \(zone) is loaded into the shared partitions: they are in use")
-            } catch let error as PostgresBackendError where error.code == .permission {
+                try await database.execute(PostgresQuery(unsafeSQL: PostgresSchema.ownPartitionsStatement(zone: number, schema: schema)))
+            } catch let error as PostgresBackendError where error.sqlState == "55P03" || error.sqlState == "40P01" || error.code == .permission {
+                // The shared partitions in use (not locked within 2 s, or another copy attaching), or no CREATE on the schema.
                 logger.debug("\(name): zone \(zone) is loaded into the shared partitions: \(error.message)")
             }
         }
         // The zone's rows go into its partitions where it has them, else into the shared ones: straight into them where
         // this role may (a role granted the parent tables may not have it on a partition another role made).
+        func qualified(_ place: ZoneLoad.Place, _ table: String) -> String { "\(schema).\(place.table(table, zone: number))" }
         let row = try await database.rows(
             PostgresQuery(
                 unsafeSQL: """
                     SELECT to_regclass($1) IS NOT NULL, coalesce(has_table_privilege(to_regclass($1), 'INSERT') AND has_table_privilege(to_regclass($2), 'INSERT'), false),
                            coalesce(has_table_privilege(to_regclass($3), 'INSERT') AND has_table_privilege(to_regclass($4), 'INSERT'), false)
-                    """, binds: try Self.binds("\(schema).\(records)", "\(schema).\(refs)", "\(schema).records_shared", "\(schema).refs_shared"))
+                    """,
+                binds: try Self.binds(qualified(.own, "records"), qualified(.own, "refs"), qualified(.shared, "records"), qualified(.shared, "refs")))
         ).first
         let (own, ownWritable, sharedWritable) = try row?.decode((Bool, Bool, Bool).self) ?? (false, false, false)
-        var load = ZoneLoad()
-        if own {
-            if ownWritable { (load.records, load.refs) = (records, refs) }
-        } else if sharedWritable {
-            (load.records, load.refs) = ("records_shared", "refs_shared")
-        }
-        bulkLoads.withLock { $0[number] = load }
+        let place: ZoneLoad.Place = own ? (ownWritable ? .own : .parent) : (sharedWritable ? .shared : .parent)
+        bulkLoads.withLock { $0[number] = ZoneLoad(place: place) }
     }
 
     /// Builds the secondary indexes of every zone's partitions of its own that lack one of them, when this store's copy
@@ -309,46 +304,31 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
     /// after a large load into a zone, vacuums and analyzes the partitions its rows went to (the records' pages
     /// all-visible, so that the feed's index answers digest comparisons alone).
     public func endBulkLoad() async throws {
-        var missing: [Int64] = []
-        for row in try await read(
-            PostgresQuery(
-                unsafeSQL: """
-                    SELECT z.id FROM \(schema).zones z
-                    WHERE to_regclass($1 || '.records_z' || z.id) IS NOT NULL AND (to_regclass($1 || '.records_z' || z.id || '_feed') IS NULL
-                       OR to_regclass($1 || '.refs_z' || z.id || '_target') IS NULL OR to_regclass($1 || '.refs_z' || z.id || '_source') IS NULL)
-                    """, binds: try Self.binds(schema)))
-        {
-            missing.append(try row.decode(Int64.self))
-        }
-        var building: [Int64] = []
+        var zones: [Int64] = []
+        for row in try await read(PostgresQuery(unsafeSQL: "SELECT id FROM \(schema).zones")) { zones.append(try row.decode(Int64.self)) }
+        let absent = try await absentRelations(
+            zones.map { PostgresSchema.partitionName("records", zone: $0) }
+                + (zones.flatMap { PostgresSchema.secondaryIndexes(zone: $0) } + PostgresSchema.sharedIndexes).map(\.name))
+        // The shared partitions' (no copy drops them in this layout; one a copy of layout 5 dropped and did not build).
+        var indexes = PostgresSchema.sharedIndexes.filter { absent.contains($0.name) }
         var taken: [Int64] = []
-        for number in missing {
+        for number in zones where !absent.contains(PostgresSchema.partitionName("records", zone: number)) {
+            let lacking = PostgresSchema.secondaryIndexes(zone: number).filter { absent.contains($0.name) }
+            guard !lacking.isEmpty else { continue }
             if try await claims.holds(number) {
-                building.append(number)
+                indexes += lacking
             } else if try await claims.tryClaim(number) {
-                building.append(number)
+                indexes += lacking
                 taken.append(number)
             }
         }
         // After a large load, a zone's partitions are vacuumed and analyzed, so that the next copy's queries are planned
         // for their size now and autovacuum has nothing left to do about the load (it would otherwise vacuum and analyze
-        // them again within a minute, in the middle of whatever comes next).
-        let analyzed = bulkLoads.withLock { loads in loads.values.filter { $0.written >= 10_000 } }
+        // them again within a minute, in the middle of whatever comes next). The parent tables, which a role writes when
+        // it may not write the partitions, are not its to vacuum.
         var tables: [String: (vacuumed: Bool, indexes: [String])] = [:]
-        // The partitions themselves (the parent tables, which a role writes when it may not write those, are not its to
-        // vacuum).
-        for load in analyzed where load.records != "records" {
-            for table in [load.records, load.refs] { tables[table, default: (false, [])].vacuumed = true }
-        }
-        var indexes = building.flatMap { PostgresSchema.secondaryIndexes(zone: $0) }
-        // The shared partitions' (no copy drops them in this layout; one a copy of layout 5 dropped and did not build).
-        for row in try await read(
-            PostgresQuery(
-                unsafeSQL: "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass($2 || '.' || name) IS NULL",
-                binds: try Self.binds(Self.sharedIndexes.map(\.name), schema)))
-        {
-            let missing = try row.decode(String.self)
-            indexes += Self.sharedIndexes.filter { $0.name == missing }
+        for (number, load) in bulkLoads.withLock({ $0 }) where load.written >= 10_000 && load.place != .parent {
+            for table in ["records", "refs"] { tables[load.place.table(table, zone: number), default: (false, [])].vacuumed = true }
         }
         for index in indexes {
             tables[index.table, default: (false, [])].indexes.append(
@@ -384,30 +364,22 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         bulkLoads.withLock { $0 = [:] }
         for number in taken { try await claims.release(number) }
     }
+
+    /// Which of `names` (tables or indexes of the schema) do not exist.
+    private func absentRelations(_ names: [String]) async throws -> Set<String> {
+        var absent: Set<String> = []
+        for row in try await read(
+            PostgresQuery(
+                unsafeSQL: "SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass($2 || '.' || name) IS NULL",
+                binds: try Self.binds(names, schema)))
+        {
+            absent.insert(try row.decode(String.self))
+        }
+        return absent
+    }
 }
 
 extension PostgresRecordStore {
-    /// The statement that gives the zone numbered `zone` partitions of its own if it holds nothing and has none yet.
-    ///
-    /// One statement, run by the server from start to end: its locks (the shared partitions', taken first and in one
-    /// order, or two copies each reading them and then waiting to lock them would deadlock) are never held while a
-    /// client's answer is awaited, which a stalled client would make every reader of the shared partitions wait for.
-    static func ownPartitionsStatement(zone: Int64, schema: String) -> String {
-        let statements = PostgresSchema.partitionStatements(zone: zone, schema: schema).map { "    \($0);" }.joined(separator: "\n")
-        return """
-            DO $$
-            BEGIN
-                PERFORM set_config('lock_timeout', '2s', true);
-                LOCK TABLE \(schema).records_shared, \(schema).refs_shared IN ACCESS EXCLUSIVE MODE;
-                IF EXISTS (SELECT 1 FROM \(schema).records WHERE zone = \(zone)) OR EXISTS (SELECT 1 FROM \(schema).refs WHERE zone = \(zone))
-                   OR to_regclass('\(schema).\(PostgresSchema.partitionName("records", zone: zone))') IS NOT NULL THEN
-                    RETURN;
-                END IF;
-            \(statements)
-            END $$
-            """
-    }
-
     /// The fewest records a zone's first bulk write must hold for the zone to get partitions of its own.
     ///
     /// Tables of its own cost the zone their making and a moment's lock on the shared partitions, and pay for themselves
@@ -415,21 +387,31 @@ extension PostgresRecordStore {
     /// a few records, as sharing makes many of, stays in the shared partitions, so that a database of thousands of
     /// zones is not thousands of tables (see Docs/design-notes.md).
     static let ownPartitionsFrom = 1_000
-
-    /// The secondary indexes of the shared partitions (as layout 5 named them on its tables).
-    static let sharedIndexes: [(name: String, table: String, columns: String)] = [
-        ("records_feed", "records_shared", "(zone, seq) INCLUDE (digest, deleted)"),
-        ("refs_target", "refs_shared", "(zone, target)"),
-        ("refs_source", "refs_shared", "(zone, source)"),
-    ]
 }
 
-/// What a store's bulk writes into one zone know of it: how many records they wrote, and the tables they write into
-/// (the zone's partitions, or the parent tables, which find each row's).
+/// What a store's bulk writes into one zone know of it: how many records they wrote, and where they write.
 struct ZoneLoad {
+    /// Where a zone's bulk writes go.
+    enum Place {
+        /// The zone's partitions of its own.
+        case own
+        /// The shared partitions.
+        case shared
+        /// The parent tables, which find each row's partition (for a role that may not write the partitions).
+        case parent
+
+        /// The table of this place for the parent table `table` (`records` or `refs`) and the zone numbered `zone`.
+        func table(_ table: String, zone: Int64) -> String {
+            switch self {
+            case .own: PostgresSchema.partitionName(table, zone: zone)
+            case .shared: PostgresSchema.sharedPartition(table)
+            case .parent: table
+            }
+        }
+    }
+
     var written = 0
-    var records = "records"
-    var refs = "refs"
+    var place = Place.parent
 }
 
 /// What ``PostgresRecordStore/prepareCreation(_:contents:in:)`` makes of a bulk write's records.

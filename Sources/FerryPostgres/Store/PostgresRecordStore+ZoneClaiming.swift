@@ -8,7 +8,7 @@ extension PostgresRecordStore: ZoneClaiming {
     ///
     /// The server releases the lock when that connection ends, also when the process is killed.
     public func claimZone(_ zone: ZoneID, wait: Bool, waiting: @Sendable (String) -> Void) async throws {
-        guard let number = try await database.rows(try zoneNumberQuery(zone)).first.map({ try $0.decode(Int64.self) }) else { return }
+        guard let number = try await zoneNumber(zone) else { return }
         try await claims.claim(number, zone: zone, wait: wait, waiting: waiting)
     }
 }

@@ -21,7 +21,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     public let database: PostgresDatabase
     /// The time of a write in milliseconds, when it is not the server's (tests give one that ticks).
     let clock: (@Sendable () -> Int64)?
-    /// What this store's copy holds against other copies (its zones, the index claim).
+    /// What this store's copy holds against other copies (the zones it writes).
     let claims: CopyClaims
     /// The snapshot this store reads from, when it is one (``snapshot()``).
     let snapshot: SnapshotConnection?
@@ -221,6 +221,19 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         PostgresQuery(
             unsafeSQL: "SELECT id FROM \(schema).zones WHERE zone_name = $1 AND owner_name = $2", binds: try Self.binds(zone.zoneName, zone.ownerName)
         )
+    }
+
+    /// The zone's number (its row in `zones`, looked up now), remembered; `nil` when there is no such zone.
+    func zoneNumber(_ zone: ZoneID) async throws -> Int64? {
+        let number = try await database.rows(try zoneNumberQuery(zone)).first.map { try $0.decode(Int64.self) }
+        zoneNumbers.withLock { $0[zone] = number }
+        return number
+    }
+
+    /// The zone's number as this store last saw it, else looked up.
+    func knownZoneNumber(_ zone: ZoneID) async throws -> Int64? {
+        if let known = zoneNumbers.withLock({ $0[zone] }) { return known }
+        return try await zoneNumber(zone)
     }
 
     func zoneNumber(_ zone: ZoneID, on connection: PostgresConnection) async throws -> Int64? {
