@@ -285,6 +285,8 @@ extension CopyConformanceTests {
             let second = try await other.make()
             let source = try await BackendChangeSource.open(first.store, kind: "test")
             #expect(source.expectedChanges == 60)
+            let uncounted = try await BackendChangeSource.open(first.store, kind: "test", counting: false)
+            #expect(uncounted.expectedChanges == nil && uncounted.fingerprint == source.fingerprint)
             let (tally, _) = try await copy(source, into: second)
             #expect(tally.total.created == 60 && tally.assets == 6, "\(kind) → \(other)")
             #expect(try await contents(of: second.store) == contents(of: first.store), "\(kind) → \(other)")

@@ -106,6 +106,19 @@ import Testing
         #expect(occupancy[zone] == true && occupancy[emptied] == false && occupancy[empty] == false)
     }
 
+    /// ``RecordStore/zoneTokens()`` tells the zones and tokens ``RecordStore/zones()`` tells, in its order, without the
+    /// counts: a new zone, a zone written to, the default zone.
+    @Test(arguments: ConformanceBackend.allCases)
+    func zoneTokensAreTheZonesWithoutTheirCounts(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        #expect(try await backend.store.createZone(ZoneID(zoneName: "Aardvark")))
+        for name in ["1", "2"] { _ = try saved(try await backend.one(RecordOperation(.create, car(name)))) }
+        let zones = try await backend.store.zones()
+        let tokens = try await backend.store.zoneTokens()
+        #expect(tokens == zones.map { ZoneToken(zoneID: $0.zoneID, syncToken: $0.syncToken) })
+        #expect(tokens.first?.zoneID == ZoneID.default && tokens.contains { $0.zoneID == zone })
+    }
+
     /// A digest-matching backend's answer does not depend on the order names are asked in: the order of the zone's
     /// feed, another order, again after the end of the feed, two zones in one call.
     @Test(arguments: ConformanceBackend.allCases)

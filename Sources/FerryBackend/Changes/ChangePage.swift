@@ -45,6 +45,20 @@ public struct ChangePage: Sendable {
     }
 }
 
+/// One zone of a backend and the token of its latest change (``RecordStore/zoneTokens()``).
+public struct ZoneToken: Sendable, Hashable {
+    /// The zone.
+    public var zoneID: ZoneID
+    /// The token of the zone's latest change, when the backend has a change feed.
+    public var syncToken: SyncToken?
+
+    /// Creates a zone's token.
+    public init(zoneID: ZoneID, syncToken: SyncToken?) {
+        self.zoneID = zoneID
+        self.syncToken = syncToken
+    }
+}
+
 /// One zone of a backend, with its current sync token and number of live records.
 public struct ZoneSummary: Sendable, Hashable {
     /// The zone.

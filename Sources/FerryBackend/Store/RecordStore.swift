@@ -19,6 +19,9 @@ public protocol RecordStore: Sendable {
 
     /// Every zone, the default zone first, then by name.
     func zones() async throws -> [ZoneSummary]
+    /// Every zone with the token of its latest change, in ``zones()``'s order: what ``zones()`` tells without counting
+    /// the records (a count may read every record of the zone).
+    func zoneTokens() async throws -> [ZoneToken]
     /// Every zone, each with whether it holds a live record: what ``zones()`` tells, without counting the records.
     func zoneOccupancy() async throws -> [ZoneID: Bool]
     /// Creates a zone; `false` when it already existed.
@@ -61,6 +64,10 @@ extension RecordStore {
     public func close() async throws {}
 
     public func feedIdentity() async throws -> String? { nil }
+
+    public func zoneTokens() async throws -> [ZoneToken] {
+        try await zones().map { ZoneToken(zoneID: $0.zoneID, syncToken: $0.syncToken) }
+    }
 
     public func zoneOccupancy() async throws -> [ZoneID: Bool] {
         Dictionary(try await zones().map { ($0.zoneID, $0.recordCount > 0) }, uniquingKeysWith: { $0 || $1 })

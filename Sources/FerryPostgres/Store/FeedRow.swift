@@ -55,7 +55,17 @@ struct FeedRow {
         created = try Self.milliseconds(next())
         modified = try Self.milliseconds(next())
         isDeleted = try next().decode(Bool.self)
-        fields = try next().bytes
+        fields = try Self.jsonText(next(), store: store)
+    }
+
+    /// A `jsonb` cell's text: its binary form is a version byte (1) and the text the server writes for it, which the
+    /// cast to `text` would copy once more on the server.
+    private static func jsonText(_ cell: PostgresCell, store: String) throws -> ByteBuffer? {
+        guard var bytes = cell.bytes, cell.dataType == .jsonb, cell.format == .binary else { return cell.bytes }
+        guard bytes.readInteger(as: UInt8.self) == 1 else {
+            throw BackendError(.damaged, "\(store): a row of the change feed holds jsonb of a version this Ferry does not read; check the server's version")
+        }
+        return bytes
     }
 
     /// A text cell's UTF-8 bytes (a `text` column's binary form is its bytes; another type is decoded as a string).

@@ -22,7 +22,9 @@ public final class BackendChangeSource: ChangeSource {
     let pageSize: Int
     let linePageSize: Int
     /// The zones and their tokens when the source was opened: what identifies its content.
-    private let zones: [ZoneSummary]
+    private let zones: [ZoneToken]
+    /// The live records of those zones, when they were counted.
+    private let recordCount: Int?
     /// Where reading starts, zone by zone (`nil`: every live record).
     let since: FeedPosition?
     /// The identity of the store's feed, which the positions it prints carry.
@@ -30,9 +32,11 @@ public final class BackendChangeSource: ChangeSource {
 
     /// Reads from `store` (a snapshot of it when it can take one); `kind` names it in bundle manifests (`local`,
     /// `postgres`); with `since`, only what changed after that position; `pageSize` changes a page at a time, `linePageSize`
-    /// when read as lines (which are written as their rows arrive, so no page's rows are held whole).
+    /// when read as lines (which are written as their rows arrive, so no page's rows are held whole). With `counting`,
+    /// the zones' records are counted for ``expectedChanges`` (for a progress display: a count may read every record).
     public static func open(
-        _ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000, linePageSize: Int = 10000
+        _ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000, linePageSize: Int = 10000,
+        counting: Bool = true
     ) async throws
         -> BackendChangeSource
     {
@@ -48,13 +52,23 @@ public final class BackendChangeSource: ChangeSource {
                 "\(store.name): the position given to --since was printed by a copy from another store (\(wanted), this one is \(identity)); "
                     + "copy without --since, or give the position a copy from this one printed")
         }
+        let zones: [ZoneToken]
+        var recordCount: Int?
+        if counting {
+            let counted = try await reader.zones()
+            zones = counted.map { ZoneToken(zoneID: $0.zoneID, syncToken: $0.syncToken) }
+            recordCount = counted.reduce(0) { $0 + $1.recordCount }
+        } else {
+            zones = try await reader.zoneTokens()
+        }
         return BackendChangeSource(
-            store: reader, kind: kind, since: since, pageSize: pageSize, linePageSize: linePageSize, zones: try await reader.zones(),
+            store: reader, kind: kind, since: since, pageSize: pageSize, linePageSize: linePageSize, zones: zones, recordCount: recordCount,
             identity: identity)
     }
 
     private init(
-        store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, linePageSize: Int, zones: [ZoneSummary], identity: String?
+        store: any RecordStore, kind: String, since: FeedPosition?, pageSize: Int, linePageSize: Int, zones: [ZoneToken], recordCount: Int?,
+        identity: String?
     ) {
         self.store = store
         kindName = kind
@@ -64,6 +78,7 @@ public final class BackendChangeSource: ChangeSource {
         self.linePageSize = linePageSize
         provider = BackendAssetProvider(store: store)
         self.zones = zones
+        self.recordCount = recordCount
     }
 
     /// Where this read ends: every zone's token as the source was opened.
@@ -76,7 +91,8 @@ public final class BackendChangeSource: ChangeSource {
     public var kind: String { kindName }
     public var description: String { URL(fileURLWithPath: store.name).lastPathComponent }
     public var assets: (any AssetProvider)? { provider }
-    public var expectedChanges: Int? { since == nil ? zones.reduce(0) { $0 + $1.recordCount } : nil }
+    /// The live records counted when the source was opened (`nil` when they were not, or when reading from a position).
+    public var expectedChanges: Int? { since == nil ? recordCount : nil }
 
     public var fingerprint: String {
         "\(kindName)|\(store.name)|" + zones.map { "\($0.zoneID)=\($0.syncToken?.text ?? "")" }.joined(separator: ",")

@@ -43,11 +43,13 @@ struct SourceOpener {
         case .bundle(let path):
             return try BundleChangeSource(path: path, temporaryDirectory: tempDir)
         case .postgres(let url):
-            // A source is read as it is: neither created nor migrated.
+            // A source is read as it is: neither created nor migrated. Its records are counted only for a progress line.
             return try await BackendChangeSource.open(
-                try await PostgresOpener.open(url, console: console, migrate: false), kind: "postgres", since: position)
+                try await PostgresOpener.open(url, console: console, migrate: false), kind: "postgres", since: position,
+                counting: console.drawsProgress)
         case .localStore(let path):
-            return try await BackendChangeSource.open(LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local", since: position)
+            return try await BackendChangeSource.open(
+                LocalRecordStore(try LocalStore(path: path, readOnly: true)), kind: "local", since: position, counting: console.drawsProgress)
         case .archiveCache(let path):
             return try ArchiveChangeSource(
                 path: path,
