@@ -63,7 +63,8 @@ struct FeedRow {
     private static func jsonText(_ cell: PostgresCell, store: String) throws -> ByteBuffer? {
         guard var bytes = cell.bytes, cell.dataType == .jsonb, cell.format == .binary else { return cell.bytes }
         guard bytes.readInteger(as: UInt8.self) == 1 else {
-            throw BackendError(.damaged, "\(store): a row of the change feed holds jsonb of a version this Ferry does not read; check the server's version")
+            throw BackendError(
+                .damaged, "\(store): a row of the change feed holds jsonb of a version this Ferry does not read; check the server's version")
         }
         return bytes
     }

@@ -30,10 +30,12 @@ public final class BackendChangeSource: ChangeSource {
     /// The identity of the store's feed, which the positions it prints carry.
     private let identity: String?
 
-    /// Reads from `store` (a snapshot of it when it can take one); `kind` names it in bundle manifests (`local`,
-    /// `postgres`); with `since`, only what changed after that position; `pageSize` changes a page at a time, `linePageSize`
-    /// when read as lines (which are written as their rows arrive, so no page's rows are held whole). With `counting`,
-    /// the zones' records are counted for ``expectedChanges`` (for a progress display: a count may read every record).
+    /// Reads from `store` (a snapshot of it when it can take one).
+    ///
+    /// `kind` names it in bundle manifests (`local`, `postgres`); with `since`, only what changed after that position;
+    /// `pageSize` changes a page at a time, `linePageSize` when read as lines (which are written as their rows arrive,
+    /// so no page's rows are held whole). With `counting`, the zones' records are counted for ``expectedChanges`` (for
+    /// a progress display: a count may read every record).
     public static func open(
         _ store: any RecordStore, kind: String, since: FeedPosition? = nil, pageSize: Int = 2000, linePageSize: Int = 10000,
         counting: Bool = true
