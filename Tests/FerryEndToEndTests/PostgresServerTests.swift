@@ -113,6 +113,22 @@ import Testing
         }
     }
 
+    @Test func aRecordChangedByHandIsADigestMismatchForVerify() throws {
+        try Self.withSchema("m") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            // A field added by hand: still CloudKit JSON, no longer what the digest stored with it was made of.
+            try Self.sql(
+                base,
+                "UPDATE \(schema).records SET fields = fields || '{\"zz\": {\"type\": \"STRING\", \"value\": \"by hand\"}}' "
+                    + "WHERE name = (SELECT min(name) FROM \(schema).records WHERE type = 'Bus')")
+            let verify = try ferry(["verify", url, "--json"], in: scratch.path)
+            #expect(verify.status == 65, "\(verify.errors)")
+            let mismatches = verify.output.split(separator: "\n").filter { $0.contains("digest-mismatch") }
+            #expect(mismatches.count == 1 && mismatches.allSatisfy { $0.contains("Bus.") }, "\(verify.output)")
+            #expect(verify.output.contains("\"records\":13") && verify.output.contains("\"problems\":1"), "\(verify.output)")
+        }
+    }
+
     static var psql: String { ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql" }
 
     /// Runs SQL on the test server, expecting it to succeed.

@@ -82,29 +82,54 @@ public enum RecordFeed {
     public static func forEachRecordOrDamage(
         in zone: ZoneID, of store: any RecordStore, pageSize: Int = 500, _ body: (Result<Record, UndecodableRecord>) async throws -> Void
     ) async throws {
-        guard let lines = store as? any LineReading else {
-            return try await forEachRecord(in: zone, of: store, pageSize: pageSize) { try await body(.success($0)) }
+        try await forEachPageOrDamage(in: zone, of: store, pageSize: pageSize) { page in
+            for read in page { try await body(read) }
         }
+    }
+
+    /// Calls `body` with a zone's live records a page at a time, as ``forEachRecordOrDamage(in:of:pageSize:_:)`` reads
+    /// them; a page of lines is decoded in parts side by side.
+    public static func forEachPageOrDamage(
+        in zone: ZoneID, of store: any RecordStore, pageSize: Int, _ body: ([Result<Record, UndecodableRecord>]) async throws -> Void
+    ) async throws {
         var token: SyncToken?
+        guard let lines = store as? any LineReading else {
+            while true {
+                let page = try await store.changes(in: zone, since: token, limit: pageSize)
+                let records = page.changes.compactMap { change -> Result<Record, UndecodableRecord>? in
+                    if case .record(let record) = change { .success(record) } else { nil }
+                }
+                if !records.isEmpty { try await body(records) }
+                token = page.syncToken
+                if !page.moreComing { return }
+            }
+        }
         while true {
             let page = try await lines.changeLines(in: zone, since: token, limit: pageSize)
+            var ranges: [Range<Int>] = []
             var start = 0
             for entry in page.entries {
                 guard case .line(let end) = entry else { continue }
-                let line = Array(page.bytes[start..<end])
+                ranges.append(start..<end)
                 start = end
-                let decoded: Result<Record, UndecodableRecord>
-                do {
-                    guard case .record(let record) = try CloudKitJSONDecoder().decode(bytes: line) else { continue }
-                    decoded = .success(record)
-                } catch {
-                    let names = line.withUnsafeBytes { LineNames($0) }
-                    decoded = .failure(UndecodableRecord(recordType: names.recordType, recordName: names.recordName, reason: "\(error)"))
-                }
-                try await body(decoded)
             }
+            let bytes = page.bytes
+            let decoded = try await Parts.map(ranges) { range in decodeLine(bytes[range]) }
+            let records = decoded.compactMap { $0 }
+            if !records.isEmpty { try await body(records) }
             token = page.syncToken
             if !page.moreComing { return }
+        }
+    }
+
+    /// A line's record, or what is known of it when it does not decode; `nil` for a line that is no record.
+    static func decodeLine(_ line: ArraySlice<UInt8>) -> Result<Record, UndecodableRecord>? {
+        do {
+            guard case .record(let record) = try CloudKitJSONDecoder().decode(bytes: Array(line)) else { return nil }
+            return .success(record)
+        } catch {
+            let names = line.withUnsafeBytes { LineNames($0) }
+            return .failure(UndecodableRecord(recordType: names.recordType, recordName: names.recordName, reason: "\(error)"))
         }
     }
 }

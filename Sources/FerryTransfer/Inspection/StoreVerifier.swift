@@ -39,28 +39,84 @@ public struct StoreVerifier {
 
     /// Checks every record and asset; `onProblem` receives each problem as it is found, `onProgress` the records
     /// checked so far.
+    ///
+    /// A backend that can be read as of one moment (``SnapshotReading``) is: records written while the check runs are
+    /// neither counted nor taken for damage.
     public func verify(
-        onProblem: (Problem) throws -> Void, onProgress: ((Int) -> Void)? = nil
+        onProblem: (Problem) throws -> Void, onProgress: ((Int) async -> Void)? = nil
+    ) async throws -> Report {
+        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
+        do {
+            let report = try await verify(snapshot ?? store, onProblem: onProblem, onProgress: onProgress)
+            try await snapshot?.close()
+            return report
+        } catch {
+            try? await snapshot?.close()
+            throw error
+        }
+    }
+
+    /// What one record of a page is found to be: its validation errors and its content digest, or why it does not
+    /// decode.
+    private struct Checked: Sendable {
+        var read: Result<Record, RecordFeed.UndecodableRecord>
+        var errors: [String] = []
+        var digest: SHA256Digest?
+    }
+
+    /// How many records are read and checked at a time.
+    package static let pageSize = 2_000
+
+    private func verify(
+        _ store: any RecordStore, onProblem: (Problem) throws -> Void, onProgress: ((Int) async -> Void)?
     ) async throws -> Report {
         var report = Report()
         var assets: [SHA256Digest: Asset] = [:]
-        for zone in try await store.zones() {
-            var page: [Record] = []
-            func check(_ records: [Record]) async throws {
-                let versions = try await store.lookup(records.map(\.id))
-                for record in records {
+        let validator = self.validator
+        for zone in try await store.zoneTokens() {
+            try await RecordFeed.forEachPageOrDamage(in: zone.zoneID, of: store, pageSize: Self.pageSize) { page in
+                // Validation and digests in parts side by side; then the stored digests of the page's records: compared
+                // on the server where the backend can (only those that differ come back, and are looked up), else
+                // looked up for all.
+                let checked = try await Parts.map(page) { read in
+                    guard case .success(let record) = read else { return Checked(read: read) }
+                    let errors = validator.problems(in: record).filter { $0.severity == .error }.map(\.description)
+                    return Checked(read: read, errors: errors, digest: RecordContent(record).digest)
+                }
+                var ids: [RecordID] = []
+                var digests: [SHA256Digest] = []
+                for item in checked {
+                    if case .success(let record) = item.read, let digest = item.digest {
+                        ids.append(record.id)
+                        digests.append(digest)
+                    }
+                }
+                let suspects = try await (store as? any DigestMatching)?.differing(ids, digests: digests).map { ids[$0] } ?? ids
+                let versions = suspects.isEmpty ? [:] : try await store.lookup(suspects)
+                for item in checked {
                     report.records += 1
-                    let errors = validator.problems(in: record).filter { $0.severity == .error }
-                    if !errors.isEmpty {
+                    let record: Record
+                    switch item.read {
+                    case .success(let read): record = read
+                    case .failure(let damage):
+                        report.problems += 1
+                        let named = [damage.recordType, damage.recordName].compactMap { $0 }.joined(separator: " ")
+                        try onProblem(
+                            Problem(
+                                code: "undecodable-record",
+                                message:
+                                    "\(named.isEmpty ? "a record" : named) in \(zone.zoneID): it does not decode as CloudKit JSON (\(damage.reason))")
+                        )
+                        continue
+                    }
+                    if !item.errors.isEmpty {
                         report.problems += 1
                         try onProblem(
                             Problem(
                                 code: "invalid-record",
-                                message:
-                                    "\(record.recordType) \(record.recordName) in \(record.zoneID): \(errors.map(\.description).joined(separator: "; "))"
-                            ))
+                                message: "\(record.recordType) \(record.recordName) in \(record.zoneID): \(item.errors.joined(separator: "; "))"))
                     }
-                    if let stored = versions[record.id]?.contentDigest, stored != RecordContent(record).digest {
+                    if let stored = versions[record.id]?.contentDigest, stored != item.digest {
                         report.problems += 1
                         try onProblem(
                             Problem(
@@ -71,30 +127,8 @@ public struct StoreVerifier {
                     }
                     for field in record.fields { for asset in field.value.assets { assets[asset.sha256] = asset } }
                 }
-                onProgress?(report.records)
+                await onProgress?(report.records)
             }
-            try await RecordFeed.forEachRecordOrDamage(in: zone.zoneID, of: store) { read in
-                guard case .success(let record) = read else {
-                    if case .failure(let damage) = read {
-                        report.records += 1
-                        report.problems += 1
-                        let named = [damage.recordType, damage.recordName].compactMap { $0 }.joined(separator: " ")
-                        try onProblem(
-                            Problem(
-                                code: "undecodable-record",
-                                message:
-                                    "\(named.isEmpty ? "a record" : named) in \(zone.zoneID): it does not decode as CloudKit JSON (\(damage.reason))")
-                        )
-                    }
-                    return
-                }
-                page.append(record)
-                if page.count == 500 {
-                    try await check(page)
-                    page.removeAll(keepingCapacity: true)
-                }
-            }
-            if !page.isEmpty { try await check(page) }
         }
         let ordered = assets.values.sorted { $0.sha256 < $1.sha256 }
         let missing = Set(try await store.missingAssets(ordered).map(\.sha256))

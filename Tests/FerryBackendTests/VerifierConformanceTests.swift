@@ -1,0 +1,60 @@
+import FerryBackend
+import FerryRecords
+import FerryTransfer
+import Testing
+
+/// ``StoreVerifier`` over every backend: what it counts and finds, page after page.
+@Suite struct VerifierConformanceTests {
+    /// Records of `CarZone`, written a request at a time.
+    private func fill(_ backend: OpenBackend, _ names: Range<Int>) async throws {
+        for start in stride(from: names.lowerBound, to: names.upperBound, by: 1000) {
+            let operations = (start..<min(start + 1000, names.upperBound)).map { RecordOperation(.create, car("\($0)", ["n": .int64(Int64($0))])) }
+            let outcomes = try await backend.modify(operations)
+            #expect(outcomes.allSatisfy { $0.errorCode == nil })
+        }
+    }
+
+    /// A backend that holds what was written checks out whole: every record counted once over several pages, in two
+    /// zones, no problem.
+    @Test(arguments: ConformanceBackend.allCases)
+    func aHealthyBackendChecksOutWithEveryRecordCountedOnce(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        try await fill(backend, 0..<(2 * StoreVerifier.pageSize + 500))
+        let other = ZoneID(zoneName: "Other")
+        #expect(try await backend.store.createZone(other))
+        let truck = Record(recordType: "Truck", recordName: "Truck.1", zoneID: other)
+        #expect(try await backend.store.modify([RecordOperation(.create, truck)], in: other, atomic: false)[0].errorCode == nil)
+        var problems: [StoreVerifier.Problem] = []
+        var progress: [Int] = []
+        let report = try await StoreVerifier(store: backend.store).verify(onProblem: { problems.append($0) }, onProgress: { progress.append($0) })
+        #expect(report.records == 2 * StoreVerifier.pageSize + 501 && report.problems == 0 && problems.isEmpty, "\(problems)")
+        #expect(progress.last == report.records && progress == progress.sorted() && progress.count >= 4, "\(progress)")
+    }
+
+    /// A backend that can be read as of one moment is checked as of the check's start: records written and changed
+    /// while it runs are neither counted nor taken for damage (a live database verified under its writers).
+    @Test(arguments: ConformanceBackend.allCases)
+    func whatIsWrittenDuringACheckIsLeftToTheNextOne(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        guard backend.store is any SnapshotReading else { return }
+        let total = 2 * StoreVerifier.pageSize + 10
+        try await fill(backend, 0..<total)
+        var wrote = false
+        var problems: [StoreVerifier.Problem] = []
+        let report = try await StoreVerifier(store: backend.store).verify(
+            onProblem: { problems.append($0) },
+            onProgress: { _ in
+                guard !wrote else { return }
+                wrote = true
+                // After the first page: records added, and one of the next page changed (its feed row moves on).
+                try? await fill(backend, total..<(total + 50))
+                let changed = car("\(total - 3)", ["n": .int64(-1)])
+                _ = try? await backend.modify([RecordOperation(.forceUpdate, changed)])
+            })
+        let checked = report.records
+        #expect(wrote, "the records were written during the check")
+        #expect(checked == total && problems.isEmpty, "\(checked) \(problems)")
+        let after = try await StoreVerifier(store: backend.store).verify(onProblem: { problems.append($0) })
+        #expect(after.records == total + 50 && problems.isEmpty)
+    }
+}
