@@ -29,26 +29,51 @@ public struct StoreListing: Sendable {
     /// Live records in all zones.
     public var recordCount: Int { rows.reduce(0) { $0 + $1.count } }
 
-    /// Reads a backend's zones and records (the distinct assets' digests are held in memory: 40 bytes each).
-    public static func read(_ store: any RecordStore, pageSize: Int = 500) async throws -> StoreListing {
-        let zones = try await store.zones()
+    /// Reads a backend's zones and records (the distinct assets' digests are held in memory: 40 bytes each), as of
+    /// one moment where the backend can be read so (``SnapshotReading``).
+    public static func read(_ store: any RecordStore, pageSize: Int = 2_000) async throws -> StoreListing {
+        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
+        do {
+            let listing = try await read(from: snapshot ?? store, pageSize: pageSize)
+            try await snapshot?.close()
+            return listing
+        } catch {
+            try? await snapshot?.close()
+            throw error
+        }
+    }
+
+    private static func read(from store: any RecordStore, pageSize: Int) async throws -> StoreListing {
+        var zones: [ZoneSummary] = []
         var rows: [Row] = []
         var seen: [SHA256Digest: Int64] = [:]
-        for zone in zones {
+        // The zones' counts are the records read: a count of its own would read every zone once more.
+        for zone in try await store.zoneTokens() {
             var positions: [String: Int] = [:]
-            try await RecordFeed.forEachRecord(in: zone.zoneID, of: store, pageSize: pageSize) { record in
-                let position: Int
-                if let known = positions[record.recordType] {
-                    position = known
-                } else {
-                    position = rows.count
-                    positions[record.recordType] = position
-                    rows.append(Row(recordType: record.recordType, zoneID: zone.zoneID, count: 0, bytes: 0))
+            var count = 0
+            var token: SyncToken?
+            while true {
+                let page = try await store.changes(in: zone.zoneID, since: token, limit: pageSize)
+                let records = page.changes.compactMap { change -> Record? in if case .record(let record) = change { record } else { nil } }
+                let sizes = try await Parts.map(records) { Int64(RecordContent($0).body.count) }
+                for (record, size) in zip(records, sizes) {
+                    let position: Int
+                    if let known = positions[record.recordType] {
+                        position = known
+                    } else {
+                        position = rows.count
+                        positions[record.recordType] = position
+                        rows.append(Row(recordType: record.recordType, zoneID: zone.zoneID, count: 0, bytes: 0))
+                    }
+                    rows[position].count += 1
+                    rows[position].bytes += size
+                    for field in record.fields { for asset in field.value.assets { seen[asset.sha256] = asset.size } }
                 }
-                rows[position].count += 1
-                rows[position].bytes += Int64(RecordContent(record).body.count)
-                for field in record.fields { for asset in field.value.assets { seen[asset.sha256] = asset.size } }
+                count += records.count
+                token = page.syncToken
+                if !page.moreComing { break }
             }
+            zones.append(ZoneSummary(zoneID: zone.zoneID, syncToken: zone.syncToken, recordCount: count))
         }
         return StoreListing(zones: zones, rows: rows, assets: seen.count, assetBytes: seen.values.reduce(0, +))
     }

@@ -47,9 +47,22 @@ struct Cat: AsyncParsableCommand {
         }
     }
 
+    /// A backend's records, as of one moment where it can be read so (every zone from one snapshot).
     private func catBackend(_ store: any RecordStore, console: Console) async throws -> Int32 {
+        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
+        do {
+            let code = try await cat(snapshot ?? store, console: console)
+            try await snapshot?.close()
+            return code
+        } catch {
+            try? await snapshot?.close()
+            throw error
+        }
+    }
+
+    private func cat(_ store: any RecordStore, console: Console) async throws -> Int32 {
         let wantedTypes = types.isEmpty ? nil : Set(types)
-        let zones = try await store.zones().filter { zone in
+        let zones = try await store.zoneTokens().filter { zone in
             self.zones.isEmpty || self.zones.contains(zone.zoneID.description)
                 || (zone.zoneID.hasDefaultOwner && self.zones.contains(zone.zoneID.zoneName))
         }
@@ -60,7 +73,7 @@ struct Cat: AsyncParsableCommand {
         let newline = [UInt8(ascii: "\n")]
         var typesSeen: Set<String> = []
         for zone in zones {
-            try await RecordFeed.forEachRecord(in: zone.zoneID, of: store) { record in
+            try await RecordFeed.forEachRecord(in: zone.zoneID, of: store, pageSize: 2_000) { record in
                 typesSeen.insert(record.recordType)
                 guard wantedTypes?.contains(record.recordType) ?? true else { return }
                 try record.canonicalJSON.withUnsafeBytes { try console.raw($0) }

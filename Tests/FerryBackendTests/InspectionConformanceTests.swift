@@ -1,10 +1,11 @@
 import FerryBackend
+import FerryCore
 import FerryRecords
 import FerryTransfer
 import Testing
 
-/// ``StoreVerifier`` over every backend: what it counts and finds, page after page.
-@Suite struct VerifierConformanceTests {
+/// ``StoreVerifier`` and ``StoreListing`` over every backend: what they count and find, page after page.
+@Suite struct InspectionConformanceTests {
     /// Records of `CarZone`, written a request at a time.
     private func fill(_ backend: OpenBackend, _ names: Range<Int>) async throws {
         for start in stride(from: names.lowerBound, to: names.upperBound, by: 1000) {
@@ -56,5 +57,25 @@ import Testing
         #expect(checked == total && problems.isEmpty, "\(checked) \(problems)")
         let after = try await StoreVerifier(store: backend.store).verify(onProblem: { problems.append($0) })
         #expect(after.records == total + 50 && problems.isEmpty)
+    }
+
+    /// A listing counts every record once over several pages, per zone and per type, with their assets.
+    @Test(arguments: ConformanceBackend.allCases)
+    func aListingCountsEveryZoneAndTypeOverSeveralPages(_ kind: ConformanceBackend) async throws {
+        let backend = try await kind.make()
+        try await fill(backend, 0..<4_500)
+        let other = ZoneID(zoneName: "Other")
+        #expect(try await backend.store.createZone(other))
+        let bytes: [UInt8] = Array("a photo".utf8)
+        let photo = Asset(sha256: SHA256Hasher.digest(bytes), size: Int64(bytes.count))
+        #expect(try await backend.store.putAsset(photo, bytes: .buffer(bytes)))
+        let truck = Record(recordType: "Truck", recordName: "Truck.1", zoneID: other, fields: ["photo": .asset(photo)])
+        #expect(try await backend.store.modify([RecordOperation(.create, truck)], in: other, atomic: false)[0].errorCode == nil)
+        let listing = try await StoreListing.read(backend.store, pageSize: 1_000)
+        #expect(listing.recordCount == 4_501 && listing.assets == 1 && listing.assetBytes == Int64(bytes.count))
+        #expect(listing.zones.map(\.zoneID) == (try await backend.store.zones()).map(\.zoneID))
+        #expect(listing.zones.first { $0.zoneID == OpenBackend.zone }?.recordCount == 4_500)
+        #expect(listing.zones.first { $0.zoneID == other }?.recordCount == 1)
+        #expect(listing.rows.map(\.recordType) == ["Car", "Truck"] && listing.rows.map(\.count) == [4_500, 1])
     }
 }
