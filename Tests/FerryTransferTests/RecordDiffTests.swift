@@ -11,6 +11,11 @@ import Testing
     final class ListSource: ChangeSource {
         var readings: [[Record]]
         private(set) var reads = 0
+        /// Records handed out, over all readings.
+        private(set) var delivered = 0
+
+        /// A pause after every thousand records handed out (a slow source).
+        var pause: Duration = .zero
 
         init(_ readings: [[Record]]) { self.readings = readings }
 
@@ -22,7 +27,11 @@ import Testing
         func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
             let records = readings[min(reads, readings.count - 1)]
             reads += 1
-            for (index, record) in records.enumerated() { try body(SourceChange(.record(record), origin: "#\(index)")) }
+            for (index, record) in records.enumerated() {
+                delivered += 1
+                if pause > .zero, delivered % 1000 == 0 { Thread.sleep(forTimeInterval: Double(pause.components.attoseconds) / 1e18) }
+                try body(SourceChange(.record(record), origin: "#\(index)"))
+            }
         }
     }
 
@@ -82,6 +91,54 @@ import Testing
             _ = try RecordDiff.compare(first, ListSource([[]])) { _ in }
         } throws: { error in
             (error as? TransferError)?.code == .sourceChanged && (error as? TransferError)?.kind == .temporary
+        }
+    }
+
+    /// A source that fails after some records.
+    final class FailingSource: ChangeSource {
+        struct Broken: Error, Equatable { let side: String }
+        let side: String
+        let records: Int
+        private(set) var delivered = 0
+
+        init(_ side: String, after records: Int) {
+            self.side = side
+            self.records = records
+        }
+
+        var kind: String { "test" }
+        var description: String { side }
+        var fingerprint: String { side }
+        var assets: (any AssetProvider)? { nil }
+
+        func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
+            for index in 0..<records {
+                delivered += 1
+                try body(SourceChange(.record(Record(recordType: "Car", recordName: "Car.\(index)", zoneID: .default)), origin: "#\(index)"))
+            }
+            throw Broken(side: side)
+        }
+    }
+
+    /// The two sources are read side by side: either one's failure is the comparison's, and stops the other side's
+    /// reading at its next record.
+    @Test func eitherSourceFailingStopsTheComparisonWithItsError() throws {
+        let endless = (0..<200_000).map { car("\($0)") }
+        #expect(throws: FailingSource.Broken(side: "first")) {
+            _ = try RecordDiff.compare(FailingSource("first", after: 10), ListSource([endless])) { _ in }
+        }
+        let longFirst = ListSource([endless])
+        // Slow enough (1 s in all) that the second side has failed long before it ends.
+        longFirst.pause = .milliseconds(5)
+        #expect(throws: FailingSource.Broken(side: "second")) {
+            _ = try RecordDiff.compare(longFirst, FailingSource("second", after: 10)) { _ in }
+        }
+        #expect(longFirst.delivered < endless.count, "the first side stopped once the second failed")
+        // Both fail: the error of the side that failed first (whichever that was), never the other's cancellation.
+        #expect {
+            _ = try RecordDiff.compare(FailingSource("first", after: 1000), FailingSource("second", after: 10)) { _ in }
+        } throws: { error in
+            error is FailingSource.Broken
         }
     }
 }

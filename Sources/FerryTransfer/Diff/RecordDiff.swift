@@ -2,6 +2,7 @@ import FerryCore
 import FerryJSON
 import FerryRecords
 import FerrySorting
+import Foundation
 
 /// Compares two sources record by record, by content digest (system fields such as change tags left out): the
 /// check to run after a migration.
@@ -95,23 +96,9 @@ public enum RecordDiff {
         _ first: any ChangeSource, _ second: any ChangeSource, temporaryDirectory: String? = nil, memoryLimit: Int = 8 << 20,
         progress: ((Int) -> Void)? = nil, report: (Difference) throws -> Void
     ) throws -> Summary {
-        var summary = Summary()
         let sorter = ExternalSorter<Entry>(memoryLimit: memoryLimit, prefix: "ferry-diff", temporaryDirectory: temporaryDirectory)
         defer { sorter.reset() }
-        try first.forEachChange { change in
-            guard case .record(let record) = change.change else { return }
-            try sorter.append(Entry(record, second: false, position: summary.first))
-            summary.first += 1
-            progress?(summary.first)
-            try checkAssets(record, source: first, inFirst: true, summary: &summary, report: report)
-        }
-        try second.forEachChange { change in
-            guard case .record(let record) = change.change else { return }
-            try sorter.append(Entry(record, second: true, position: summary.second))
-            summary.second += 1
-            progress?(summary.first + summary.second)
-            try checkAssets(record, source: second, inFirst: false, summary: &summary, report: report)
-        }
+        var summary = try readBoth(first, second, into: sorter, progress: progress, report: report)
         // By key: the first source's last record of a key against the second's first; the second's later ones are
         // extra (a key twice in the first counts once, as a map would keep it).
         var secondReports: [Int: (key: RecordKey, differs: Bool)] = [:]
@@ -169,6 +156,115 @@ public enum RecordDiff {
         return summary
     }
 
+    /// Reads both sources side by side (the second on a thread of its own), each record's key, content digest and
+    /// place into `sorter`, and checks that each source can provide its records' assets.
+    ///
+    /// Side by side: a Core Data store is bound by its reading thread and a database by its requests, so one read
+    /// after the other left a core idle for most of each. The sorter, the counts and `report` are used under one lock.
+    private static func readBoth(
+        _ first: any ChangeSource, _ second: any ChangeSource, into sorter: ExternalSorter<Entry>, progress: ((Int) -> Void)?,
+        report: (Difference) throws -> Void
+    ) throws -> Summary {
+        try withoutActuallyEscaping(report) { report in
+            let shared = SharedReading(sorter: sorter, progress: progress, report: report)
+            // The second source is used by the other thread only, until it is done.
+            let handed = HandedSource(second)
+            let other = Thread { [shared, handed] in
+                do {
+                    try read(handed.source, isSecond: true, into: shared)
+                    shared.finish(nil)
+                } catch {
+                    shared.finish(error)
+                }
+            }
+            other.stackSize = 8 << 20
+            other.start()
+            var failure: (any Error)?
+            do {
+                try read(first, isSecond: false, into: shared)
+            } catch is CancellationError {
+                // The other side failed first: its error is the comparison's.
+            } catch {
+                // The other side stops at its next record; its own error, if any, comes second.
+                shared.stop()
+                failure = error
+            }
+            let otherFailure = shared.waitUntilFinished()
+            if let failure = failure ?? otherFailure { throw failure }
+            return shared.summary
+        }
+    }
+
+    /// One side's records into the shared reading, digests computed on the side's own thread.
+    private static func read(_ source: any ChangeSource, isSecond: Bool, into shared: SharedReading) throws {
+        var position = 0
+        try source.forEachChange { change in
+            guard case .record(let record) = change.change else { return }
+            let entry = Entry(record, second: isSecond, position: position)
+            position += 1
+            try shared.add(entry, record: record, source: source, isSecond: isSecond)
+        }
+    }
+
+    /// A source handed to the thread that reads it.
+    private struct HandedSource: @unchecked Sendable {
+        let source: any ChangeSource
+        init(_ source: any ChangeSource) { self.source = source }
+    }
+
+    /// What the two reading threads share: the sorter, the counts and the caller's report, behind one lock.
+    private final class SharedReading: @unchecked Sendable {
+        // @unchecked: every member is used under `lock` (or, for `summary`, after both threads are done).
+        private let lock = NSCondition()
+        private let sorter: ExternalSorter<Entry>
+        private let progress: ((Int) -> Void)?
+        private let report: (Difference) throws -> Void
+        private(set) var summary = Summary()
+        private var stopped = false
+        private var finished = false
+        private var failure: (any Error)?
+
+        init(sorter: ExternalSorter<Entry>, progress: ((Int) -> Void)?, report: @escaping (Difference) throws -> Void) {
+            self.sorter = sorter
+            self.progress = progress
+            self.report = report
+        }
+
+        /// Adds a record of one side; throws `CancellationError` once the other side failed.
+        func add(_ entry: Entry, record: Record, source: any ChangeSource, isSecond: Bool) throws {
+            lock.lock()
+            defer { lock.unlock() }
+            if stopped || failure != nil { throw CancellationError() }
+            try sorter.append(entry)
+            if isSecond { summary.second += 1 } else { summary.first += 1 }
+            progress?(summary.first + summary.second)
+            try RecordDiff.checkAssets(record, source: source, inFirst: !isSecond, summary: &summary, report: report)
+        }
+
+        func stop() {
+            lock.lock()
+            stopped = true
+            lock.unlock()
+        }
+
+        /// The second side is done, with its error.
+        func finish(_ error: (any Error)?) {
+            lock.lock()
+            if !(error is CancellationError) { failure = error }
+            finished = true
+            lock.broadcast()
+            lock.unlock()
+        }
+
+        /// Waits for the second side; its error, if it failed.
+        func waitUntilFinished() -> (any Error)? {
+            lock.lock()
+            defer { lock.unlock() }
+            while !finished { lock.wait() }
+            return failure
+        }
+    }
+
     /// The first ``maxFieldsNamed`` fields whose values differ (by name), with both values shortened.
     static func fieldDifferences(_ first: Record, _ second: Record) -> [FieldDifference] {
         var found: [FieldDifference] = []
@@ -212,7 +308,7 @@ public enum RecordDiff {
         TransferError(.sourceChanged, "\(source.description) changed while it was compared; run again when nothing writes it")
     }
 
-    private static func checkAssets(
+    fileprivate static func checkAssets(
         _ record: Record, source: any ChangeSource, inFirst: Bool, summary: inout Summary, report: (Difference) throws -> Void
     ) throws {
         guard let provider = source.assets else { return }
