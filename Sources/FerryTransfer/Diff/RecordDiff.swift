@@ -156,54 +156,71 @@ public enum RecordDiff {
         return summary
     }
 
-    /// Reads both sources side by side (the second on a thread of its own), each record's key, content digest and
-    /// place into `sorter`, and checks that each source can provide its records' assets.
+    /// Reads both sources side by side, each on a thread of its own that computes its records' keys and digests and
+    /// checks their assets, into `sorter` on the calling thread (which alone uses the sorter, `progress` and `report`).
     ///
     /// Side by side: a Core Data store is bound by its reading thread and a database by its requests, so one read
-    /// after the other left a core idle for most of each. The sorter, the counts and `report` are used under one lock.
+    /// after the other left a core idle for most of each. Either side's failure stops the other at its next batch.
     private static func readBoth(
         _ first: any ChangeSource, _ second: any ChangeSource, into sorter: ExternalSorter<Entry>, progress: ((Int) -> Void)?,
         report: (Difference) throws -> Void
     ) throws -> Summary {
-        try withoutActuallyEscaping(report) { report in
-            let shared = SharedReading(sorter: sorter, progress: progress, report: report)
-            // The second source is used by the other thread only, until it is done.
-            let handed = HandedSource(second)
-            let other = Thread { [shared, handed] in
+        let queue = SideQueue()
+        var threads: [Thread] = []
+        for (source, isSecond) in [(first, false), (second, true)] {
+            // Each source is used by its thread only, until the thread is done.
+            let handed = HandedSource(source)
+            let thread = Thread { [queue, handed] in
                 do {
-                    try read(handed.source, isSecond: true, into: shared)
-                    shared.finish(nil)
+                    try read(handed.source, isSecond: isSecond, into: queue)
+                    queue.finish(isSecond: isSecond, nil)
                 } catch {
-                    shared.finish(error)
+                    queue.finish(isSecond: isSecond, error)
                 }
             }
-            other.stackSize = 8 << 20
-            other.start()
-            var failure: (any Error)?
-            do {
-                try read(first, isSecond: false, into: shared)
-            } catch is CancellationError {
-                // The other side failed first: its error is the comparison's.
-            } catch {
-                // The other side stops at its next record; its own error, if any, comes second.
-                shared.stop()
-                failure = error
-            }
-            let otherFailure = shared.waitUntilFinished()
-            if let failure = failure ?? otherFailure { throw failure }
-            return shared.summary
+            thread.stackSize = 8 << 20
+            threads.append(thread)
         }
+        for thread in threads { thread.start() }
+        var summary = Summary()
+        do {
+            while let batch = try queue.pop() {
+                for entry in batch.entries { try sorter.append(entry) }
+                if batch.isSecond { summary.second += batch.entries.count } else { summary.first += batch.entries.count }
+                summary.missingAssets += batch.missing.count
+                for difference in batch.missing { try report(difference) }
+                progress?(summary.first + summary.second)
+            }
+        } catch {
+            queue.cancel()
+            queue.waitUntilFinished()
+            throw error
+        }
+        return summary
     }
 
-    /// One side's records into the shared reading, digests computed on the side's own thread.
-    private static func read(_ source: any ChangeSource, isSecond: Bool, into shared: SharedReading) throws {
+    /// One side's records, a batch at a time, into the queue: each record's entry (its digest computed here) and its
+    /// assets the source cannot provide.
+    private static func read(_ source: any ChangeSource, isSecond: Bool, into queue: SideQueue) throws {
+        var batch = SideBatch(isSecond: isSecond)
         var position = 0
         try source.forEachChange { change in
             guard case .record(let record) = change.change else { return }
-            let entry = Entry(record, second: isSecond, position: position)
+            batch.entries.append(Entry(record, second: isSecond, position: position))
             position += 1
-            try shared.add(entry, record: record, source: source, isSecond: isSecond)
+            if let provider = source.assets {
+                for field in record.fields {
+                    for asset in field.value.assets where try !provider.canProvide(asset) {
+                        batch.missing.append(.missingAsset(record.id, field: field.name, asset.sha256, inFirst: !isSecond))
+                    }
+                }
+            }
+            if batch.entries.count == SideBatch.size {
+                try queue.push(batch)
+                batch = SideBatch(isSecond: isSecond)
+            }
         }
+        if !batch.entries.isEmpty { try queue.push(batch) }
     }
 
     /// A source handed to the thread that reads it.
@@ -212,56 +229,76 @@ public enum RecordDiff {
         init(_ source: any ChangeSource) { self.source = source }
     }
 
-    /// What the two reading threads share: the sorter, the counts and the caller's report, behind one lock.
-    private final class SharedReading: @unchecked Sendable {
-        // @unchecked: every member is used under `lock` (or, for `summary`, after both threads are done).
-        private let lock = NSCondition()
-        private let sorter: ExternalSorter<Entry>
-        private let progress: ((Int) -> Void)?
-        private let report: (Difference) throws -> Void
-        private(set) var summary = Summary()
-        private var stopped = false
-        private var finished = false
+    /// Records of one side on their way to the calling thread.
+    private struct SideBatch: Sendable {
+        static let size = 1024
+        let isSecond: Bool
+        var entries: [Entry] = []
+        var missing: [Difference] = []
+    }
+
+    /// The bounded hand-over from the two reading threads to the calling thread.
+    private final class SideQueue: @unchecked Sendable {
+        // @unchecked: every member is used under `condition`.
+        private let condition = NSCondition()
+        private var batches: [SideBatch] = []
+        private var finished = 0
+        private var cancelled = false
         private var failure: (any Error)?
+        /// Batches in flight: 64 of 1 024 entries (72 bytes each) is under 5 MB.
+        private static let depth = 64
 
-        init(sorter: ExternalSorter<Entry>, progress: ((Int) -> Void)?, report: @escaping (Difference) throws -> Void) {
-            self.sorter = sorter
-            self.progress = progress
-            self.report = report
+        func push(_ batch: SideBatch) throws {
+            condition.lock()
+            defer { condition.unlock() }
+            while batches.count >= Self.depth && !cancelled && failure == nil { condition.wait() }
+            // The comparison stopped, or the other side failed: this one stops too.
+            if cancelled || failure != nil { throw CancellationError() }
+            batches.append(batch)
+            condition.broadcast()
         }
 
-        /// Adds a record of one side; throws `CancellationError` once the other side failed.
-        func add(_ entry: Entry, record: Record, source: any ChangeSource, isSecond: Bool) throws {
-            lock.lock()
-            defer { lock.unlock() }
-            if stopped || failure != nil { throw CancellationError() }
-            try sorter.append(entry)
-            if isSecond { summary.second += 1 } else { summary.first += 1 }
-            progress?(summary.first + summary.second)
-            try RecordDiff.checkAssets(record, source: source, inFirst: !isSecond, summary: &summary, report: report)
+        /// A side is done; the first real error is the comparison's.
+        func finish(isSecond: Bool, _ error: (any Error)?) {
+            condition.lock()
+            if failure == nil, let error, !(error is CancellationError) { failure = error }
+            finished += 1
+            condition.broadcast()
+            condition.unlock()
         }
 
-        func stop() {
-            lock.lock()
-            stopped = true
-            lock.unlock()
+        /// The next batch, `nil` once both sides are done; a side's error once it failed (after both sides stopped).
+        func pop() throws -> SideBatch? {
+            condition.lock()
+            defer { condition.unlock() }
+            while true {
+                if let failure {
+                    while finished < 2 { condition.wait() }
+                    throw failure
+                }
+                if !batches.isEmpty {
+                    let batch = batches.removeFirst()
+                    condition.broadcast()
+                    return batch
+                }
+                if finished == 2 { return nil }
+                condition.wait()
+            }
         }
 
-        /// The second side is done, with its error.
-        func finish(_ error: (any Error)?) {
-            lock.lock()
-            if !(error is CancellationError) { failure = error }
-            finished = true
-            lock.broadcast()
-            lock.unlock()
+        /// Stops both sides at their next batch.
+        func cancel() {
+            condition.lock()
+            cancelled = true
+            batches.removeAll()
+            condition.broadcast()
+            condition.unlock()
         }
 
-        /// Waits for the second side; its error, if it failed.
-        func waitUntilFinished() -> (any Error)? {
-            lock.lock()
-            defer { lock.unlock() }
-            while !finished { lock.wait() }
-            return failure
+        func waitUntilFinished() {
+            condition.lock()
+            while finished < 2 { condition.wait() }
+            condition.unlock()
         }
     }
 
@@ -306,17 +343,5 @@ public enum RecordDiff {
 
     private static func sourceChanged(_ source: any ChangeSource) -> TransferError {
         TransferError(.sourceChanged, "\(source.description) changed while it was compared; run again when nothing writes it")
-    }
-
-    fileprivate static func checkAssets(
-        _ record: Record, source: any ChangeSource, inFirst: Bool, summary: inout Summary, report: (Difference) throws -> Void
-    ) throws {
-        guard let provider = source.assets else { return }
-        for field in record.fields {
-            for asset in field.value.assets where try !provider.canProvide(asset) {
-                summary.missingAssets += 1
-                try report(.missingAsset(record.id, field: field.name, asset.sha256, inFirst: inFirst))
-            }
-        }
     }
 }
