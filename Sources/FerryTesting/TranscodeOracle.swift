@@ -46,6 +46,8 @@ package struct TranscodeOracle: Sendable {
                 "the bytes differ: transcoded \(String(decoding: bytes, as: UTF8.self)), decoded \(String(decoding: record.canonicalJSON, as: UTF8.self))"
         } else if transcoded.recordType != record.recordType || transcoded.zoneID != record.zoneID {
             verdict.disagreement = "the type or zone differs"
+        } else if let disagreement = contentDisagreement(line, record: record, transcoder: &transcoder) {
+            verdict.disagreement = disagreement
         } else {
             let decodedAssets = record.fields.flatMap { field in
                 field.value.assets.map { "\(field.name)=\($0.sha256):\($0.size):\($0.fileName ?? "")" }
@@ -54,6 +56,23 @@ package struct TranscodeOracle: Sendable {
             if decodedAssets != transcodedAssets { verdict.disagreement = "the assets differ: \(transcodedAssets) vs \(decodedAssets)" }
         }
         return verdict
+    }
+
+    /// How the line's content form (without system fields, with its name) differs from the decoded record's: what
+    /// ``Record/contentDigest`` hashes.
+    private func contentDisagreement(_ line: [UInt8], record: Record, transcoder: inout CloudKitJSONTranscoder) -> String? {
+        var json = JSONWriter()
+        guard let content = line.withUnsafeBytes({ transcoder.transcode($0, into: &json, includeSystemFields: false, naming: true) }) else {
+            return "transcoded with its system fields, declined without them"
+        }
+        var expected = JSONWriter()
+        record.writeCloudKitJSON(to: &expected, includeSystemFields: false)
+        if json.bytes != expected.bytes {
+            let (transcoded, decoded) = (String(decoding: json.bytes, as: UTF8.self), String(decoding: expected.bytes, as: UTF8.self))
+            return "the content differs: transcoded \(transcoded), decoded \(decoded)"
+        }
+        if content.recordName != record.recordName { return "the name differs: \(content.recordName ?? "none") vs \(record.recordName)" }
+        return nil
     }
 
     /// Transcodes and decodes one line with a fresh transcoder.

@@ -110,6 +110,10 @@ import Testing
             let damaged = verify.output.split(separator: "\n").filter { $0.contains("undecodable-record") }
             #expect(damaged.count == 2 && damaged.allSatisfy { $0.contains("Bus.") }, "\(verify.output)")
             #expect(verify.output.contains("\"records\":13"), "\(verify.output)")
+            // diff reads the database as lines: the damaged record is named the same way.
+            let diff = try ferry(["diff", url, Self.cars], in: scratch.path)
+            #expect(diff.status == 65, "\(diff.output)\(diff.errors)")
+            #expect(diff.errors.contains("record Bus.") && diff.errors.contains("CloudKit JSON") && diff.errors.contains("verify"), "\(diff.errors)")
         }
     }
 

@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryRecords
 import FerryTesting
@@ -139,6 +140,74 @@ import Testing
             _ = try RecordDiff.compare(FailingSource("first", after: 1000), FailingSource("second", after: 10)) { _ in }
         } throws: { error in
             error is FailingSource.Broken
+        }
+    }
+
+    /// Records given as lines of CloudKit JSON (a database's feed), in pages, with deletions among them.
+    final class LinesSource: LineChangeSource {
+        let lines: [[UInt8]?]
+        init(_ lines: [[UInt8]?]) { self.lines = lines }
+
+        var kind: String { "lines" }
+        var description: String { "lines" }
+        var fingerprint: String { "lines" }
+        var assets: (any AssetProvider)? { nil }
+        var readsLines: Bool { true }
+
+        /// What the lines decode to, as a source of records gives them (`nil` entries are deletions).
+        func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
+            for (index, line) in lines.enumerated() {
+                guard let line, case .record(let record) = try CloudKitJSONDecoder().decode(bytes: line) else { continue }
+                try body(SourceChange(.record(record), origin: "#\(index)"))
+            }
+        }
+
+        func forEachLinePage(_ body: (ChangeLines) throws -> Void) throws {
+            for start in stride(from: 0, to: lines.count, by: 3) {
+                var bytes: [UInt8] = []
+                var entries: [LinePage.Entry] = []
+                for line in lines[start..<min(start + 3, lines.count)] {
+                    if let line {
+                        bytes += line
+                        entries.append(.line(end: bytes.count))
+                    } else {
+                        entries.append(.deletion(Deletion(recordType: "Car", recordName: "Car.gone", zoneID: ZoneID(zoneName: "CarZone"))))
+                    }
+                }
+                try body(ChangeLines(LinePage(bytes: bytes, entries: entries, syncToken: SyncToken("t"), moreComing: false), origin: "page"))
+            }
+        }
+    }
+
+    /// A source read as lines is compared by its lines' content, whatever their key order, spacing and system fields, a
+    /// line the transcoder declines (an escaped field name) decoded the full way, deletions left out.
+    @Test func aSourceOfLinesIsComparedByItsContent() throws {
+        let zone = #"{"zoneName":"CarZone","ownerRecordName":"__defaultOwner__"}"#
+        func line(_ text: String) -> [UInt8] { Array(text.utf8) }
+        let lines: [[UInt8]?] = [
+            line(
+                #"{"recordType":"Car","fields":{"mileage": {"value": 1, "type": "INT64"}},"recordName":"Car.a","zoneID":\#(zone),"#
+                    + #""recordChangeTag":"x"}"#),
+            nil,
+            line(
+                #"{"recordName":"Car.b","recordType":"Car","zoneID":\#(zone),"fields":{"mileage":{"type":"INT64","value":2}},"#
+                    + #""created":{"timestamp":5}}"#),
+            line(#"{"recordName":"Car.c","recordType":"Car","zoneID":\#(zone),"fields":{"mile\u0061ge":{"type":"INT64","value":3}}}"#),
+            line(#"{"recordName":"Car.d","recordType":"Car","zoneID":\#(zone),"fields":{"mileage":{"type":"INT64","value":4}}}"#),
+        ]
+        let records = [car("a", mileage: 1), car("b", mileage: 2), car("c", mileage: 3), car("d", mileage: 4)]
+        let same = try RecordDiff.compare(LinesSource(lines), ListSource([records])) { _ in }
+        #expect(same.isIdentical && same.first == 4 && same.identical == 4, "\(same)")
+        var reported: [RecordDiff.Difference] = []
+        let changed = try RecordDiff.compare(ListSource([records.dropLast() + [car("d", mileage: 5)]]), LinesSource(lines)) { reported.append($0) }
+        #expect(changed.differing == 1 && changed.identical == 3)
+        #expect(reported == [.differs(car("d").id, recordType: "Car", fields: [.init(name: "mileage", first: "5", second: "4")])])
+        // A line that does not decode stops the comparison, named.
+        let damaged = lines + [line(#"{"recordName":"Car.e","recordType":"Car","zoneID":\#(zone),"fields":{"n":{"type":"NOPE","value":1}}}"#)]
+        #expect {
+            _ = try RecordDiff.compare(LinesSource(damaged), ListSource([records])) { _ in }
+        } throws: { error in
+            (error as? BackendError)?.code == .damaged && "\(error)".contains("record Car.e") && "\(error)".contains("ferry verify")
         }
     }
 }

@@ -24,6 +24,8 @@ package struct CloudKitJSONTranscoder {
     package struct Transcoded {
         /// The record type.
         package var recordType: String
+        /// The record's name, when it was asked for (``transcode(_:into:includeSystemFields:naming:)``).
+        package var recordName: String?
         /// The record's zone.
         package var zoneID: ZoneID
         /// The assets of its fields, with each field's name, in field order.
@@ -60,12 +62,17 @@ package struct CloudKitJSONTranscoder {
         self.decoder = decoder
     }
 
-    /// Appends the canonical form of a record line to `json`.
-    /// - Returns: the record's type, zone and assets; `nil` if the line is declined (and `json` is left as it was).
-    package mutating func transcode(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) -> Transcoded? {
+    /// Appends the canonical form of a record line to `json`; without its system fields (change tag, times) when
+    /// `includeSystemFields` is `false`, as ``Record/writeCloudKitJSON(to:includeSystemFields:)`` writes the content
+    /// that ``Record/contentDigest`` hashes.
+    /// - Returns: the record's type, zone and assets, and its name with `naming` (a string made per line); `nil` if the
+    ///   line is declined (and `json` is left as it was).
+    package mutating func transcode(
+        _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, includeSystemFields: Bool = true, naming: Bool = false
+    ) -> Transcoded? {
         let start = json.count
         do {
-            if let transcoded = try record(line, into: &json) { return transcoded }
+            if let transcoded = try record(line, into: &json, includeSystemFields: includeSystemFields, naming: naming) { return transcoded }
         } catch {}
         json.truncate(to: start)
         return nil
@@ -74,7 +81,9 @@ package struct CloudKitJSONTranscoder {
     // MARK: - Records
 
     /// Mirrors the decoder's record loop; `nil` for what it leaves to the decoder.
-    private mutating func record(_ line: UnsafeRawBufferPointer, into json: inout JSONWriter) throws -> Transcoded? {
+    private mutating func record(
+        _ line: UnsafeRawBufferPointer, into json: inout JSONWriter, includeSystemFields: Bool, naming: Bool
+    ) throws -> Transcoded? {
         var scanner = JSONScanner(line)
         guard try scanner.peek() == .object else { return nil }
         try scanner.beginObject()
@@ -149,7 +158,8 @@ package struct CloudKitJSONTranscoder {
         // In field order, as the record lists them.
         if assets.count > 1 { assets = spans.flatMap { assets[$0.assets] } }
 
-        let system = SystemFields(changeTag: changeTag?.string, created: created, modified: modified)
+        let system = includeSystemFields ? SystemFields(changeTag: changeTag?.string, created: created, modified: modified) : nil
+        let name = naming ? recordName.string : nil
         Record.writeDictionary(system: system, to: &json) { json in
             fieldsOut.bytes.withUnsafeBytes { output in
                 for (index, span) in spans.enumerated() {
@@ -165,7 +175,7 @@ package struct CloudKitJSONTranscoder {
             json.raw(",\"zoneID\":")
             json.raw(zones[zoneIndex].canonical)
         }
-        return Transcoded(recordType: recordType, zoneID: zones[zoneIndex].zoneID, assets: assets)
+        return Transcoded(recordType: recordType, recordName: name, zoneID: zones[zoneIndex].zoneID, assets: assets)
     }
 
     /// Puts the fields in canonical order (UTF-8 bytes of their names, as ``RecordFields`` keeps them); `false` if a

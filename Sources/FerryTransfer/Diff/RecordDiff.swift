@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryCore
 import FerryJSON
 import FerryRecords
@@ -61,9 +62,9 @@ public enum RecordDiff {
         /// The side in the top bit (0 first, 1 second), the record's position among its source's records below.
         var place: UInt64
 
-        init(_ record: Record, second: Bool, position: Int) {
-            (high, low) = RecordKey(record.id).words
-            digest = record.contentDigest
+        init(key: RecordKey, digest: SHA256Digest, second: Bool, position: Int) {
+            (high, low) = key.words
+            self.digest = digest
             place = (second ? 1 << 63 : 0) | UInt64(position)
         }
 
@@ -201,23 +202,66 @@ public enum RecordDiff {
 
     /// One side's records, a batch at a time, into the queue: each record's entry (its digest computed here) and its
     /// assets the source cannot provide.
+    ///
+    /// A source that reads lines (a database) is read as lines, each transcoded to its content's canonical bytes
+    /// without a record made of it (``CloudKitJSONTranscoder``); a line the transcoder declines is decoded the full way.
     private static func read(_ source: any ChangeSource, isSecond: Bool, into queue: SideQueue) throws {
         var batch = SideBatch(isSecond: isSecond)
         var position = 0
-        try source.forEachChange { change in
-            guard case .record(let record) = change.change else { return }
-            batch.entries.append(Entry(record, second: isSecond, position: position))
+        let provider = source.assets
+        func add(_ key: RecordKey, _ digest: SHA256Digest, id: () -> RecordID, assets: [(field: String, asset: Asset)]) throws {
+            batch.entries.append(Entry(key: key, digest: digest, second: isSecond, position: position))
             position += 1
-            if let provider = source.assets {
-                for field in record.fields {
-                    for asset in field.value.assets where try !provider.canProvide(asset) {
-                        batch.missing.append(.missingAsset(record.id, field: field.name, asset.sha256, inFirst: !isSecond))
-                    }
+            if let provider {
+                for (field, asset) in assets where try !provider.canProvide(asset) {
+                    batch.missing.append(.missingAsset(id(), field: field, asset.sha256, inFirst: !isSecond))
                 }
             }
             if batch.entries.count == SideBatch.size {
                 try queue.push(batch)
                 batch = SideBatch(isSecond: isSecond)
+            }
+        }
+        func add(_ record: Record) throws {
+            let assets = record.fields.flatMap { field in field.value.assets.map { (field: field.name, asset: $0) } }
+            try add(RecordKey(record.id), record.contentDigest, id: { record.id }, assets: assets)
+        }
+        if let lines = source as? any LineChangeSource, lines.readsLines {
+            let decoder = CloudKitJSONDecoder()
+            var transcoder = CloudKitJSONTranscoder(decoder: decoder)
+            var json = JSONWriter(capacity: 4096)
+            try lines.forEachLinePage { changes in
+                var start = 0
+                for entry in changes.page.entries {
+                    guard case .line(let end) = entry else { continue }
+                    let range = start..<end
+                    start = end
+                    json.reset()
+                    let transcoded = changes.page.bytes[range].withUnsafeBytes {
+                        transcoder.transcode($0, into: &json, includeSystemFields: false, naming: true)
+                    }
+                    if let transcoded, let name = transcoded.recordName {
+                        let zone = transcoded.zoneID
+                        try add(
+                            RecordKey(zoneName: zone.zoneName, ownerName: zone.ownerName, recordName: name), SHA256Hasher.digest(json.bytes),
+                            id: { RecordID(recordName: name, zoneID: zone) }, assets: transcoded.assets)
+                        continue
+                    }
+                    let line = Array(changes.page.bytes[range])
+                    do {
+                        if case .record(let record) = try decoder.decode(bytes: line) { try add(record) }
+                    } catch let error as RecordError {
+                        let name = line.withUnsafeBytes { LineNames($0) }.recordName
+                        throw BackendError(
+                            .damaged,
+                            "\(changes.origin): \(name.map { "record \($0)" } ?? "a record") does not decode as CloudKit JSON (\(error)); the "
+                                + "source is damaged: check it with ferry verify", cause: error)
+                    }
+                }
+            }
+        } else {
+            try source.forEachChange { change in
+                if case .record(let record) = change.change { try add(record) }
             }
         }
         if !batch.entries.isEmpty { try queue.push(batch) }
