@@ -71,7 +71,7 @@ import Testing
         #expect(try await backend.store.putAsset(photo, bytes: .buffer(bytes)))
         let truck = Record(recordType: "Truck", recordName: "Truck.1", zoneID: other, fields: ["photo": .asset(photo)])
         #expect(try await backend.store.modify([RecordOperation(.create, truck)], in: other, atomic: false)[0].errorCode == nil)
-        let listing = try await StoreListing.read(backend.store, pageSize: 1_000)
+        let listing = try await StoreListing.read(backend.store, pageSize: 1_000, linePageSize: 1_000)
         #expect(listing.recordCount == 4_501 && listing.assets == 1 && listing.assetBytes == Int64(bytes.count))
         #expect(listing.zones.map(\.zoneID) == (try await backend.store.zones()).map(\.zoneID))
         #expect(listing.zones.first { $0.zoneID == OpenBackend.zone }?.recordCount == 4_500)

@@ -114,6 +114,10 @@ import Testing
             let diff = try ferry(["diff", url, Self.cars], in: scratch.path)
             #expect(diff.status == 65, "\(diff.output)\(diff.errors)")
             #expect(diff.errors.contains("record Bus.") && diff.errors.contains("CloudKit JSON") && diff.errors.contains("verify"), "\(diff.errors)")
+            // So does ls, which sizes every record.
+            let list = try ferry(["ls", url], in: scratch.path)
+            #expect(list.status == 65, "\(list.output)\(list.errors)")
+            #expect(list.errors.contains("record Bus.") && list.errors.contains("CloudKit JSON") && list.errors.contains("verify"), "\(list.errors)")
         }
     }
 

@@ -1,5 +1,6 @@
 import FerryBackend
 import FerryCore
+import FerryJSON
 import FerryRecords
 
 /// What a backend holds, for `ferry ls`: its zones, its record types with counts and bytes per zone, and the assets
@@ -30,11 +31,12 @@ public struct StoreListing: Sendable {
     public var recordCount: Int { rows.reduce(0) { $0 + $1.count } }
 
     /// Reads a backend's zones and records (the distinct assets' digests are held in memory: 40 bytes each), as of
-    /// one moment where the backend can be read so (``SnapshotReading``).
-    public static func read(_ store: any RecordStore, pageSize: Int = 2_000) async throws -> StoreListing {
+    /// one moment where the backend can be read so (``SnapshotReading``): `pageSize` records at a time, or
+    /// `linePageSize` lines from a backend that reads its feed as lines (``LineReading``).
+    public static func read(_ store: any RecordStore, pageSize: Int = 2_000, linePageSize: Int = 10_000) async throws -> StoreListing {
         let snapshot = try await (store as? any SnapshotReading)?.snapshot()
         do {
-            let listing = try await read(from: snapshot ?? store, pageSize: pageSize)
+            let listing = try await read(from: snapshot ?? store, pageSize: pageSize, linePageSize: linePageSize)
             try await snapshot?.close()
             return listing
         } catch {
@@ -43,7 +45,7 @@ public struct StoreListing: Sendable {
         }
     }
 
-    private static func read(from store: any RecordStore, pageSize: Int) async throws -> StoreListing {
+    private static func read(from store: any RecordStore, pageSize: Int, linePageSize: Int) async throws -> StoreListing {
         var zones: [ZoneSummary] = []
         var rows: [Row] = []
         var seen: [SHA256Digest: Int64] = [:]
@@ -51,32 +53,90 @@ public struct StoreListing: Sendable {
         for zone in try await store.zoneTokens() {
             var positions: [String: Int] = [:]
             var count = 0
-            var token: SyncToken?
-            while true {
-                let page = try await store.changes(in: zone.zoneID, since: token, limit: pageSize)
-                let records = page.changes.compactMap { change -> Record? in if case .record(let record) = change { record } else { nil } }
-                let sizes = try await Parts.map(records) { Int64(RecordContent($0).body.count) }
-                for (record, size) in zip(records, sizes) {
-                    let position: Int
-                    if let known = positions[record.recordType] {
-                        position = known
-                    } else {
-                        position = rows.count
-                        positions[record.recordType] = position
-                        rows.append(Row(recordType: record.recordType, zoneID: zone.zoneID, count: 0, bytes: 0))
-                    }
-                    rows[position].count += 1
-                    rows[position].bytes += size
-                    for field in record.fields { for asset in field.value.assets { seen[asset.sha256] = asset.size } }
+            func add(type: String, size: Int, assets: some Sequence<Asset>) {
+                let position: Int
+                if let known = positions[type] {
+                    position = known
+                } else {
+                    position = rows.count
+                    positions[type] = position
+                    rows.append(Row(recordType: type, zoneID: zone.zoneID, count: 0, bytes: 0))
                 }
-                count += records.count
-                token = page.syncToken
-                if !page.moreComing { break }
+                rows[position].count += 1
+                rows[position].bytes += Int64(size)
+                for asset in assets { seen[asset.sha256] = asset.size }
+                count += 1
+            }
+            var token: SyncToken?
+            if let lines = store as? any LineReading {
+                // As lines, each transcoded to its content's canonical bytes (what a record's size is) without a record
+                // made of it, in parts side by side; a line the transcoder declines is decoded the full way.
+                while true {
+                    let page = try await lines.changeLines(in: zone.zoneID, since: token, limit: linePageSize)
+                    var ranges: [Range<Int>] = []
+                    var start = 0
+                    for entry in page.entries {
+                        guard case .line(let end) = entry else { continue }
+                        ranges.append(start..<end)
+                        start = end
+                    }
+                    let bytes = page.bytes
+                    let parts = stride(from: 0, to: ranges.count, by: 500).map { ranges[$0..<min($0 + 500, ranges.count)] }
+                    let sized = try await Parts.map(parts, minimumPart: 1) { part in
+                        var transcoder = CloudKitJSONTranscoder(decoder: CloudKitJSONDecoder())
+                        var json = JSONWriter(capacity: 4096)
+                        return part.map { range -> SizedLine in
+                            json.reset()
+                            if let transcoded = bytes[range].withUnsafeBytes({ transcoder.transcode($0, into: &json, includeSystemFields: false) }) {
+                                return .sized(type: transcoded.recordType, size: json.count, assets: transcoded.assets.map(\.asset))
+                            }
+                            switch RecordFeed.decodeLine(bytes[range]) {
+                            case .success(let record)?:
+                                return .sized(
+                                    type: record.recordType, size: RecordContent(record).body.count, assets: record.fields.flatMap(\.value.assets))
+                            case .failure(let damage)?: return .damaged(damage)
+                            case nil: return .none
+                            }
+                        }
+                    }
+                    for line in sized.joined() {
+                        switch line {
+                        case .sized(let type, let size, let assets): add(type: type, size: size, assets: assets)
+                        case .damaged(let damage):
+                            throw BackendError(
+                                .damaged,
+                                "\(store.name): \(damage.recordName.map { "record \($0)" } ?? "a record") in \(zone.zoneID) does not decode as CloudKit "
+                                    + "JSON (\(damage.reason)); check the store with ferry verify")
+                        case .none: continue
+                        }
+                    }
+                    token = page.syncToken
+                    if !page.moreComing { break }
+                }
+            } else {
+                while true {
+                    let page = try await store.changes(in: zone.zoneID, since: token, limit: pageSize)
+                    let records = page.changes.compactMap { change -> Record? in if case .record(let record) = change { record } else { nil } }
+                    let sizes = try await Parts.map(records) { RecordContent($0).body.count }
+                    for (record, size) in zip(records, sizes) {
+                        add(type: record.recordType, size: size, assets: record.fields.lazy.flatMap(\.value.assets))
+                    }
+                    token = page.syncToken
+                    if !page.moreComing { break }
+                }
             }
             zones.append(ZoneSummary(zoneID: zone.zoneID, syncToken: zone.syncToken, recordCount: count))
         }
         return StoreListing(zones: zones, rows: rows, assets: seen.count, assetBytes: seen.values.reduce(0, +))
     }
+}
+
+/// What a listing makes of one line of a feed: its record's type, size and assets, or why it does not decode.
+private enum SizedLine: Sendable {
+    case sized(type: String, size: Int, assets: [Asset])
+    case damaged(RecordFeed.UndecodableRecord)
+    /// A line that is no record.
+    case none
 }
 
 /// Reads records through a backend's change feed.
