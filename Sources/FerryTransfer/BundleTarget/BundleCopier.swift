@@ -116,11 +116,7 @@ public final class BundleCopier {
                 case .prepared(let prepared):
                     try Self.note(try writer.add(prepared), origin: page.origin, change: { prepared.change }, events, &counts)
                 case .undecodable(let error, let name):
-                    throw BackendError(
-                        .damaged,
-                        "\(page.origin): \(name.map { "record \($0)" } ?? "a record") does not decode as CloudKit JSON (\(error)); the "
-                            + "source is damaged: check it with ferry verify",
-                        cause: error)
+                    throw BackendError.undecodableLine(origin: page.origin, recordName: name, reason: "\(error)", cause: error)
                 }
             }
             events.progress(counts.read)

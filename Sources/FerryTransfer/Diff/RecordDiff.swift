@@ -252,10 +252,7 @@ public enum RecordDiff {
                         if case .record(let record) = try decoder.decode(bytes: line) { try add(record) }
                     } catch let error as RecordError {
                         let name = line.withUnsafeBytes { LineNames($0) }.recordName
-                        throw BackendError(
-                            .damaged,
-                            "\(changes.origin): \(name.map { "record \($0)" } ?? "a record") does not decode as CloudKit JSON (\(error)); the "
-                                + "source is damaged: check it with ferry verify", cause: error)
+                        throw BackendError.undecodableLine(origin: changes.origin, recordName: name, reason: "\(error)", cause: error)
                     }
                 }
             }

@@ -103,10 +103,8 @@ public struct StoreListing: Sendable {
                         switch line {
                         case .sized(let type, let size, let assets): add(type: type, size: size, assets: assets)
                         case .damaged(let damage):
-                            throw BackendError(
-                                .damaged,
-                                "\(store.name): \(damage.recordName.map { "record \($0)" } ?? "a record") in \(zone.zoneID) does not decode as CloudKit "
-                                    + "JSON (\(damage.reason)); check the store with ferry verify")
+                            throw BackendError.undecodableLine(
+                                origin: "\(store.name) \(zone.zoneID)", recordName: damage.recordName, reason: damage.reason)
                         case .none: continue
                         }
                     }

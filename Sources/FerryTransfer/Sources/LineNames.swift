@@ -1,3 +1,4 @@
+import FerryBackend
 import FerryJSON
 
 /// The record type and name a line of record JSON gives, read without decoding it: what names a line that does not
@@ -21,5 +22,16 @@ struct LineNames {
             }
             if recordName != nil, recordType != nil { return }
         }
+    }
+}
+
+extension BackendError {
+    /// The error of a source's line that does not decode as CloudKit record JSON: `origin` says where it came from (a
+    /// store and zone), `recordName` names the record when the line gives its name, `reason` is the decoder's.
+    static func undecodableLine(origin: String, recordName: String?, reason: String, cause: (any Error)? = nil) -> BackendError {
+        BackendError(
+            .damaged,
+            "\(origin): \(recordName.map { "record \($0)" } ?? "a record") does not decode as CloudKit JSON (\(reason)); the source is "
+                + "damaged: check it with ferry verify", cause: cause)
     }
 }
