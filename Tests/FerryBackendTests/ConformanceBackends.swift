@@ -137,6 +137,8 @@ class ContractOnlyStore: RecordStore, @unchecked Sendable {
     func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
         try await base.changes(in: zone, since: token, limit: limit)
     }
+    /// Nothing to end (the test's backend owns the connection); a method of the class, so subclasses can count calls.
+    func close() async throws {}
 }
 
 /// Ends a PostgreSQL pool when the last copy of a test's backend goes.

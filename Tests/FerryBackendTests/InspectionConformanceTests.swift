@@ -2,6 +2,7 @@ import FerryBackend
 import FerryCore
 import FerryRecords
 import FerryTransfer
+import Synchronization
 import Testing
 
 /// ``StoreVerifier`` and ``StoreListing`` over every backend: what they count and find, page after page.
@@ -77,5 +78,39 @@ import Testing
         #expect(listing.zones.first { $0.zoneID == OpenBackend.zone }?.recordCount == 4_500)
         #expect(listing.zones.first { $0.zoneID == other }?.recordCount == 1)
         #expect(listing.rows.map(\.recordType) == ["Car", "Truck"] && listing.rows.map(\.count) == [4_500, 1])
+    }
+}
+
+/// A store whose snapshots are views of it that count how often they are closed.
+final class CountingSnapshotStore: ContractOnlyStore, SnapshotReading, @unchecked Sendable {
+    final class View: ContractOnlyStore, @unchecked Sendable {
+        let closed = Mutex(0)
+        override func close() async throws { closed.withLock { $0 += 1 } }
+    }
+
+    let views = Mutex<[View]>([])
+
+    func snapshot() async throws -> any RecordStore {
+        let view = View(base)
+        views.withLock { $0.append(view) }
+        return view
+    }
+}
+
+@Suite struct WithSnapshotTests {
+    struct Refused: Error {}
+
+    /// The body gets the snapshot, which is closed once the body returns, and once when it throws; a store that
+    /// takes no snapshot is given as it is.
+    @Test func theSnapshotIsClosedWhateverTheBodyDoes() async throws {
+        let store = CountingSnapshotStore(InMemoryRecordStore())
+        let given = try await store.withSnapshot { reader in reader as? CountingSnapshotStore.View }
+        let views = store.views.withLock { $0 }
+        #expect(views.count == 1 && given === views[0] && views[0].closed.withLock { $0 } == 1)
+        await #expect(throws: Refused.self) { _ = try await store.withSnapshot { _ -> Int in throw Refused() } }
+        let all = store.views.withLock { $0 }
+        #expect(all.count == 2 && all[1].closed.withLock { $0 } == 1)
+        let plain = InMemoryRecordStore()
+        #expect(try await plain.withSnapshot { $0 as? InMemoryRecordStore } === plain)
     }
 }

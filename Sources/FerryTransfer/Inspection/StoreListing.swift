@@ -34,15 +34,7 @@ public struct StoreListing: Sendable {
     /// one moment where the backend can be read so (``SnapshotReading``): `pageSize` records at a time, or
     /// `linePageSize` lines from a backend that reads its feed as lines (``LineReading``).
     public static func read(_ store: any RecordStore, pageSize: Int = 2_000, linePageSize: Int = 10_000) async throws -> StoreListing {
-        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
-        do {
-            let listing = try await read(from: snapshot ?? store, pageSize: pageSize, linePageSize: linePageSize)
-            try await snapshot?.close()
-            return listing
-        } catch {
-            try? await snapshot?.close()
-            throw error
-        }
+        try await store.withSnapshot { reader in try await read(from: reader, pageSize: pageSize, linePageSize: linePageSize) }
     }
 
     private static func read(from store: any RecordStore, pageSize: Int, linePageSize: Int) async throws -> StoreListing {

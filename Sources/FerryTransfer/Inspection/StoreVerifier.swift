@@ -45,15 +45,7 @@ public struct StoreVerifier {
     public func verify(
         onProblem: (Problem) throws -> Void, onProgress: ((Int) async -> Void)? = nil
     ) async throws -> Report {
-        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
-        do {
-            let report = try await verify(snapshot ?? store, onProblem: onProblem, onProgress: onProgress)
-            try await snapshot?.close()
-            return report
-        } catch {
-            try? await snapshot?.close()
-            throw error
-        }
+        try await store.withSnapshot { reader in try await verify(reader, onProblem: onProblem, onProgress: onProgress) }
     }
 
     /// What one record of a page is found to be: its validation errors and its content digest, or why it does not

@@ -49,15 +49,7 @@ struct Cat: AsyncParsableCommand {
 
     /// A backend's records, as of one moment where it can be read so (every zone from one snapshot).
     private func catBackend(_ store: any RecordStore, console: Console) async throws -> Int32 {
-        let snapshot = try await (store as? any SnapshotReading)?.snapshot()
-        do {
-            let code = try await cat(snapshot ?? store, console: console)
-            try await snapshot?.close()
-            return code
-        } catch {
-            try? await snapshot?.close()
-            throw error
-        }
+        try await store.withSnapshot { reader in try await cat(reader, console: console) }
     }
 
     private func cat(_ store: any RecordStore, console: Console) async throws -> Int32 {
