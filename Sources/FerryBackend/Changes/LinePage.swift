@@ -49,6 +49,18 @@ public struct LinePage: Sendable {
 }
 
 extension LinePage {
+    /// Where each record's line lies in ``bytes``, in change order (a tombstone has none).
+    public var lineRanges: [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(entries.count)
+        var start = 0
+        for case .line(let end) in entries {
+            ranges.append(start..<end)
+            start = end
+        }
+        return ranges
+    }
+
     /// Writes a record's system fields as members of its line, `"created":{…},"modified":{…},"recordChangeTag":…`
     /// (no comma before or after): what a backend adds to the JSON it keeps of a record to make its line.
     public static func writeSystemFields(tag: String, created: Int64, modified: Int64, into json: inout JSONWriter) {

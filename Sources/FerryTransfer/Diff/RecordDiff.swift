@@ -166,7 +166,7 @@ public enum RecordDiff {
         _ first: any ChangeSource, _ second: any ChangeSource, into sorter: ExternalSorter<Entry>, progress: ((Int) -> Void)?,
         report: (Difference) throws -> Void
     ) throws -> Summary {
-        let queue = SideQueue()
+        let queue = HandOverQueue<SideBatch>(depth: SideBatch.depth, producers: 2)
         var threads: [Thread] = []
         for (source, isSecond) in [(first, false), (second, true)] {
             // Each source is used by its thread only, until the thread is done.
@@ -174,9 +174,9 @@ public enum RecordDiff {
             let thread = Thread { [queue, handed] in
                 do {
                     try read(handed.source, isSecond: isSecond, into: queue)
-                    queue.finish(isSecond: isSecond, nil)
+                    queue.finish(nil)
                 } catch {
-                    queue.finish(isSecond: isSecond, error)
+                    queue.finish(error)
                 }
             }
             thread.stackSize = 8 << 20
@@ -203,9 +203,9 @@ public enum RecordDiff {
     /// One side's records, a batch at a time, into the queue: each record's entry (its digest computed here) and its
     /// assets the source cannot provide.
     ///
-    /// A source that reads lines (a database) is read as lines, each transcoded to its content's canonical bytes
-    /// without a record made of it (``CloudKitJSONTranscoder``); a line the transcoder declines is decoded the full way.
-    private static func read(_ source: any ChangeSource, isSecond: Bool, into queue: SideQueue) throws {
+    /// A source that reads lines (a database) is read as lines, each line's content read without a record made of it
+    /// where it can be (``LineContentReader``).
+    private static func read(_ source: any ChangeSource, isSecond: Bool, into queue: HandOverQueue<SideBatch>) throws {
         var batch = SideBatch(isSecond: isSecond)
         var position = 0
         let provider = source.assets
@@ -227,32 +227,18 @@ public enum RecordDiff {
             try add(RecordKey(record.id), record.contentDigest, id: { record.id }, assets: assets)
         }
         if let lines = source as? any LineChangeSource, lines.readsLines {
-            let decoder = CloudKitJSONDecoder()
-            var transcoder = CloudKitJSONTranscoder(decoder: decoder)
-            var json = JSONWriter(capacity: 4096)
+            var reader = LineContentReader()
             try lines.forEachLinePage { changes in
-                var start = 0
-                for entry in changes.page.entries {
-                    guard case .line(let end) = entry else { continue }
-                    let range = start..<end
-                    start = end
-                    json.reset()
-                    let transcoded = changes.page.bytes[range].withUnsafeBytes {
-                        transcoder.transcode($0, into: &json, includeSystemFields: false, naming: true)
-                    }
-                    if let transcoded, let name = transcoded.recordName {
-                        let zone = transcoded.zoneID
+                for range in changes.page.lineRanges {
+                    switch reader.read(changes.page.bytes[range]) {
+                    case .content(let content)?:
+                        let (name, zone) = (content.recordName, content.zoneID)
                         try add(
-                            RecordKey(zoneName: zone.zoneName, ownerName: zone.ownerName, recordName: name), SHA256Hasher.digest(json.bytes),
-                            id: { RecordID(recordName: name, zoneID: zone) }, assets: transcoded.assets)
-                        continue
-                    }
-                    let line = Array(changes.page.bytes[range])
-                    do {
-                        if case .record(let record) = try decoder.decode(bytes: line) { try add(record) }
-                    } catch let error as RecordError {
-                        let name = line.withUnsafeBytes { LineNames($0) }.recordName
-                        throw BackendError.undecodableLine(origin: changes.origin, recordName: name, reason: "\(error)", cause: error)
+                            RecordKey(zoneName: zone.zoneName, ownerName: zone.ownerName, recordName: name), SHA256Hasher.digest(content.body),
+                            id: { RecordID(recordName: name, zoneID: zone) }, assets: content.assets)
+                    case .damaged(let damage)?:
+                        throw BackendError.undecodableLine(origin: changes.origin, recordName: damage.recordName, reason: damage.reason)
+                    case nil: continue
                     }
                 }
             }
@@ -273,74 +259,11 @@ public enum RecordDiff {
     /// Records of one side on their way to the calling thread.
     private struct SideBatch: Sendable {
         static let size = 1024
+        /// Batches in flight: 64 of 1 024 entries (72 bytes each) is under 5 MB.
+        static let depth = 64
         let isSecond: Bool
         var entries: [Entry] = []
         var missing: [Difference] = []
-    }
-
-    /// The bounded hand-over from the two reading threads to the calling thread.
-    private final class SideQueue: @unchecked Sendable {
-        // @unchecked: every member is used under `condition`.
-        private let condition = NSCondition()
-        private var batches: [SideBatch] = []
-        private var finished = 0
-        private var cancelled = false
-        private var failure: (any Error)?
-        /// Batches in flight: 64 of 1 024 entries (72 bytes each) is under 5 MB.
-        private static let depth = 64
-
-        func push(_ batch: SideBatch) throws {
-            condition.lock()
-            defer { condition.unlock() }
-            while batches.count >= Self.depth && !cancelled && failure == nil { condition.wait() }
-            // The comparison stopped, or the other side failed: this one stops too.
-            if cancelled || failure != nil { throw CancellationError() }
-            batches.append(batch)
-            condition.broadcast()
-        }
-
-        /// A side is done; the first real error is the comparison's.
-        func finish(isSecond: Bool, _ error: (any Error)?) {
-            condition.lock()
-            if failure == nil, let error, !(error is CancellationError) { failure = error }
-            finished += 1
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        /// The next batch, `nil` once both sides are done; a side's error once it failed (after both sides stopped).
-        func pop() throws -> SideBatch? {
-            condition.lock()
-            defer { condition.unlock() }
-            while true {
-                if let failure {
-                    while finished < 2 { condition.wait() }
-                    throw failure
-                }
-                if !batches.isEmpty {
-                    let batch = batches.removeFirst()
-                    condition.broadcast()
-                    return batch
-                }
-                if finished == 2 { return nil }
-                condition.wait()
-            }
-        }
-
-        /// Stops both sides at their next batch.
-        func cancel() {
-            condition.lock()
-            cancelled = true
-            batches.removeAll()
-            condition.broadcast()
-            condition.unlock()
-        }
-
-        func waitUntilFinished() {
-            condition.lock()
-            while finished < 2 { condition.wait() }
-            condition.unlock()
-        }
     }
 
     /// The first ``maxFieldsNamed`` fields whose values differ (by name), with both values shortened.

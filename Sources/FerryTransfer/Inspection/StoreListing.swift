@@ -1,6 +1,5 @@
 import FerryBackend
 import FerryCore
-import FerryJSON
 import FerryRecords
 
 /// What a backend holds, for `ferry ls`: its zones, its record types with counts and bytes per zone, and the assets
@@ -61,33 +60,20 @@ public struct StoreListing: Sendable {
             }
             var token: SyncToken?
             if let lines = store as? any LineReading {
-                // As lines, each transcoded to its content's canonical bytes (what a record's size is) without a record
-                // made of it, in parts side by side; a line the transcoder declines is decoded the full way.
+                // As lines, each line's content (whose canonical bytes are a record's size) read without a record made
+                // of it where it can be, in parts side by side.
                 while true {
                     let page = try await lines.changeLines(in: zone.zoneID, since: token, limit: linePageSize)
-                    var ranges: [Range<Int>] = []
-                    var start = 0
-                    for entry in page.entries {
-                        guard case .line(let end) = entry else { continue }
-                        ranges.append(start..<end)
-                        start = end
-                    }
-                    let bytes = page.bytes
+                    let (ranges, bytes) = (page.lineRanges, page.bytes)
                     let parts = stride(from: 0, to: ranges.count, by: 500).map { ranges[$0..<min($0 + 500, ranges.count)] }
                     let sized = try await Parts.map(parts, minimumPart: 1) { part in
-                        var transcoder = CloudKitJSONTranscoder(decoder: CloudKitJSONDecoder())
-                        var json = JSONWriter(capacity: 4096)
+                        var reader = LineContentReader()
                         return part.map { range -> SizedLine in
-                            json.reset()
-                            if let transcoded = bytes[range].withUnsafeBytes({ transcoder.transcode($0, into: &json, includeSystemFields: false) }) {
-                                return .sized(type: transcoded.recordType, size: json.count, assets: transcoded.assets.map(\.asset))
-                            }
-                            switch RecordFeed.decodeLine(bytes[range]) {
-                            case .success(let record)?:
-                                return .sized(
-                                    type: record.recordType, size: RecordContent(record).body.count, assets: record.fields.flatMap(\.value.assets))
-                            case .failure(let damage)?: return .damaged(damage)
-                            case nil: return .none
+                            switch reader.read(bytes[range]) {
+                            case .content(let content)?:
+                                .sized(type: content.recordType, size: content.body.count, assets: content.assets.map(\.asset))
+                            case .damaged(let damage)?: .damaged(damage)
+                            case nil: .none
                             }
                         }
                     }
@@ -151,19 +137,9 @@ public enum RecordFeed {
         public var reason: String
     }
 
-    /// Calls `body` with every live record of a zone, or for each one that does not decode, what is known of it: a
-    /// backend that reads its feed as lines (``LineReading``) has each line decoded alone, so one damaged record does
-    /// not hide the others; any other backend's page fails whole.
-    public static func forEachRecordOrDamage(
-        in zone: ZoneID, of store: any RecordStore, pageSize: Int = 500, _ body: (Result<Record, UndecodableRecord>) async throws -> Void
-    ) async throws {
-        try await forEachPageOrDamage(in: zone, of: store, pageSize: pageSize) { page in
-            for read in page { try await body(read) }
-        }
-    }
-
-    /// Calls `body` with a zone's live records a page at a time, as ``forEachRecordOrDamage(in:of:pageSize:_:)`` reads
-    /// them; a page of lines is decoded in parts side by side.
+    /// Calls `body` with a zone's live records a page at a time, or for each one that does not decode, what is known of
+    /// it: a backend that reads its feed as lines (``LineReading``) has each line decoded alone, so one damaged record
+    /// does not hide the others, in parts side by side; any other backend's page fails whole.
     public static func forEachPageOrDamage(
         in zone: ZoneID, of store: any RecordStore, pageSize: Int, _ body: ([Result<Record, UndecodableRecord>]) async throws -> Void
     ) async throws {
@@ -181,15 +157,8 @@ public enum RecordFeed {
         }
         while true {
             let page = try await lines.changeLines(in: zone, since: token, limit: pageSize)
-            var ranges: [Range<Int>] = []
-            var start = 0
-            for entry in page.entries {
-                guard case .line(let end) = entry else { continue }
-                ranges.append(start..<end)
-                start = end
-            }
             let bytes = page.bytes
-            let decoded = try await Parts.map(ranges) { range in decodeLine(bytes[range]) }
+            let decoded = try await Parts.map(page.lineRanges) { range in decodeLine(bytes[range]) }
             let records = decoded.compactMap { $0 }
             if !records.isEmpty { try await body(records) }
             token = page.syncToken

@@ -1,4 +1,5 @@
 import FerryBackend
+import FerryCore
 import FerryLocalStore
 import FerryRecords
 import Foundation
@@ -66,7 +67,7 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
 
     /// Hands over the reading thread's batches as they are, without copying a change.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
-        let queue = BatchQueue(depth: depth)
+        let queue = HandOverQueue<[SourceChange]>(depth: depth)
         // The source is used by the reading thread only until the caller has all it produced.
         let source = UncheckedSource(base)
         let reader = Thread { [self, source, batchSize, depth, prepare] in
@@ -93,9 +94,9 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
                     }
                 }
                 if !batch.isEmpty { try queue.push(batch) }
-                queue.finish(error: nil)
+                queue.finish(nil)
             } catch {
-                queue.finish(error: error)
+                queue.finish(error)
             }
         }
         reader.stackSize = 8 << 20
@@ -108,73 +109,6 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
             throw error
         }
         queue.waitUntilFinished()
-    }
-}
-
-/// The bounded hand-over between the reading thread and the caller.
-private final class BatchQueue: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var batches: [[SourceChange]] = []
-    private var finished = false
-    private var cancelled = false
-    private var failure: (any Error)?
-    private let depth: Int
-
-    /// Thrown in the reader when the caller stopped.
-    struct Cancelled: Error {}
-
-    init(depth: Int) { self.depth = depth }
-
-    /// How many batches wait for the caller.
-    var count: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return batches.count
-    }
-
-    func push(_ batch: [SourceChange]) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.count >= depth && !cancelled { condition.wait() }
-        if cancelled { throw Cancelled() }
-        batches.append(batch)
-        condition.broadcast()
-    }
-
-    func finish(error: (any Error)?) {
-        condition.lock()
-        finished = true
-        if !(error is Cancelled) { failure = error }
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// The next batch; `nil` at the end; the reader's error once the batches before it are consumed.
-    func pop() throws -> [SourceChange]? {
-        condition.lock()
-        defer { condition.unlock() }
-        while batches.isEmpty && !finished { condition.wait() }
-        if !batches.isEmpty {
-            let batch = batches.removeFirst()
-            condition.broadcast()
-            return batch
-        }
-        if let failure { throw failure }
-        return nil
-    }
-
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        batches.removeAll()
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    func waitUntilFinished() {
-        condition.lock()
-        while !finished { condition.wait() }
-        condition.unlock()
     }
 }
 
