@@ -137,7 +137,7 @@ let package = Package(
             name: "ferry",
             dependencies: [
                 "FerryCore", "FerryTextInput", "FerryJSON", "FerryRecords", "FerryBundle", "FerryPlist", "FerryCoreData", "FerryMapping",
-                "FerryBackend", "FerryLocalStore",
+                "FerryBackend", "FerryLocalStore", "FerryMemory",
                 "FerryPostgres",
                 "FerryTransfer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

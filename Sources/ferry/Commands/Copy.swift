@@ -6,6 +6,7 @@ import FerryCoreData
 import FerryJSON
 import FerryLocalStore
 import FerryMapping
+import FerryMemory
 import FerryPostgres
 import FerryRecords
 import FerryTransfer
@@ -162,6 +163,9 @@ struct Copy: AsyncParsableCommand {
             // Synchronous, and its source may wait for a backend: on a thread of its own, off the cooperative pool.
             return try await AsyncBridge.handOver { try copy.run(console: console, started: started) }
         case .postgres(let url):
+            // Large buffers (a round's rows, the connection's) mapped on their own, so what a round frees goes back to the
+            // system rather than stay in the allocator's heaps (peak RSS: Docs/design-notes.md).
+            ProcessMemory.mapBlocks(ofAtLeast: 1 << 20)
             var options = RecordCopier.Options()
             // Rounds of 7 500 with half the usual read-ahead: fewer transactions than 5 000 and within 200 MB, which
             // 10 000 is not (measured in Docs/design-notes.md).
