@@ -17,6 +17,8 @@ public struct PostgresBackendError: FerryError {
             case connectionLost = "connection-lost"
             case busy
             case noData = "no-data"
+            case readOnly = "read-only"
+            case resources
         }
 
         private let base: Base
@@ -44,6 +46,10 @@ public struct PostgresBackendError: FerryError {
         public static let busy = Code(.busy)
         /// The schema holds no Ferry data (read before anything was copied into it).
         public static let noData = Code(.noData)
+        /// The server takes no writes (a standby, or `default_transaction_read_only`).
+        public static let readOnly = Code(.readOnly)
+        /// The server ran out of something for now: connections, disk, memory.
+        public static let resources = Code(.resources)
 
         public var description: String { "postgres.\(base.rawValue)" }
 
@@ -52,9 +58,9 @@ public struct PostgresBackendError: FerryError {
             case .invalidURL: .usage
             case .unavailable: .unavailable
             case .authentication, .permission: .permission
-            case .newerSchema, .olderSchema: .config
+            case .newerSchema, .olderSchema, .readOnly: .config
             case .server: .dataError
-            case .interrupted, .connectionLost, .busy: .temporary
+            case .interrupted, .connectionLost, .busy, .resources: .temporary
             case .noData: .noInput
             }
         }

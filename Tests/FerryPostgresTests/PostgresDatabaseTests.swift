@@ -578,6 +578,60 @@ import Testing
         await admin.close()
     }
 
+    /// Timeouts a role or database sets for an application's queries do not cut Ferry's statements short (as they do
+    /// not pg_dump's): a COPY, an index build, a wait for another copy's zone, a snapshot held while a bundle is written.
+    @Test func aRolesTimeoutsDoNotApplyToFerrysSessions() async throws {
+        try await Self.withSchema { database, schema in
+            let timeouts = ["statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"]
+            try await Self.withRole(database, schema) { role in
+                timeouts.map { "ALTER ROLE \(role) SET \($0) = '1ms'" } + ["GRANT USAGE ON SCHEMA \(schema) TO \(role)"]
+            } _: { settings in
+                let ferry = try await PostgresDatabase.open(settings)
+                for name in timeouts {
+                    #expect(try await ferry.rows(PostgresQuery(unsafeSQL: "SHOW \(name)")).first?.decode(String.self) == "0", "\(name)")
+                }
+                try await ferry.execute("SELECT pg_sleep(0.05)")
+                await ferry.close()
+            }
+        }
+    }
+
+    /// A server without a connection to spare (max_connections, a role's connection limit) is a temporary failure (75)
+    /// that says what to do; one that takes no writes (a standby, default_transaction_read_only) is a configuration
+    /// error (78) that says so.
+    @Test func aServerWithoutRoomOrWithoutWritesSaysWhatToDo() async throws {
+        try await Self.withSchema { database, schema in
+            try await Self.withRole(database, schema) { role in
+                ["ALTER ROLE \(role) CONNECTION LIMIT 0"]
+            } _: { settings in
+                await #expect {
+                    _ = try await PostgresDatabase.open(settings)
+                } throws: { error in
+                    guard let error = error as? PostgresBackendError else { return false }
+                    return error.code == .resources && error.kind == .temporary && error.message.contains("lower --parallel")
+                        && error.message.contains("run the same command again")
+                }
+            }
+            try await Self.withRole(database, schema) { role in
+                [
+                    "ALTER ROLE \(role) SET default_transaction_read_only = on", "GRANT USAGE ON SCHEMA \(schema) TO \(role)",
+                    "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                ]
+            } _: { settings in
+                let reader = try await PostgresDatabase.open(settings)
+                let zone = ZoneID(zoneName: "Standby")
+                await #expect {
+                    _ = try await PostgresRecordStore(reader).createZone(zone)
+                } throws: { error in
+                    guard let error = error as? PostgresBackendError else { return false }
+                    return error.code == .readOnly && error.kind == .config && error.message.contains("takes no writes")
+                        && error.message.contains("copy into the primary")
+                }
+                await reader.close()
+            }
+        }
+    }
+
     @Test func aSchemaHasAnIdentityUnlessTheWritingRoleMayNotGiveIt() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)

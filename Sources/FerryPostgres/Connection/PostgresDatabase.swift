@@ -120,8 +120,14 @@ public final class PostgresDatabase: Sendable {
         return configuration
     }
 
-    /// Every connection is named `ferry` in `pg_stat_activity`, and in the message a copy waiting for another's zone gives.
-    private static let startupParameters = [("application_name", "ferry")]
+    /// Every connection is named `ferry` in `pg_stat_activity`, and in the message a copy waiting for another's zone gives;
+    /// and, as `pg_dump` and `pg_restore` do, takes no timeout from the role's or the database's settings (meant for an
+    /// application's queries): a round's `COPY`, an index built at the end of a load, a wait for another copy's zone and
+    /// a snapshot read while a bundle is written run as long as they need. (A setting in the startup message outranks
+    /// `ALTER ROLE … SET` and `ALTER DATABASE … SET`; Ferry's own `SET LOCAL lock_timeout` still apply.)
+    private static let startupParameters = [
+        ("application_name", "ferry"), ("statement_timeout", "0"), ("lock_timeout", "0"), ("idle_in_transaction_session_timeout", "0"),
+    ]
 
     /// How TLS is used, by `sslmode`.
     private enum TLSMode {
@@ -417,6 +423,7 @@ public final class PostgresDatabase: Sendable {
         case .server:
             let state = psql.serverInfo?[.sqlState] ?? ""
             let message = psql.serverInfo?[.message] ?? "\(psql.code)"
+            let hint = psql.serverInfo?[.hint]
             switch state {
             case "28P01", "28000":
                 return PostgresBackendError(
@@ -431,8 +438,30 @@ public final class PostgresDatabase: Sendable {
                 return PostgresBackendError(
                     .unavailable, "\(server): \(message); create it (createdb \(settings.database)) or name another database",
                     cause: error)
+            case "25006":
+                return PostgresBackendError(
+                    .readOnly,
+                    "\(server): the server takes no writes here (\(message)): it is a standby, or default_transaction_read_only is on "
+                        + "for role \(settings.user) or database \(settings.database); copy into the primary, or turn the setting off",
+                    cause: error)
+            case "53300":
+                return PostgresBackendError(
+                    .resources,
+                    "\(server): the server has no connection to spare (\(message)): lower --parallel, raise max_connections or the "
+                        + "role's connection limit, or run the same command again later (a copy resumes where it stopped)", cause: error)
+            case "53100":
+                return PostgresBackendError(
+                    .resources,
+                    "\(server): the server's disk is full (\(message)); nothing of the round under way was kept: free space on the "
+                        + "server, then run the same command again (a copy resumes where it stopped)", cause: error)
+            case let state where state.hasPrefix("53"):
+                return PostgresBackendError(
+                    .resources,
+                    "\(server): the server ran out of resources (\(message)\(hint.map { "; \($0)" } ?? ""), SQLSTATE \(state)); run the "
+                        + "same command again once it has room (a copy resumes where it stopped)", cause: error)
             default:
-                return PostgresBackendError(.server, "\(server): the server said \(message) (SQLSTATE \(state))", cause: error)
+                return PostgresBackendError(
+                    .server, "\(server): the server said \(message)\(hint.map { " (\($0))" } ?? "") (SQLSTATE \(state))", cause: error)
             }
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
             return unreachable

@@ -13,9 +13,9 @@ import FerryCore
 /// | 69 | a backend is unavailable |
 /// | 70 | internal error |
 /// | 73 | the output cannot be created |
-/// | 75 | temporary failure: retries exhausted (throttled, a lost connection), a zone another copy writes (`--no-wait`), a file changed during the run |
+/// | 75 | temporary failure: retries exhausted (throttled, a lost connection), a database server out of connections, disk or memory, a zone another copy writes (`--no-wait`), a file changed during the run |
 /// | 77 | permission or authentication refused |
-/// | 78 | configuration error |
+/// | 78 | configuration error (a schema made by a newer Ferry, a database server that takes no writes) |
 /// | 130 | interrupted (SIGINT); 143 for SIGTERM |
 enum ExitCodes {
     static let success: Int32 = 0
