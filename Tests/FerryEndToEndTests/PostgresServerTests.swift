@@ -222,6 +222,33 @@ import Testing
         }
     }
 
+    /// A database whose encoding is not UTF-8: the copy warns up front, each record with a character the encoding cannot
+    /// hold goes to the reject file with the server's message, and the others are stored as they were written.
+    @Test func aDatabaseOfAnotherEncodingIsSaidAndItsUnholdableRecordsRejected() throws {
+        guard let base = try Self.serverURL() else { return }
+        let scratch = try Scratch()
+        let database = Self.schemaName("latin")
+        try Self.sql(base, "CREATE DATABASE \(database) ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+        defer { try? Self.sql(base, "DROP DATABASE IF EXISTS \(database)") }
+        var components = try #require(URLComponents(string: base))
+        components.path = "/" + database
+        let latin = try #require(components.string)
+        let zone = ZoneID(zoneName: "CarZone")
+        try TestBundles.write(
+            [
+                .record(Record(recordType: "Car", recordName: "Car.e", zoneID: zone, fields: ["name": .string("café crème")])),
+                .record(Record(recordType: "Car", recordName: "Car.check", zoneID: zone, fields: ["name": .string("done ✓")])),
+            ], to: scratch.file("text.tar.zst"))
+        let copy = try ferry(["copy", "text.tar.zst", Self.url(latin, schema: "ferry"), "--json", "--reject-file", "r.jsonl"], in: scratch.path)
+        #expect(copy.status == 1 && copy.output.contains("\"created\":1") && copy.output.contains("\"rejected\":1"), "\(copy.output)\(copy.errors)")
+        #expect(copy.errors.contains("stores text as LATIN1") && copy.errors.contains("createdb -E UTF8"), "\(copy.errors)")
+        let rejects = try String(contentsOfFile: scratch.file("r.jsonl"), encoding: .utf8)
+        #expect(rejects.contains("Car.check") && rejects.contains("LATIN1") && !rejects.contains("Car.e\""), "\(rejects)")
+        let stored = try ProcessResult.run(
+            Self.psql, [latin, "-AtXq", "-c", "SET client_encoding = 'UTF8'", "-c", "SELECT fields->'name'->>'value' FROM ferry.records"])
+        #expect(stored.output.trimmingCharacters(in: .whitespacesAndNewlines) == "café crème", "\(stored.output)\(stored.errors)")
+    }
+
     /// A bundle of 12 000 records (cars, trucks, buses and their notes) in `scratch`.
     static func fleetBundle(in scratch: Scratch) throws -> String {
         let path = scratch.file("fleet.tar.zst")

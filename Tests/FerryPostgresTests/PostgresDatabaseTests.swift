@@ -596,6 +596,48 @@ import Testing
         }
     }
 
+    /// Session settings a role or database may set that would change what Ferry's statements mean do not reach Ferry's
+    /// sessions: text is sent and read as UTF-8 whatever `client_encoding` the role has (a role's LATIN1 turned every
+    /// non-ASCII character into two, silently), writes are read committed, string literals standard.
+    @Test func aRolesSessionSettingsDoNotChangeWhatFerryWritesOrReads() async throws {
+        try await Self.withSchema { database, schema in
+            let settings = [
+                ("client_encoding", "LATIN1", "UTF8"), ("default_transaction_isolation", "serializable", "read committed"),
+                ("standard_conforming_strings", "off", "on"),
+            ]
+            try await Self.withRole(database, schema) { role in
+                settings.map { "ALTER ROLE \(role) SET \($0.0) = '\($0.1)'" } + [
+                    "GRANT USAGE ON SCHEMA \(schema) TO \(role)", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                    "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema) TO \(role)",
+                ]
+            } _: { roleSettings in
+                let ferry = try await PostgresDatabase.open(roleSettings)
+                for (name, _, expected) in settings {
+                    #expect(try await ferry.rows(PostgresQuery(unsafeSQL: "SHOW \(name)")).first?.decode(String.self) == expected, "\(name)")
+                }
+                let zone = ZoneID(zoneName: "Café")
+                let text = "café crème ✓ 🚗"
+                let store = PostgresRecordStore(ferry)
+                _ = try await store.createZone(zone)
+                let record = Record(recordType: "Car", recordName: "c-é", zoneID: zone, fields: ["name": .string(text)])
+                let outcomes = try await store.modify([RecordOperation(.forceReplace, record)], in: zone, atomic: true)
+                guard case .saved = try #require(outcomes.first) else {
+                    Issue.record("not saved: \(outcomes)")
+                    await ferry.close()
+                    return
+                }
+                // As the owner's session (UTF8) reads it, and as Ferry reads it back.
+                let stored = try await database.rows(
+                    PostgresQuery(unsafeSQL: "SELECT fields->'name'->>'value' FROM \(schema).records WHERE name = 'c-é'")
+                ).first?.decode(String.self)
+                #expect(stored == text)
+                let page = try await store.changes(in: zone, since: nil, limit: 10)
+                #expect(page.changes.compactMap { if case .record(let read) = $0 { read } else { nil } }.first?.fields["name"] == .string(text))
+                await ferry.close()
+            }
+        }
+    }
+
     /// A server without a connection to spare (max_connections, a role's connection limit) is a temporary failure (75)
     /// that says what to do; one that takes no writes (a standby, default_transaction_read_only) is a configuration
     /// error (78) that says so.

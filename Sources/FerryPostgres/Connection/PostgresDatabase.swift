@@ -120,13 +120,19 @@ public final class PostgresDatabase: Sendable {
         return configuration
     }
 
-    /// Every connection is named `ferry` in `pg_stat_activity`, and in the message a copy waiting for another's zone gives;
-    /// and, as `pg_dump` and `pg_restore` do, takes no timeout from the role's or the database's settings (meant for an
-    /// application's queries): a round's `COPY`, an index built at the end of a load, a wait for another copy's zone and
-    /// a snapshot read while a bundle is written run as long as they need. (A setting in the startup message outranks
-    /// `ALTER ROLE … SET` and `ALTER DATABASE … SET`; Ferry's own `SET LOCAL lock_timeout` still apply.)
+    /// The settings every connection starts its session with.
+    ///
+    /// A setting in the startup message outranks `ALTER ROLE … SET` and `ALTER DATABASE … SET`. Each connection:
+    /// - is named `ferry` in `pg_stat_activity`, and in the message a copy waiting for another's zone gives;
+    /// - sends and reads text as UTF-8, which is what Ferry writes and decodes (postgres-nio sets no `client_encoding`,
+    ///   so a role's or a database's own, LATIN1 say, turned each non-ASCII character into two, silently);
+    /// - writes read committed, as Ferry's statements are written for, with standard string literals;
+    /// - as `pg_dump`'s and `pg_restore`'s, takes no timeout meant for an application's queries: a round's `COPY`, an
+    ///   index built at the end of a load, a wait for another copy's zone and a snapshot read while a bundle is written
+    ///   run as long as they need (Ferry's own `SET LOCAL lock_timeout` still apply).
     private static let startupParameters = [
-        ("application_name", "ferry"), ("statement_timeout", "0"), ("lock_timeout", "0"), ("idle_in_transaction_session_timeout", "0"),
+        ("application_name", "ferry"), ("client_encoding", "UTF8"), ("default_transaction_isolation", "read committed"),
+        ("standard_conforming_strings", "on"), ("statement_timeout", "0"), ("lock_timeout", "0"), ("idle_in_transaction_session_timeout", "0"),
     ]
 
     /// How TLS is used, by `sslmode`.
@@ -162,6 +168,21 @@ public final class PostgresDatabase: Sendable {
             throw PostgresBackendError(.invalidURL, "\(path): cannot read the root certificate (sslrootcert) as PEM: \(error)", cause: error)
         }
         return tls
+    }
+
+    /// What to tell someone about to write into this database about its text encoding: `nil` for UTF-8, which holds
+    /// any record; a sentence for another (each record with a character it cannot hold is rejected by the server).
+    public func textEncodingWarning() async throws -> String? {
+        let encoding = try await rows("SHOW server_encoding").first?.decode(String.self) ?? "UTF8"
+        switch encoding.uppercased() {
+        case "UTF8", "UNICODE": return nil
+        case "SQL_ASCII":
+            return "\(settings): database \(settings.database) stores text unchecked (encoding SQL_ASCII): Ferry writes UTF-8, but other "
+                + "clients and ferry pg-views may read non-ASCII characters differently; a UTF8 database (createdb -E UTF8) holds every record"
+        default:
+            return "\(settings): database \(settings.database) stores text as \(encoding): a record with a character \(encoding) cannot hold "
+                + "is rejected (the reject file names it and the character); a UTF8 database (createdb -E UTF8) holds every record"
+        }
     }
 
     /// Runs a statement, discarding any rows.

@@ -19,6 +19,7 @@ enum PostgresOpener {
         var layout = PostgresSchema.version
         do {
             if migrate {
+                if let warning = try await database.textEncodingWarning() { console.warning(warning) }
                 let before = try await PostgresSchema.migrate(database) { found in
                     console.note(
                         "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
