@@ -6,11 +6,11 @@ import Foundation
 
 /// IPv4 sockets for the tests' servers: a listening socket on 127.0.0.1 on a free port, and the address of a server.
 enum LoopbackListener {
-    /// A socket listening on 127.0.0.1, and its port.
-    static func listen(backlog: Int32) throws -> (fd: Int32, port: Int) {
+    /// A socket listening on `host` (127.0.0.1, or another loopback address), and its port.
+    static func listen(backlog: Int32, host: String = "127.0.0.1") throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw SilentServerError(description: "socket() failed") }
-        var address = Self.address("127.0.0.1", port: 0)
+        var address = Self.address(host, port: 0)
         let bound = withUnsafePointer(to: &address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

@@ -20,10 +20,11 @@ public final class TCPRelay: @unchecked Sendable {
     private var forwarded = 0
     private var cutAfter: Int?
 
-    /// Starts relaying to `host`:`port` (an IPv4 address).
-    public init(to host: String, port targetPort: Int) throws {
+    /// Starts relaying to `host`:`port` (an IPv4 address), listening on `address` (a loopback address: a server's
+    /// certificate for 127.0.0.1 does not name 127.0.0.2).
+    public init(to host: String, port targetPort: Int, listeningOn address: String = "127.0.0.1") throws {
         target = (host, targetPort)
-        (listener, port) = try LoopbackListener.listen(backlog: 64)
+        (listener, port) = try LoopbackListener.listen(backlog: 64, host: address)
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }

@@ -748,6 +748,21 @@ import Testing
         await required.close()
         let verified = try await PostgresDatabase.open(try PostgresSettings(url: url + "?sslmode=verify-full&sslrootcert=\(root)"))
         await verified.close()
+        // Through 127.0.0.2, which the certificate (for 127.0.0.1) does not name: verify-ca checks the root alone,
+        // verify-full the address too.
+        var components = try #require(URLComponents(string: url))
+        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port), listeningOn: "127.0.0.2")
+        defer { relay.stop() }
+        components.host = "127.0.0.2"
+        components.port = relay.port
+        let byName = try #require(components.string)
+        let rootOnly = try await PostgresDatabase.open(try PostgresSettings(url: byName + "?sslmode=verify-ca&sslrootcert=\(root)"))
+        await rootOnly.close()
+        await #expect {
+            _ = try await PostgresDatabase.open(try PostgresSettings(url: byName + "?sslmode=verify-full&sslrootcert=\(root)"))
+        } throws: { error in
+            (error as? PostgresBackendError)?.message.contains("TLS with the server failed (sslmode=verify-full") == true
+        }
         // Another certificate as the root: the server's is not trusted.
         let scratch = try Scratch()
         let made = try ProcessResult.run(

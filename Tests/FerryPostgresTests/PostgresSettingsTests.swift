@@ -63,6 +63,25 @@ import Testing
             open.warnings == ["\(file): the password file can be read by its group or others, so it is ignored (as libpq does); chmod 0600 \(file)"])
     }
 
+    /// `verify-ca` and `verify-full` take the root certificate from the URL, `PGSSLROOTCERT`, or libpq's
+    /// `~/.postgresql/root.crt`, in that order.
+    @Test func aVerifyingModeFindsItsRootCertificateAsLibpqDoes() throws {
+        let scratch = try Scratch()
+        #expect(throws: PostgresBackendError.self) {
+            try PostgresSettings(url: "postgres://u@h/d?sslmode=verify-ca", environment: ["HOME": scratch.path])
+        }
+        try FileManager.default.createDirectory(atPath: scratch.file(".postgresql"), withIntermediateDirectories: true)
+        let home = try scratch.write(".postgresql/root.crt", "a certificate")
+        let ca = try PostgresSettings(url: "postgres://u@h/d?sslmode=verify-ca", environment: ["HOME": scratch.path])
+        #expect(ca.sslMode == .verifyCA && ca.sslRootCert == home)
+        let env = try PostgresSettings(
+            url: "postgres://u@h/d", environment: ["HOME": scratch.path, "PGSSLMODE": "verify-full", "PGSSLROOTCERT": "/r.pem"])
+        #expect(env.sslMode == .verifyFull && env.sslRootCert == "/r.pem")
+        let url = try PostgresSettings(url: "postgres://u@h/d?sslmode=verify-full&sslrootcert=/u.pem", environment: ["PGSSLROOTCERT": "/r.pem"])
+        #expect(url.sslRootCert == "/u.pem")
+        #expect(try PostgresSettings(url: "postgres://u@h/d?sslmode=require", environment: ["HOME": scratch.path]).sslRootCert == nil)
+    }
+
     @Test func mistakesAreRefusedNamingThemAndNeverThePassword() throws {
         let secret = "hunter2-secret"
         let bad = [

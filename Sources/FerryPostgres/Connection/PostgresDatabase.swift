@@ -146,21 +146,21 @@ public final class PostgresDatabase: Sendable {
         switch settings.sslMode {
         case .disable: .disable
         case .prefer: .prefer
-        case .require, .verifyFull: .require
+        case .require, .verifyCA, .verifyFull: .require
         }
     }
 
-    /// TLS as libpq does it: `prefer` and `require` encrypt without checking the certificate, `verify-full` checks it
-    /// against the root certificate and the host name.
+    /// TLS as libpq does it: `prefer` and `require` encrypt without checking the certificate, `verify-ca` checks it
+    /// against the root certificate, `verify-full` against the root certificate and the host name.
     private static func tlsConfiguration(_ settings: PostgresSettings) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
-        guard settings.sslMode == .verifyFull else {
+        guard settings.sslMode.verifies else {
             tls.certificateVerification = .none
             return tls
         }
-        tls.certificateVerification = .fullVerification
+        tls.certificateVerification = settings.sslMode == .verifyFull ? .fullVerification : .noHostnameVerification
         guard let path = settings.sslRootCert else {
-            throw PostgresBackendError(.invalidURL, "\(settings): sslmode=verify-full needs sslrootcert=PATH")
+            throw PostgresBackendError(.invalidURL, "\(settings): sslmode=\(settings.sslMode.rawValue) needs sslrootcert=PATH")
         }
         do {
             tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(path))

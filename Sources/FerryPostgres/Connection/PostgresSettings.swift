@@ -32,8 +32,13 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
         case prefer
         /// TLS, without checking the server's certificate.
         case require
+        /// TLS, with the certificate checked against the root (`sslrootcert`), not the host name.
+        case verifyCA = "verify-ca"
         /// TLS, with the certificate checked against the root (`sslrootcert`) and the host name.
         case verifyFull = "verify-full"
+
+        /// Whether the server's certificate is checked against a root.
+        public var verifies: Bool { self == .verifyCA || self == .verifyFull }
     }
 
     /// The server.
@@ -46,7 +51,8 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
     public var database: String
     /// TLS.
     public var sslMode: SSLMode
-    /// The root certificate for `verify-full` (`sslrootcert`, `PGSSLROOTCERT`).
+    /// The root certificate for `verify-ca` and `verify-full` (`sslrootcert`, `PGSSLROOTCERT`, else libpq's
+    /// `~/.postgresql/root.crt` when it exists).
     public var sslRootCert: String?
     /// Ferry's schema in the database (`?schema=`, default `ferry`).
     public var schema: String
@@ -149,13 +155,19 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
         }
         self.sslMode = sslMode
         sslRootCert = parameters["sslrootcert"] ?? env("PGSSLROOTCERT")
+        if sslMode.verifies, sslRootCert == nil, let home = env("HOME"), FileManager.default.fileExists(atPath: "\(home)/.postgresql/root.crt") {
+            sslRootCert = "\(home)/.postgresql/root.crt"
+        }
         let schema = parameters["schema"] ?? "ferry"
         guard Self.isPlainIdentifier(schema) else {
             throw PostgresBackendError(.invalidURL, "\(shown): schema \(schema) must be letters, digits and _, starting with a letter or _")
         }
         self.schema = schema
-        if sslMode == .verifyFull && sslRootCert == nil {
-            throw PostgresBackendError(.invalidURL, "\(shown): sslmode=verify-full needs the server's root certificate: add sslrootcert=PATH")
+        if sslMode.verifies && sslRootCert == nil {
+            throw PostgresBackendError(
+                .invalidURL,
+                "\(shown): sslmode=\(sslMode.rawValue) needs the server's root certificate: add sslrootcert=PATH, or put it in "
+                    + "~/.postgresql/root.crt")
         }
         self.password = password ?? env("PGPASSWORD")
         if self.password == nil {
