@@ -611,7 +611,10 @@ import Testing
                     "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema) TO \(role)",
                 ]
             } _: { roleSettings in
-                let ferry = try await PostgresDatabase.open(roleSettings)
+                var named = roleSettings
+                named.applicationName = "nightly backup"
+                let ferry = try await PostgresDatabase.open(named)
+                #expect(try await ferry.rows("SHOW application_name").first?.decode(String.self) == "nightly backup")
                 for (name, _, expected) in settings {
                     #expect(try await ferry.rows(PostgresQuery(unsafeSQL: "SHOW \(name)")).first?.decode(String.self) == expected, "\(name)")
                 }

@@ -82,6 +82,25 @@ import Testing
         #expect(try PostgresSettings(url: "postgres://u@h/d?sslmode=require", environment: ["HOME": scratch.path]).sslRootCert == nil)
     }
 
+    /// `connect_timeout` and `application_name`, which connection strings handed out by hosting services often carry,
+    /// read as libpq reads them (and from `PGCONNECT_TIMEOUT`, `PGAPPNAME`).
+    @Test func aConnectTimeoutAndAnApplicationNameAreReadAsLibpqReadsThem() throws {
+        let plain = try PostgresSettings(url: "postgres://u@h/d", environment: noEnvironment)
+        #expect(plain.connectTimeout == .seconds(10) && plain.applicationName == "ferry")
+        let given = try PostgresSettings(url: "postgres://u@h/d?connect_timeout=30&application_name=nightly%20backup", environment: noEnvironment)
+        #expect(given.connectTimeout == .seconds(30) && given.applicationName == "nightly backup")
+        #expect(try PostgresSettings(url: "postgres://u@h/d?connect_timeout=1", environment: noEnvironment).connectTimeout == .seconds(2))
+        #expect(try PostgresSettings(url: "postgres://u@h/d?connect_timeout=0", environment: noEnvironment).connectTimeout > .seconds(86_400))
+        let environment = ["PGCONNECT_TIMEOUT": "7", "PGAPPNAME": "sync"]
+        let fromEnvironment = try PostgresSettings(url: "postgres://u@h/d", environment: environment)
+        #expect(fromEnvironment.connectTimeout == .seconds(7) && fromEnvironment.applicationName == "sync")
+        #expect {
+            try PostgresSettings(url: "postgres://u@h/d?connect_timeout=soon", environment: noEnvironment)
+        } throws: { error in
+            (error as? PostgresBackendError)?.message.contains("connect_timeout soon is not a whole number of seconds") == true
+        }
+    }
+
     @Test func mistakesAreRefusedNamingThemAndNeverThePassword() throws {
         let secret = "hunter2-secret"
         let bad = [

@@ -49,7 +49,7 @@ public final class PostgresDatabase: Sendable {
 
     /// Connects once, runs `SELECT 1` and disconnects, so that a server that is down, credentials that are refused or
     /// a database that is missing are reported at once, with the server's reason.
-    private static func probe(_ settings: PostgresSettings, logger: Logger, timeout: Duration = .seconds(10)) async throws {
+    private static func probe(_ settings: PostgresSettings, logger: Logger, timeout: Duration? = nil) async throws {
         let connection = try await connect(settings, logger: logger, timeout: timeout)
         do {
             _ = try await connection.query("SELECT 1", logger: logger)
@@ -63,9 +63,10 @@ public final class PostgresDatabase: Sendable {
     /// A connection of its own, outside the pool (for session-level locks, which live as long as their connection).
     func dedicatedConnection() async throws -> PostgresConnection { try await Self.connect(settings, logger: logger) }
 
-    private static func connect(_ settings: PostgresSettings, logger: Logger, timeout: Duration = .seconds(10)) async throws
+    private static func connect(_ settings: PostgresSettings, logger: Logger, timeout: Duration? = nil) async throws
         -> PostgresConnection
     {
+        let timeout = timeout ?? settings.connectTimeout
         var configuration: PostgresConnection.Configuration
         switch settings.host {
         case .socket:
@@ -88,7 +89,7 @@ public final class PostgresDatabase: Sendable {
             configuration = PostgresConnection.Configuration(
                 host: host, port: port, username: settings.user, password: settings.password, database: settings.database, tls: tls)
         }
-        configuration.options.additionalStartupParameters = Self.startupParameters
+        configuration.options.additionalStartupParameters = Self.startupParameters(settings)
         configuration.options.connectTimeout = .nanoseconds(
             Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
@@ -114,26 +115,29 @@ public final class PostgresDatabase: Sendable {
             configuration = PostgresClient.Configuration(
                 host: host, port: port, username: settings.user, password: settings.password, database: settings.database, tls: tls)
         }
-        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.connectTimeout = settings.connectTimeout
         configuration.options.maximumConnections = 8
-        configuration.options.additionalStartupParameters = Self.startupParameters
+        configuration.options.additionalStartupParameters = Self.startupParameters(settings)
         return configuration
     }
 
     /// The settings every connection starts its session with.
     ///
     /// A setting in the startup message outranks `ALTER ROLE … SET` and `ALTER DATABASE … SET`. Each connection:
-    /// - is named `ferry` in `pg_stat_activity`, and in the message a copy waiting for another's zone gives;
+    /// - is named `ferry` (or the URL's `application_name`) in `pg_stat_activity`, and in the message a copy waiting
+    ///   for another's zone gives;
     /// - sends and reads text as UTF-8, which is what Ferry writes and decodes (postgres-nio sets no `client_encoding`,
     ///   so a role's or a database's own, LATIN1 say, turned each non-ASCII character into two, silently);
     /// - writes read committed, as Ferry's statements are written for, with standard string literals;
     /// - as `pg_dump`'s and `pg_restore`'s, takes no timeout meant for an application's queries: a round's `COPY`, an
     ///   index built at the end of a load, a wait for another copy's zone and a snapshot read while a bundle is written
     ///   run as long as they need (Ferry's own `SET LOCAL lock_timeout` still apply).
-    private static let startupParameters = [
-        ("application_name", "ferry"), ("client_encoding", "UTF8"), ("default_transaction_isolation", "read committed"),
-        ("standard_conforming_strings", "on"), ("statement_timeout", "0"), ("lock_timeout", "0"), ("idle_in_transaction_session_timeout", "0"),
-    ]
+    private static func startupParameters(_ settings: PostgresSettings) -> [(String, String)] {
+        [
+            ("application_name", settings.applicationName), ("client_encoding", "UTF8"), ("default_transaction_isolation", "read committed"),
+            ("standard_conforming_strings", "on"), ("statement_timeout", "0"), ("lock_timeout", "0"), ("idle_in_transaction_session_timeout", "0"),
+        ]
+    }
 
     /// How TLS is used, by `sslmode`.
     private enum TLSMode {

@@ -58,9 +58,16 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
     public var schema: String
     /// What reading the settings noticed that the user should know (a password file others can read, ignored).
     public var warnings: [String] = []
+    /// How long to wait for a connection: `connect_timeout` (seconds; 0 waits as long as it takes, under 2 counts as
+    /// 2, as in libpq) or `PGCONNECT_TIMEOUT`; 10 s when neither says.
+    public var connectTimeout: Duration = .seconds(10)
+    /// The name Ferry's connections have in `pg_stat_activity`: `application_name` or `PGAPPNAME`, else `ferry`.
+    public var applicationName = "ferry"
 
     /// The URL parameters Ferry reads; any other is refused rather than ignored.
-    public static let acceptedParameters = ["sslmode", "sslrootcert", "schema", "host", "port", "user", "dbname", "password"]
+    public static let acceptedParameters = [
+        "sslmode", "sslrootcert", "schema", "host", "port", "user", "dbname", "password", "connect_timeout", "application_name",
+    ]
 
     /// Reads a connection URL.
     /// - Parameters:
@@ -163,6 +170,14 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
             throw PostgresBackendError(.invalidURL, "\(shown): schema \(schema) must be letters, digits and _, starting with a letter or _")
         }
         self.schema = schema
+        if let text = parameters["connect_timeout"] ?? env("PGCONNECT_TIMEOUT") {
+            guard let seconds = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw PostgresBackendError(.invalidURL, "\(shown): connect_timeout \(text) is not a whole number of seconds")
+            }
+            // libpq waits as long as it takes for 0 (or less), and at least 2 s otherwise.
+            connectTimeout = seconds <= 0 ? .seconds(365 * 86_400) : .seconds(max(seconds, 2))
+        }
+        if let name = parameters["application_name"] ?? env("PGAPPNAME") { applicationName = name }
         if sslMode.verifies && sslRootCert == nil {
             throw PostgresBackendError(
                 .invalidURL,
