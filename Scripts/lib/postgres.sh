@@ -61,9 +61,10 @@ ferry_postgres_start() {
     ferry_postgres_as "$ferry_pg_user" "$ferry_pg_bin/initdb" -D "$ferry_pg_dir/data" -U ferry --auth=trust --encoding=UTF8 \
         --locale=C.UTF-8 >"$ferry_pg_dir/initdb.log" 2>&1 \
         || { cat "$ferry_pg_dir/initdb.log" >&2; echo "error: initdb failed" >&2; exit 1; }
-    # The tests' own role connects without a password; any other role needs one (the tests check refused credentials).
+    # The tests' own role connects without a password; ferry_cert with a client certificate alone; any other role needs
+    # a password (the tests check refused credentials).
     ferry_postgres_as "$ferry_pg_user" sh -c "printf '%s\n' 'local all all trust' 'host all ferry 127.0.0.1/32 trust' \
-        'host all all 127.0.0.1/32 scram-sha-256' > '$ferry_pg_dir/data/pg_hba.conf'"
+        'hostssl all ferry_cert 127.0.0.1/32 cert' 'host all all 127.0.0.1/32 scram-sha-256' > '$ferry_pg_dir/data/pg_hba.conf'"
     # TLS with a certificate made here for 127.0.0.1, whose file the tests take as the root (FERRY_TEST_PG_CA).
     local ssl=""
     command -v openssl >/dev/null || ferry_apt openssl
@@ -73,7 +74,15 @@ ferry_postgres_start() {
             && chmod 600 "$ferry_pg_dir/data/server.key" \
             && { [ "$(id -u)" -ne 0 ] || chown "$ferry_pg_user" "$ferry_pg_dir/data/server.key" "$ferry_pg_dir/data/server.crt"; } \
             && cp "$ferry_pg_dir/data/server.crt" "$ferry_pg_dir/ca.crt" && chmod 644 "$ferry_pg_dir/ca.crt" \
-            && ssl="-c ssl=on" && export FERRY_TEST_PG_CA="$ferry_pg_dir/ca.crt"
+            && ssl="-c ssl=on -c ssl_ca_file=server.crt" && export FERRY_TEST_PG_CA="$ferry_pg_dir/ca.crt"
+        # A client certificate for the role ferry_cert, signed with the server's (FERRY_TEST_PG_CLIENT_CERT and _KEY).
+        if [ -n "$ssl" ] && openssl req -new -newkey rsa:2048 -nodes -subj "/CN=ferry_cert" -keyout "$ferry_pg_dir/client.key" \
+                -out "$ferry_pg_dir/client.csr" >/dev/null 2>&1 \
+            && openssl x509 -req -in "$ferry_pg_dir/client.csr" -CA "$ferry_pg_dir/data/server.crt" -CAkey "$ferry_pg_dir/data/server.key" \
+                -CAcreateserial -CAserial "$ferry_pg_dir/ca.srl" -days 2 -out "$ferry_pg_dir/client.crt" >/dev/null 2>&1; then
+            chmod 600 "$ferry_pg_dir/client.key"
+            export FERRY_TEST_PG_CLIENT_CERT="$ferry_pg_dir/client.crt" FERRY_TEST_PG_CLIENT_KEY="$ferry_pg_dir/client.key"
+        fi
     fi
     local durability="-c fsync=off"
     [ "${FERRY_PG_DURABLE:-0}" = 1 ] && durability=""

@@ -740,6 +740,43 @@ import Testing
         }
     }
 
+    /// A role the server lets in by client certificate alone (`cert` in pg_hba.conf): in with `sslcert` and `sslkey`,
+    /// refused without them (77), and a key others can read is refused before connecting, as libpq refuses it.
+    @Test func aClientCertificateLetsInARoleThatNeedsOne() async throws {
+        guard let url = try Self.serverURL() else { return }
+        let environment = ProcessInfo.processInfo.environment
+        guard let certificate = environment["FERRY_TEST_PG_CLIENT_CERT"], let key = environment["FERRY_TEST_PG_CLIENT_KEY"] else {
+            if TestEnvironment.isCI { throw TestEnvironment.PostgresServerMissing() }
+            print("skipped: no FERRY_TEST_PG_CLIENT_CERT (Scripts/test's server lets ferry_cert in by a certificate it makes)")
+            return
+        }
+        let admin = try await PostgresDatabase.open(try Self.settings(url, schema: "public"))
+        try await admin.execute(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'ferry_cert') THEN CREATE ROLE ferry_cert LOGIN; END IF; END $$")
+        var components = try #require(URLComponents(string: url))
+        components.user = "ferry_cert"
+        let base = try #require(components.string)
+        let withCertificate = try await PostgresDatabase.open(
+            try PostgresSettings(url: base + "?sslmode=require&sslcert=\(certificate)&sslkey=\(key)"))
+        #expect(try await withCertificate.rows("SELECT current_user").first?.decode(String.self) == "ferry_cert")
+        await withCertificate.close()
+        await #expect {
+            _ = try await PostgresDatabase.open(try PostgresSettings(url: base + "?sslmode=require", environment: [:]))
+        } throws: { error in
+            (error as? PostgresBackendError)?.kind == .permission && (error as? PostgresBackendError)?.message.contains("sslcert=PATH") == true
+        }
+        let scratch = try Scratch()
+        let open = scratch.file("open.key")
+        try FileManager.default.copyItem(atPath: key, toPath: open)
+        chmod(open, 0o644)
+        await #expect {
+            _ = try await PostgresDatabase.open(try PostgresSettings(url: base + "?sslmode=require&sslcert=\(certificate)&sslkey=\(open)"))
+        } throws: { error in
+            (error as? PostgresBackendError)?.message.contains("can be read by others than its owner (mode 644); chmod 0600") == true
+        }
+        await admin.close()
+    }
+
     @Test func tlsIsUsedAndTheCertificateCheckedAsAsked() async throws {
         guard let url = try Self.serverURL() else { return }
         guard let root = ProcessInfo.processInfo.environment["FERRY_TEST_PG_CA"] else {

@@ -101,6 +101,35 @@ import Testing
         }
     }
 
+    /// A client certificate and its key from the URL, the environment, or libpq's `~/.postgresql/postgresql.crt` and
+    /// `.key`; one without the other is refused.
+    @Test func aClientCertificateIsFoundAsLibpqFindsIt() throws {
+        let scratch = try Scratch()
+        let home = ["HOME": scratch.path]
+        #expect(try PostgresSettings(url: "postgres://u@h/d", environment: home).sslCert == nil)
+        try FileManager.default.createDirectory(atPath: scratch.file(".postgresql"), withIntermediateDirectories: true)
+        let certificate = try scratch.write(".postgresql/postgresql.crt", "a certificate")
+        let key = try scratch.write(".postgresql/postgresql.key", "a key")
+        let found = try PostgresSettings(url: "postgres://u@h/d", environment: home)
+        #expect(found.sslCert == certificate && found.sslKey == key)
+        let given = try PostgresSettings(
+            url: "postgres://u@h/d?sslcert=/c.pem&sslkey=/k.pem", environment: home.merging(["PGSSLCERT": "/e.pem"]) { $1 })
+        #expect(given.sslCert == "/c.pem" && given.sslKey == "/k.pem")
+        let fromEnvironment = try PostgresSettings(url: "postgres://u@h/d", environment: ["PGSSLCERT": "/e.pem", "PGSSLKEY": "/f.pem"])
+        #expect(fromEnvironment.sslCert == "/e.pem" && fromEnvironment.sslKey == "/f.pem")
+        for (url, message) in [
+            ("postgres://u@h/d?sslcert=/c.pem", "needs its private key: add sslkey=PATH"),
+            ("postgres://u@h/d?sslkey=/k.pem", "needs its client certificate: add sslcert=PATH"),
+            ("postgres://u@h/d?sslmode=disable&sslcert=/c.pem&sslkey=/k.pem", "sslmode=disable sends no client certificate"),
+        ] {
+            #expect {
+                try PostgresSettings(url: url, environment: noEnvironment)
+            } throws: { error in
+                (error as? PostgresBackendError)?.message.contains(message) == true
+            }
+        }
+    }
+
     @Test func mistakesAreRefusedNamingThemAndNeverThePassword() throws {
         let secret = "hunter2-secret"
         let bad = [

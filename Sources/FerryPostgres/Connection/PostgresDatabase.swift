@@ -158,6 +158,7 @@ public final class PostgresDatabase: Sendable {
     /// against the root certificate, `verify-full` against the root certificate and the host name.
     private static func tlsConfiguration(_ settings: PostgresSettings) throws -> TLSConfiguration {
         var tls = TLSConfiguration.makeClientConfiguration()
+        if let certificate = settings.sslCert, let key = settings.sslKey { try clientCertificate(certificate, key: key, into: &tls) }
         guard settings.sslMode.verifies else {
             tls.certificateVerification = .none
             return tls
@@ -172,6 +173,32 @@ public final class PostgresDatabase: Sendable {
             throw PostgresBackendError(.invalidURL, "\(path): cannot read the root certificate (sslrootcert) as PEM: \(error)", cause: error)
         }
         return tls
+    }
+
+    /// Adds a client certificate and its private key (PEM files) to `tls`; as libpq requires, the key is readable by its
+    /// owner alone (or also by its group, when root owns it).
+    private static func clientCertificate(_ certificate: String, key: String, into tls: inout TLSConfiguration) throws {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: key)
+        if let mode = attributes?[.posixPermissions] as? Int {
+            let ownedByRoot = (attributes?[.ownerAccountID] as? NSNumber)?.intValue == 0
+            if mode & (ownedByRoot ? 0o037 : 0o077) != 0 {
+                throw PostgresBackendError(
+                    .permission,
+                    "\(key): the private key can be read by others than its owner (mode \(String(mode & 0o777, radix: 8))); chmod 0600 \(key) "
+                        + "(0640 for a key root owns), as libpq also requires")
+            }
+        }
+        do {
+            tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+        } catch {
+            throw PostgresBackendError(.invalidURL, "\(certificate): cannot read the client certificate (sslcert) as PEM: \(error)", cause: error)
+        }
+        do {
+            tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+        } catch {
+            throw PostgresBackendError(
+                .invalidURL, "\(key): cannot read the private key (sslkey) as an unencrypted PEM key: \(error)", cause: error)
+        }
     }
 
     /// What to tell someone about to write into this database about its text encoding: `nil` for UTF-8, which holds
@@ -451,10 +478,14 @@ public final class PostgresDatabase: Sendable {
             let hint = psql.serverInfo?[.hint]
             switch state {
             case "28P01", "28000":
+                let advice =
+                    message.contains("certificate")
+                    ? "give the client certificate the server expects (sslcert=PATH&sslkey=PATH, or ~/.postgresql/postgresql.crt and .key)"
+                    : "check the password (URL, PGPASSWORD or ~/.pgpass)"
                 return PostgresBackendError(
                     .authentication,
-                    "\(server): the server refused the credentials for role \(settings.user) (\(message)); check the password "
-                        + "(URL, PGPASSWORD or ~/.pgpass) and pg_hba.conf", cause: error)
+                    "\(server): the server refused the credentials for role \(settings.user) (\(message)); \(advice) and pg_hba.conf",
+                    cause: error)
             case "42501":
                 return PostgresBackendError(
                     .permission, "\(server): permission denied: \(message); grant the role \(settings.user) what it needs (\(state))",

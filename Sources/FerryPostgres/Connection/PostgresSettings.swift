@@ -63,10 +63,15 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
     public var connectTimeout: Duration = .seconds(10)
     /// The name Ferry's connections have in `pg_stat_activity`: `application_name` or `PGAPPNAME`, else `ferry`.
     public var applicationName = "ferry"
+    /// The client certificate (PEM) a server may ask for, and its private key: `sslcert` and `sslkey`, `PGSSLCERT`
+    /// and `PGSSLKEY`, else libpq's `~/.postgresql/postgresql.crt` and `.key` when they exist.
+    public var sslCert: String?
+    public var sslKey: String?
 
     /// The URL parameters Ferry reads; any other is refused rather than ignored.
     public static let acceptedParameters = [
-        "sslmode", "sslrootcert", "schema", "host", "port", "user", "dbname", "password", "connect_timeout", "application_name",
+        "sslmode", "sslrootcert", "sslcert", "sslkey", "schema", "host", "port", "user", "dbname", "password", "connect_timeout",
+        "application_name",
     ]
 
     /// Reads a connection URL.
@@ -178,6 +183,22 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
             connectTimeout = seconds <= 0 ? .seconds(365 * 86_400) : .seconds(max(seconds, 2))
         }
         if let name = parameters["application_name"] ?? env("PGAPPNAME") { applicationName = name }
+        let home = env("HOME")
+        func existing(_ name: String) -> String? {
+            home.map { "\($0)/.postgresql/\(name)" }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+        }
+        sslCert = parameters["sslcert"] ?? env("PGSSLCERT") ?? existing("postgresql.crt")
+        sslKey = parameters["sslkey"] ?? env("PGSSLKEY") ?? (sslCert == nil ? nil : existing("postgresql.key"))
+        if sslCert != nil && sslKey == nil {
+            throw PostgresBackendError(.invalidURL, "\(shown): the client certificate \(sslCert ?? "") needs its private key: add sslkey=PATH")
+        }
+        if let key = sslKey, sslCert == nil {
+            throw PostgresBackendError(.invalidURL, "\(shown): the private key \(key) needs its client certificate: add sslcert=PATH")
+        }
+        if sslMode == .disable, let cert = sslCert, parameters["sslcert"] != nil || env("PGSSLCERT") != nil {
+            throw PostgresBackendError(
+                .invalidURL, "\(shown): sslmode=disable sends no client certificate (\(cert)); use sslmode=require or stronger")
+        }
         if sslMode.verifies && sslRootCert == nil {
             throw PostgresBackendError(
                 .invalidURL,
