@@ -85,6 +85,9 @@ public struct PostgresBackendError: FerryError {
     /// The SQLSTATE the server answered with, when it refused a statement.
     var sqlState: String? { (cause as? PSQLError)?.serverInfo?[.sqlState] }
 
+    /// The server's message, when it refused something ("" otherwise).
+    var serverMessage: String { (cause as? PSQLError)?.serverInfo?[.message] ?? "" }
+
     /// Whether the server refused the data of a statement (a value, a constraint, a size), not the statement itself
     /// or the connection: a record's problem, which that record alone should fail for.
     var refusesData: Bool { (cause as? PSQLError).map(Self.refusesData) ?? false }

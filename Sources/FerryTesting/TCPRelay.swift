@@ -19,6 +19,7 @@ public final class TCPRelay: @unchecked Sendable {
     private var isPaused = false
     private var forwarded = 0
     private var cutAfter: Int?
+    private var acceptedStartup: Set<String>?
 
     /// Starts relaying to `host`:`port` (an IPv4 address), listening on `address` (a loopback address: a server's
     /// certificate for 127.0.0.1 does not name 127.0.0.2).
@@ -28,6 +29,12 @@ public final class TCPRelay: @unchecked Sendable {
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
     }
+
+    /// Refuses, as PgBouncer does, a client whose startup message names a parameter outside `accepted`.
+    ///
+    /// The client gets PgBouncer's error (`unsupported startup parameter`, SQLSTATE 08P01) instead of the server;
+    /// `nil` relays every startup message. Only for clients that start without TLS (`sslmode=disable`).
+    public func acceptStartupParameters(_ accepted: Set<String>?) { lock.withLock { acceptedStartup = accepted } }
 
     /// Cuts every connection now and refuses new ones until ``restore()``.
     public func cut() {
@@ -73,11 +80,31 @@ public final class TCPRelay: @unchecked Sendable {
                 close(client)
                 continue
             }
+            var startup: [UInt8] = []
+            if let accepted = lock.withLock({ acceptedStartup }) {
+                guard let message = Self.readMessage(client) else {
+                    close(client)
+                    continue
+                }
+                if let refused = Self.startupParameters(message).first(where: { !accepted.contains($0) && $0 != "user" && $0 != "database" }) {
+                    var fields: [UInt8] = []
+                    for (code, text) in [("S", "FATAL"), ("V", "FATAL"), ("C", "08P01"), ("M", "unsupported startup parameter: \(refused)")] {
+                        fields += Array(code.utf8) + Array(text.utf8) + [0]
+                    }
+                    fields.append(0)
+                    let reply = [UInt8(ascii: "E")] + withUnsafeBytes(of: UInt32(fields.count + 4).bigEndian, Array.init) + fields
+                    _ = reply.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                    close(client)
+                    continue
+                }
+                startup = message
+            }
             let server = connectToTarget()
             guard server >= 0 else {
                 close(client)
                 continue
             }
+            if !startup.isEmpty { _ = startup.withUnsafeBytes { write(server, $0.baseAddress, $0.count) } }
             lock.withLock { sockets += [client, server] }
             let pair = Pair()
             for (from, to, upstream) in [(client, server, true), (server, client, false)] {
@@ -107,6 +134,31 @@ public final class TCPRelay: @unchecked Sendable {
                 return running == 0
             }
         }
+    }
+
+    /// A message without a type byte (a startup message: its length, then its body), read whole; `nil` if the client
+    /// closed first.
+    private static func readMessage(_ fd: Int32) -> [UInt8]? {
+        func read(count: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress.map { $0 + done }, count - done) }
+                if got <= 0 { return nil }
+                done += got
+            }
+            return bytes
+        }
+        guard let header = read(count: 4) else { return nil }
+        let length = Int(header.reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+        guard length >= 8, length < 1 << 16, let body = read(count: length - 4) else { return nil }
+        return header + body
+    }
+
+    /// The parameter names of a startup message (after its length and protocol version, name and value pairs).
+    private static func startupParameters(_ message: [UInt8]) -> [String] {
+        let strings = message.dropFirst(8).split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        return stride(from: 0, to: strings.count - 1, by: 2).map { strings[$0] }.filter { !$0.isEmpty }
     }
 
     private func connectToTarget() -> Int32 {

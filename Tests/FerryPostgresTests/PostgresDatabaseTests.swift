@@ -641,6 +641,30 @@ import Testing
         }
     }
 
+    /// Through a pooler that takes only a few parameters at startup, as PgBouncer does: Ferry connects without its
+    /// session settings (text still UTF-8) and says what that means, rather than failing to connect.
+    @Test func aPoolerThatRefusesSessionSettingsIsConnectedThroughAndSaid() async throws {
+        guard let url = try Self.serverURL() else { return }
+        var components = try #require(URLComponents(string: url))
+        let relay = try TCPRelay(to: "127.0.0.1", port: try #require(components.port))
+        defer { relay.stop() }
+        relay.acceptStartupParameters(["application_name", "client_encoding", "standard_conforming_strings", "DateStyle", "TimeZone"])
+        components.port = relay.port
+        let pooled = try #require(components.string)
+        let database = try await PostgresDatabase.open(try PostgresSettings(url: pooled + "?sslmode=disable"))
+        #expect(database.warnings.count == 1)
+        #expect(
+            database.warnings.first?.contains("unsupported startup parameter") == true
+                && database.warnings.first?.contains("ignore_startup_parameters") == true, "\(database.warnings)")
+        #expect(try await database.rows("SHOW client_encoding").first?.decode(String.self) == "UTF8")
+        #expect(try await database.rows("SELECT 1").first?.decode(Int.self) == 1, "the pool's connections get through too")
+        await database.close()
+        // Straight to the server: no warning.
+        let direct = try await PostgresDatabase.open(try PostgresSettings(url: url + "?sslmode=disable"))
+        #expect(direct.warnings.isEmpty)
+        await direct.close()
+    }
+
     /// A server without a connection to spare (max_connections, a role's connection limit) is a temporary failure (75)
     /// that says what to do; one that takes no writes (a standby, default_transaction_read_only) is a configuration
     /// error (78) that says so.

@@ -16,8 +16,13 @@ public final class PostgresDatabase: Sendable {
     let client: PostgresClient
     private let runner: Task<Void, Never>
     let logger: Logger
+    /// What opening noticed that the user should know (a pooler that refused Ferry's session settings).
+    public let warnings: [String]
 
-    private init(settings: PostgresSettings, client: PostgresClient, runner: Task<Void, Never>, logger: Logger, retries: Retries) {
+    private init(
+        settings: PostgresSettings, client: PostgresClient, runner: Task<Void, Never>, logger: Logger, retries: Retries, warnings: [String]
+    ) {
+        self.warnings = warnings
         self.retries = retries
         self.settings = settings
         self.client = client
@@ -32,7 +37,20 @@ public final class PostgresDatabase: Sendable {
         async throws -> PostgresDatabase
     {
         // One connection first: the pool retries a failing server until its breaker trips and hides why it failed.
-        try await probe(settings, logger: logger)
+        var settings = settings
+        var warnings: [String] = []
+        do {
+            try await probe(settings, logger: logger)
+        } catch let error as PostgresBackendError where error.sqlState == "08P01" && error.serverMessage.contains("startup parameter") {
+            // A pooler (PgBouncer takes only a few parameters at startup): connect without the session settings, and say so.
+            settings.sessionSettingsAtStartup = false
+            try await probe(settings, logger: logger)
+            warnings.append(
+                "\(settings): the server, or a pooler in front of it, refused session settings at connection (\(error.serverMessage)): Ferry "
+                    + "connects without them, so the role's own statement_timeout, lock_timeout, idle_in_transaction_session_timeout and "
+                    + "default_transaction_isolation apply to its statements; turn them off for this role, or let the pooler ignore them "
+                    + "(PgBouncer: ignore_startup_parameters)")
+        }
         let client = PostgresClient(configuration: try configuration(settings), backgroundLogger: logger)
         // The pool serves only once run() has begun: wait for its task to start it.
         let runner = await withCheckedContinuation { (started: CheckedContinuation<Task<Void, Never>, Never>) in
@@ -44,7 +62,7 @@ public final class PostgresDatabase: Sendable {
             started.set(task)
         }
         await Task.yield()
-        return PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger, retries: retries)
+        return PostgresDatabase(settings: settings, client: client, runner: runner, logger: logger, retries: retries, warnings: warnings)
     }
 
     /// Connects once, runs `SELECT 1` and disconnects, so that a server that is down, credentials that are refused or
@@ -133,9 +151,12 @@ public final class PostgresDatabase: Sendable {
     ///   index built at the end of a load, a wait for another copy's zone and a snapshot read while a bundle is written
     ///   run as long as they need (Ferry's own `SET LOCAL lock_timeout` still apply).
     private static func startupParameters(_ settings: PostgresSettings) -> [(String, String)] {
-        [
-            ("application_name", settings.applicationName), ("client_encoding", "UTF8"), ("default_transaction_isolation", "read committed"),
-            ("standard_conforming_strings", "on"), ("statement_timeout", "0"), ("lock_timeout", "0"), ("idle_in_transaction_session_timeout", "0"),
+        // What PgBouncer takes at startup too; the rest only where the server (or pooler) took it.
+        let always = [("application_name", settings.applicationName), ("client_encoding", "UTF8"), ("standard_conforming_strings", "on")]
+        guard settings.sessionSettingsAtStartup else { return always }
+        return always + [
+            ("default_transaction_isolation", "read committed"), ("statement_timeout", "0"), ("lock_timeout", "0"),
+            ("idle_in_transaction_session_timeout", "0"),
         ]
     }
 

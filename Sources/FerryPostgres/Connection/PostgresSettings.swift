@@ -67,6 +67,9 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
     /// and `PGSSLKEY`, else libpq's `~/.postgresql/postgresql.crt` and `.key` when they exist.
     public var sslCert: String?
     public var sslKey: String?
+    /// Whether connections carry Ferry's session settings (timeouts off, read committed) in their startup message;
+    /// off once a pooler in front of the server refused them (PgBouncer accepts only a few parameters there).
+    package var sessionSettingsAtStartup = true
 
     /// The URL parameters Ferry reads; any other is refused rather than ignored.
     public static let acceptedParameters = [

@@ -16,6 +16,7 @@ enum PostgresOpener {
         schedule.count = retries
         schedule.onRetry = { message in console.warning(message) }
         let database = try await PostgresDatabase.open(settings, logger: logger, retries: schedule)
+        for warning in database.warnings { console.warning(warning) }
         var layout = PostgresSchema.version
         do {
             if migrate {
