@@ -63,9 +63,11 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
     public var connectTimeout: Duration = .seconds(10)
     /// The name Ferry's connections have in `pg_stat_activity`: `application_name` or `PGAPPNAME`, else `ferry`.
     public var applicationName = "ferry"
-    /// The client certificate (PEM) a server may ask for, and its private key: `sslcert` and `sslkey`, `PGSSLCERT`
-    /// and `PGSSLKEY`, else libpq's `~/.postgresql/postgresql.crt` and `.key` when they exist.
+    /// The client certificate (PEM) a server may ask for: `sslcert`, `PGSSLCERT`, else libpq's
+    /// `~/.postgresql/postgresql.crt` when it exists.
     public var sslCert: String?
+    /// The client certificate's private key (unencrypted PEM, readable by its owner alone): `sslkey`, `PGSSLKEY`, else
+    /// `~/.postgresql/postgresql.key`.
     public var sslKey: String?
     /// Whether connections carry Ferry's session settings (timeouts off, read committed) in their startup message;
     /// off once a pooler in front of the server refused them (PgBouncer accepts only a few parameters there).
