@@ -617,17 +617,13 @@ import Testing
         let components = try #require(URLComponents(string: base))
         let (host, port) = (try #require(components.host), try #require(components.port))
         let role = Self.schemaName("t")
-        let psql = ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql"
-        func admin(_ sql: String) throws {
-            let result = try ProcessResult.run(psql, [base, "-AtXc", sql])
-            #expect(result.status == 0, "\(sql): \(result.errors)")
-        }
-        try admin(
+        try Self.sql(
+            base,
             "CREATE ROLE \(role) LOGIN PASSWORD 'pw'; GRANT CREATE ON DATABASE ferry_test TO \(role); "
                 + "ALTER ROLE \(role) SET statement_timeout = '1ms'; ALTER ROLE \(role) SET lock_timeout = '1ms'; "
                 + "ALTER ROLE \(role) SET idle_in_transaction_session_timeout = '1ms'")
         defer {
-            try? admin("DROP SCHEMA IF EXISTS \(role) CASCADE; REVOKE CREATE ON DATABASE ferry_test FROM \(role); DROP ROLE \(role)")
+            try? Self.sql(base, "DROP SCHEMA IF EXISTS \(role) CASCADE; REVOKE CREATE ON DATABASE ferry_test FROM \(role); DROP ROLE \(role)")
         }
         let url = "postgres://\(role):pw@\(host):\(port)/ferry_test?sslmode=disable&schema=\(role)"
         let copied = try ferry(["copy", Self.cars, url, "-q"], in: scratch.path)
@@ -635,11 +631,11 @@ import Testing
         let back = try ferry(["diff", Self.cars, url, "-q"], in: scratch.path)
         #expect(back.status == 0, "\(back.output)\(back.errors)")
 
-        try admin("ALTER ROLE \(role) CONNECTION LIMIT 0")
+        try Self.sql(base, "ALTER ROLE \(role) CONNECTION LIMIT 0")
         let crowded = try ferry(["copy", Self.cars, url], in: scratch.path)
         #expect(crowded.status == 75 && crowded.errors.contains("no connection to spare"), "\(crowded.status) \(crowded.errors)")
 
-        try admin("ALTER ROLE \(role) CONNECTION LIMIT -1; ALTER ROLE \(role) SET default_transaction_read_only = on")
+        try Self.sql(base, "ALTER ROLE \(role) CONNECTION LIMIT -1; ALTER ROLE \(role) SET default_transaction_read_only = on")
         let standby = try ferry(["copy", Self.cars, url + "_new"], in: scratch.path)
         #expect(standby.status == 78 && standby.errors.contains("takes no writes"), "\(standby.status) \(standby.errors)")
     }

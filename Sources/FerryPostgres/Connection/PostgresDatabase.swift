@@ -199,15 +199,11 @@ public final class PostgresDatabase: Sendable {
     /// Adds a client certificate and its private key (PEM files) to `tls`; as libpq requires, the key is readable by its
     /// owner alone (or also by its group, when root owns it).
     private static func clientCertificate(_ certificate: String, key: String, into tls: inout TLSConfiguration) throws {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: key)
-        if let mode = attributes?[.posixPermissions] as? Int {
-            let ownedByRoot = (attributes?[.ownerAccountID] as? NSNumber)?.intValue == 0
-            if mode & (ownedByRoot ? 0o037 : 0o077) != 0 {
-                throw PostgresBackendError(
-                    .permission,
-                    "\(key): the private key can be read by others than its owner (mode \(String(mode & 0o777, radix: 8))); chmod 0600 \(key) "
-                        + "(0640 for a key root owns), as libpq also requires")
-            }
+        if let mode = PrivateFile.openMode(key, rootsGroupMayRead: true) {
+            throw PostgresBackendError(
+                .permission,
+                "\(key): the private key can be read by others than its owner (mode \(String(mode, radix: 8))); chmod 0600 \(key) "
+                    + "(0640 for a key root owns), as libpq also requires")
         }
         do {
             tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }

@@ -171,10 +171,12 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
                 .invalidURL, "\(shown): sslmode \(mode) is not one Ferry supports; use \(SSLMode.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         self.sslMode = sslMode
-        sslRootCert = parameters["sslrootcert"] ?? env("PGSSLROOTCERT")
-        if sslMode.verifies, sslRootCert == nil, let home = env("HOME"), FileManager.default.fileExists(atPath: "\(home)/.postgresql/root.crt") {
-            sslRootCert = "\(home)/.postgresql/root.crt"
+        // libpq's files in ~/.postgresql, where neither the URL nor the environment names one.
+        let home = env("HOME")
+        func existing(_ name: String) -> String? {
+            home.map { "\($0)/.postgresql/\(name)" }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
         }
+        sslRootCert = parameters["sslrootcert"] ?? env("PGSSLROOTCERT") ?? (sslMode.verifies ? existing("root.crt") : nil)
         let schema = parameters["schema"] ?? "ferry"
         guard Self.isPlainIdentifier(schema) else {
             throw PostgresBackendError(.invalidURL, "\(shown): schema \(schema) must be letters, digits and _, starting with a letter or _")
@@ -188,10 +190,6 @@ public struct PostgresSettings: Sendable, Hashable, CustomStringConvertible {
             connectTimeout = seconds <= 0 ? .seconds(365 * 86_400) : .seconds(max(seconds, 2))
         }
         if let name = parameters["application_name"] ?? env("PGAPPNAME") { applicationName = name }
-        let home = env("HOME")
-        func existing(_ name: String) -> String? {
-            home.map { "\($0)/.postgresql/\(name)" }.flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
-        }
         sslCert = parameters["sslcert"] ?? env("PGSSLCERT") ?? existing("postgresql.crt")
         sslKey = parameters["sslkey"] ?? env("PGSSLKEY") ?? (sslCert == nil ? nil : existing("postgresql.key"))
         if sslCert != nil && sslKey == nil {

@@ -122,3 +122,13 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
         return (inPlace ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 }
+
+extension RecordFields {
+    /// Every asset of the fields, each with the name of its field, in field order (as ``CloudKitJSONTranscoder`` gives
+    /// a line's).
+    public var assetsByField: [(field: String, asset: Asset)] {
+        var found: [(field: String, asset: Asset)] = []
+        for field in self { field.value.forEachAsset { found.append((field.name, $0)) } }
+        return found
+    }
+}

@@ -223,8 +223,7 @@ public enum RecordDiff {
             }
         }
         func add(_ record: Record) throws {
-            let assets = record.fields.flatMap { field in field.value.assets.map { (field: field.name, asset: $0) } }
-            try add(RecordKey(record.id), record.contentDigest, id: { record.id }, assets: assets)
+            try add(RecordKey(record.id), record.contentDigest, id: { record.id }, assets: record.fields.assetsByField)
         }
         if let lines = source as? any LineChangeSource, lines.readsLines {
             var reader = LineContentReader()

@@ -58,12 +58,10 @@ public struct StoreListing: Sendable {
                 for asset in assets { seen[asset.sha256] = asset.size }
                 count += 1
             }
-            var token: SyncToken?
             if let lines = store as? any LineReading {
                 // As lines, each line's content (whose canonical bytes are a record's size) read without a record made
                 // of it where it can be, in parts side by side.
-                while true {
-                    let page = try await lines.changeLines(in: zone.zoneID, since: token, limit: linePageSize)
+                try await RecordFeed.forEachPage({ try await lines.changeLines(in: zone.zoneID, since: $0, limit: linePageSize) }) { page in
                     let (ranges, bytes) = (page.lineRanges, page.bytes)
                     let parts = stride(from: 0, to: ranges.count, by: 500).map { ranges[$0..<min($0 + 500, ranges.count)] }
                     let sized = try await Parts.map(parts, minimumPart: 1) { part in
@@ -86,19 +84,14 @@ public struct StoreListing: Sendable {
                         case .none: continue
                         }
                     }
-                    token = page.syncToken
-                    if !page.moreComing { break }
                 }
             } else {
-                while true {
-                    let page = try await store.changes(in: zone.zoneID, since: token, limit: pageSize)
+                try await RecordFeed.forEachPage({ try await store.changes(in: zone.zoneID, since: $0, limit: pageSize) }) { page in
                     let records = page.changes.compactMap { change -> Record? in if case .record(let record) = change { record } else { nil } }
                     let sizes = try await Parts.map(records) { RecordContent($0).body.count }
                     for (record, size) in zip(records, sizes) {
                         add(type: record.recordType, size: size, assets: record.fields.lazy.flatMap(\.value.assets))
                     }
-                    token = page.syncToken
-                    if !page.moreComing { break }
                 }
             }
             zones.append(ZoneSummary(zoneID: zone.zoneID, syncToken: zone.syncToken, recordCount: count))
@@ -113,67 +106,4 @@ private enum SizedLine: Sendable {
     case damaged(RecordFeed.UndecodableRecord)
     /// A line that is no record.
     case none
-}
-
-/// Reads records through a backend's change feed.
-public enum RecordFeed {
-    /// Calls `body` with every live record of a zone, in the feed's order (each record once, in its latest state).
-    public static func forEachRecord(
-        in zone: ZoneID, of store: any RecordStore, pageSize: Int = 500, _ body: (Record) async throws -> Void
-    ) async throws {
-        var token: SyncToken?
-        while true {
-            let page = try await store.changes(in: zone, since: token, limit: pageSize)
-            for change in page.changes { if case .record(let record) = change { try await body(record) } }
-            token = page.syncToken
-            if !page.moreComing { return }
-        }
-    }
-
-    /// A stored record that does not decode: its type and name as its stored form gives them, and why.
-    public struct UndecodableRecord: Sendable, Error {
-        public var recordType: String?
-        public var recordName: String?
-        public var reason: String
-    }
-
-    /// Calls `body` with a zone's live records a page at a time, or for each one that does not decode, what is known of
-    /// it: a backend that reads its feed as lines (``LineReading``) has each line decoded alone, so one damaged record
-    /// does not hide the others, in parts side by side; any other backend's page fails whole.
-    public static func forEachPageOrDamage(
-        in zone: ZoneID, of store: any RecordStore, pageSize: Int, _ body: ([Result<Record, UndecodableRecord>]) async throws -> Void
-    ) async throws {
-        var token: SyncToken?
-        guard let lines = store as? any LineReading else {
-            while true {
-                let page = try await store.changes(in: zone, since: token, limit: pageSize)
-                let records = page.changes.compactMap { change -> Result<Record, UndecodableRecord>? in
-                    if case .record(let record) = change { .success(record) } else { nil }
-                }
-                if !records.isEmpty { try await body(records) }
-                token = page.syncToken
-                if !page.moreComing { return }
-            }
-        }
-        while true {
-            let page = try await lines.changeLines(in: zone, since: token, limit: pageSize)
-            let bytes = page.bytes
-            let decoded = try await Parts.map(page.lineRanges) { range in decodeLine(bytes[range]) }
-            let records = decoded.compactMap { $0 }
-            if !records.isEmpty { try await body(records) }
-            token = page.syncToken
-            if !page.moreComing { return }
-        }
-    }
-
-    /// A line's record, or what is known of it when it does not decode; `nil` for a line that is no record.
-    static func decodeLine(_ line: ArraySlice<UInt8>) -> Result<Record, UndecodableRecord>? {
-        do {
-            guard case .record(let record) = try CloudKitJSONDecoder().decode(bytes: Array(line)) else { return nil }
-            return .success(record)
-        } catch {
-            let names = line.withUnsafeBytes { LineNames($0) }
-            return .failure(UndecodableRecord(recordType: names.recordType, recordName: names.recordName, reason: "\(error)"))
-        }
-    }
 }

@@ -45,7 +45,7 @@ struct LineContentReader {
             return .content(
                 LineContent(
                     recordType: record.recordType, recordName: record.recordName, zoneID: record.zoneID, body: RecordContent(record).body[...],
-                    assets: record.fields.flatMap { field in field.value.assets.map { (field: field.name, asset: $0) } }))
+                    assets: record.fields.assetsByField))
         case .failure(let damage)?: return .damaged(damage)
         case nil: return nil
         }
