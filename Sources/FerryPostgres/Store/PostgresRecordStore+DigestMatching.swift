@@ -24,12 +24,10 @@ extension PostgresRecordStore: DigestMatching {
     public func differing(_ ids: [RecordID], digests: [SHA256Digest]) async throws -> [Int] {
         guard ids.count == digests.count else { return Array(ids.indices) }
         let names = ids.map(\.recordName)
-        let allocator = ByteBufferAllocator()
-        let keys = digests.map { digest in digest.withUnsafeBytes { allocator.buffer(bytes: $0) } }
         var found: [Int] = []
         var parts: [(zone: ZoneID, positions: ArraySlice<Int>)] = []
         for (zone, positions) in Dictionary(grouping: ids.indices, by: { ids[$0].zoneID }) {
-            let probed = try await unmetInFeed(of: zone, digests: positions.map { keys[$0] }).map { positions[$0] }
+            let probed = try await unmetInFeed(of: zone, digests: DigestArray(positions.map { digests[$0] })).map { positions[$0] }
             for start in stride(from: 0, to: probed.count, by: 1_250) {
                 parts.append((zone, probed[start..<min(start + 1_250, probed.count)]))
             }
@@ -40,7 +38,7 @@ extension PostgresRecordStore: DigestMatching {
                 let (zone, positions) = parts[next]
                 next += 1
                 group.addTask { [self] in
-                    try await probing(in: zone, names: positions.map { names[$0] }, digests: positions.map { keys[$0] }).map {
+                    try await probing(in: zone, names: positions.map { names[$0] }, digests: DigestArray(positions.map { digests[$0] })).map {
                         positions[positions.startIndex + $0]
                     }
                 }
@@ -58,9 +56,9 @@ extension PostgresRecordStore: DigestMatching {
     ///
     /// A content digest covers the record's name, type and zone, so a row with the same digest is the same record,
     /// unchanged; the names need not be sent.
-    private func unmetInFeed(of zone: ZoneID, digests: [ByteBuffer]) async throws -> [Int] {
+    private func unmetInFeed(of zone: ZoneID, digests: DigestArray) async throws -> [Int] {
         guard case .following(let after) = digestCursors.withLock({ $0[zone] ?? .following(after: 0) }) else {
-            return Array(digests.indices)
+            return Array(0..<digests.count)
         }
         var unmet: [Int] = []
         var last = after
@@ -89,7 +87,7 @@ extension PostgresRecordStore: DigestMatching {
 
     /// The offsets among `names` of the records of `zone` not held live with the digest at the same offset, one
     /// primary-key probe each.
-    private func probing(in zone: ZoneID, names: [String], digests: [ByteBuffer]) async throws -> [Int] {
+    private func probing(in zone: ZoneID, names: [String], digests: DigestArray) async throws -> [Int] {
         var found: [Int] = []
         for row in try await read(
             PostgresQuery(
