@@ -239,8 +239,8 @@ struct CopyState {
         var outcomes = [TransferOutcome?](repeating: nil, count: changes.count)
         var contents: [RecordContent?] = Array(repeating: nil, count: changes.count)
         // Checks needing no target state: validation, and the content digest every comparison uses.
-        var byZone: [ZoneID: [Int]] = [:]
-        var zoneOrder: [ZoneID] = []
+        var accepted: [Int] = []
+        accepted.reserveCapacity(changes.count)
         for index in changes.indices {
             // Prepared ahead on the reading thread when it had time (with its warnings added), else here. Taken out of
             // the change (nothing reads it after), not copied.
@@ -256,10 +256,12 @@ struct CopyState {
                 continue
             }
             contents[index] = write.encoded
-            let zone = changes[index].change.zoneID
-            if byZone[zone] == nil { zoneOrder.append(zone) }
-            byZone[zone, default: []].append(index)
+            accepted.append(index)
         }
+        let groups = accepted.indicesGroupedInRuns { changes[$0].change.zoneID }
+        let zoneOrder = groups.map(\.key)
+        var byZone: [ZoneID: [Int]] = [:]
+        for group in groups { byZone[group.key] = group.indices.map { accepted[$0] } }
         try await ensureZones(zoneOrder, changes: changes, byZone: byZone)
         var requests: [ZoneSender.StagedRequest] = []
         for zone in zoneOrder {
