@@ -103,12 +103,16 @@ struct RecordProgram {
         }
     }
 
-    /// Fields made in step order, put in canonical order by their ranks (an insertion sort on small integers: no
-    /// string comparisons; equal ranks keep their order).
-    static func canonicalOrder(_ fields: inout [(rank: Int32, field: RecordFields.Field)]) {
-        for index in fields.indices.dropFirst() {
+    /// Fields made in step order, put in canonical order by their ranks (`ranks[i]` is `fields[i]`'s), both arrays
+    /// alike: an insertion sort on small integers, with no string comparisons; equal ranks keep their order.
+    ///
+    /// Two arrays rather than one of pairs: the fields are then the record's own, moved into place, where taking them
+    /// out of pairs copied each one (every name and value retained, then released with the pairs).
+    static func canonicalOrder(_ fields: inout [RecordFields.Field], ranks: inout [Int32]) {
+        for index in ranks.indices.dropFirst() {
             var position = index
-            while position > 0, fields[position - 1].rank > fields[position].rank {
+            while position > 0, ranks[position - 1] > ranks[position] {
+                ranks.swapAt(position - 1, position)
                 fields.swapAt(position - 1, position)
                 position -= 1
             }

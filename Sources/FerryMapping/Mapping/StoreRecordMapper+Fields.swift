@@ -12,44 +12,47 @@ extension StoreRecordMapper {
     /// (external storage, `asset: true`, or over the size threshold), archived CLLocations → LOCATION, other
     /// transformables → BYTES as stored.
     func convert(_ value: ObjectValue, attribute: AttributeDescription?, plan: FieldPlan?, problems: inout [String]) throws -> FieldValue? {
-        let name = attribute?.name ?? "?"
-        switch (value, plan?.convert) {
-        case (.null, _): return nil
-        case (.decimal(let text), "string"): return .string(text)
-        case (.uuid(let uuid), "bytes"): return .bytes(withUnsafeBytes(of: uuid.uuid) { Data($0) })
-        case (.string(let text), "rgba"):
+        // Switched on alone, not as a tuple with the plan's conversion: the tuple copied (retained, then released) every
+        // value and the conversion's string, for the rare attribute that has one.
+        func name() -> String { attribute?.name ?? "?" }
+        func converts(to conversion: String) -> Bool { plan?.convert == conversion }
+        switch value {
+        case .null: return nil
+        case .decimal(let text) where converts(to: "string"): return .string(text)
+        case .uuid(let uuid) where converts(to: "bytes"): return .bytes(withUnsafeBytes(of: uuid.uuid) { Data($0) })
+        case .string(let text) where converts(to: "rgba"):
             let components = text.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
             guard components.count == 4 else {
-                problems.append("\(name): \"\(text)\" is not \"r,g,b,a\"; kept as text")
+                problems.append("\(name()): \"\(text)\" is not \"r,g,b,a\"; kept as text")
                 return .string(text)
             }
             return FieldList(.double, components.map(FieldValue.double)).map(FieldValue.list)
-        case (.integer(let number), _): return .int64(number)
-        case (.boolean(let flag), _): return .int64(flag ? 1 : 0)
-        case (.double(let number), _): return number.isFinite ? .double(number) : nil
-        case (.decimal(let text), _):
+        case .integer(let number): return .int64(number)
+        case .boolean(let flag): return .int64(flag ? 1 : 0)
+        case .double(let number): return number.isFinite ? .double(number) : nil
+        case .decimal(let text):
             guard let number = Double(text), number.isFinite else {
-                problems.append("\(name): decimal \(text) has no double value; kept as text")
+                problems.append("\(name()): decimal \(text) has no double value; kept as text")
                 return .string(text)
             }
             return .double(number)
-        case (.string(let text), _): return .string(text)
-        case (.date(let seconds), _): return .timestamp(ISO8601Timestamp.millisecondsSince1970(secondsSince2001: seconds))
-        case (.uuid(let uuid), _): return .string(uuid.text)
-        case (.uri(let text), _): return .string(text)
-        case (.data(let bytes), _):
+        case .string(let text): return .string(text)
+        case .date(let seconds): return .timestamp(ISO8601Timestamp.millisecondsSince1970(secondsSince2001: seconds))
+        case .uuid(let uuid): return .string(uuid.text)
+        case .uri(let text): return .string(text)
+        case .data(let bytes):
             let asAsset = plan?.asset ?? (attribute?.allowsExternalStorage == true || bytes.count > options.assetThreshold)
             return asAsset ? .asset(try assets.addBytes(bytes)) : .bytes(Data(bytes))
-        case (.externalData(let external), _):
+        case .externalData(let external):
             guard plan?.asset != false, let path = external.path, external.size != nil else {
                 if external.size == nil {
-                    problems.append("\(name): external data file \(external.uuid) is missing; the field is left out")
+                    problems.append("\(name()): external data file \(external.uuid) is missing; the field is left out")
                     return nil
                 }
                 return .bytes(Data(try InputFile.contents(of: external.path ?? "", limit: 1 << 30)))
             }
             return .asset(try assets.addFile(path))
-        case (.archived(let archived, let bytes), _):
+        case .archived(let archived, let bytes):
             if case .object(let object) = archived, case .location(let location) = object.content {
                 return .location(
                     Location(
@@ -59,8 +62,8 @@ extension StoreRecordMapper {
                         timestamp: location.timestamp.map { ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0) }))
             }
             return try blob(bytes, plan: plan)
-        case (.plist(_, let bytes), _), (.opaque(let bytes), _): return try blob(bytes, plan: plan)
-        case (.unexpected(let raw), _), (.raw(let raw), _):
+        case .plist(_, let bytes), .opaque(let bytes): return try blob(bytes, plan: plan)
+        case .unexpected(let raw), .raw(let raw):
             switch raw {
             case .null: return nil
             case .integer(let number): return .int64(number)

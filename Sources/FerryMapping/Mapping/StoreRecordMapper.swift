@@ -59,8 +59,8 @@ public final class StoreRecordMapper {
     private var keptZones: [String: (count: Int, zones: Set<String>, planned: String, source: String)] = [:]
     /// Record names NSPersistentCloudKitContainer gave the objects, by entity number and primary key.
     private var mirroredNames: [UInt64: String] = [:]
-    /// The fields of the record being made, with their ranks (see ``record(_:entity:program:)``).
-    private var rankedScratch: [(rank: Int32, field: RecordFields.Field)] = []
+    /// The ranks of the fields of the record being made (see ``record(_:entity:program:)``).
+    private var ranksScratch: [Int32] = []
     /// The entity ``table(ofEntityNamed:)`` was asked for last, and its table.
     private var lastTable: (entity: String, table: Int?)?
     /// Reads the archived record IDs of the objects, most of them from the shape of one read before.
@@ -332,36 +332,48 @@ public final class StoreRecordMapper {
         }
         // Fields are made in property order (so problems are reported in that order) and put in canonical order by
         // rank, which spares the record a sort by name.
-        // The mapper's scratch list, emptied and refilled per record (its storage stays: one allocation fewer each).
-        var ranked = rankedScratch
-        rankedScratch = []
+        // The fields' ranks go in the mapper's scratch list, emptied and refilled per record (its storage stays: one
+        // allocation fewer each); the fields themselves are the record's.
+        var ranks = ranksScratch
+        ranksScratch = []
         defer {
-            ranked.removeAll(keepingCapacity: true)
-            rankedScratch = ranked
+            ranks.removeAll(keepingCapacity: true)
+            ranksScratch = ranks
         }
-        ranked.reserveCapacity(object.attributes.count + 2 * object.relationships.count)
-        for index in object.attributes.indices where program.attributes[index].written {
-            let step = program.attributes[index]
-            do {
-                if let converted = try convert(object.attributes[index].value, attribute: step.attribute, plan: step.plan, problems: &problems) {
-                    ranked.append((step.rank, RecordFields.Field(name: step.fieldName, value: converted)))
+        let most = object.attributes.count + 2 * object.relationships.count
+        ranks.reserveCapacity(most)
+        var fields: [RecordFields.Field] = []
+        fields.reserveCapacity(most)
+        // Values read where they lie: taken out of the object's arrays, each was copied (retained, then released).
+        object.attributes.withUnsafeBufferPointer { attributes in
+            for index in attributes.indices where program.attributes[index].written {
+                let step = program.attributes[index]
+                do {
+                    if let converted = try convert(attributes[index].value, attribute: step.attribute, plan: step.plan, problems: &problems) {
+                        fields.append(RecordFields.Field(name: step.fieldName, value: consume converted))
+                        ranks.append(step.rank)
+                    }
+                } catch {
+                    problems.append("\(step.name): \(error)")
                 }
-            } catch {
-                problems.append("\(step.name): \(error)")
             }
         }
-        for index in object.relationships.indices where program.relationships[index].written {
-            let step = program.relationships[index]
-            let value = object.relationships[index].value
-            if let field = reference(value, step: step, entity: entity, zone: identity.zone, problems: &problems) {
-                ranked.append((step.rank, RecordFields.Field(name: step.fieldName, value: field)))
-            }
-            if let positions = step.positions, case .toOne(.some) = value, let position = positions[ObjectKey.make(entity.table, object.primaryKey)] {
-                ranked.append((step.orderRank, RecordFields.Field(name: step.orderFieldName, value: .int64(position))))
+        object.relationships.withUnsafeBufferPointer { relationships in
+            for index in relationships.indices where program.relationships[index].written {
+                let step = program.relationships[index]
+                if let field = reference(relationships[index].value, step: step, entity: entity, zone: identity.zone, problems: &problems) {
+                    fields.append(RecordFields.Field(name: step.fieldName, value: consume field))
+                    ranks.append(step.rank)
+                }
+                if let positions = step.positions, case .toOne(.some) = relationships[index].value,
+                    let position = positions[ObjectKey.make(entity.table, object.primaryKey)]
+                {
+                    fields.append(RecordFields.Field(name: step.orderFieldName, value: .int64(position)))
+                    ranks.append(step.orderRank)
+                }
             }
         }
-        RecordProgram.canonicalOrder(&ranked)
-        let fields = ranked.map(\.field)
+        RecordProgram.canonicalOrder(&fields, ranks: &ranks)
         guard let recordFields = RecordFields(unsorted: fields, duplicate: { problems.append("two properties are both written as field \($0)") })
         else {
             var unique: [String: FieldValue] = [:]
