@@ -32,10 +32,14 @@ public struct RecordValidator: Sendable {
 
     /// Whether CloudKit reserves a field name (a switch: no hashing on this per-field path).
     static func isReserved(_ name: String) -> Bool {
-        // Every reserved name starts with c, e, l, m or r: most field names are told apart by their first byte,
-        // without nine string comparisons.
+        // Every reserved name starts with c, e, l, m or r and has 4, 8, 10, 12, 15, 16, 19 or 24 bytes: most field
+        // names are told apart by their first byte and length, without nine string comparisons.
         switch name.utf8.first {
         case UInt8(ascii: "c"), UInt8(ascii: "e"), UInt8(ascii: "l"), UInt8(ascii: "m"), UInt8(ascii: "r"): break
+        default: return false
+        }
+        switch name.utf8.count {
+        case 4, 8, 10, 12, 15, 16, 19, 24: break
         default: return false
         }
         return switch name {
