@@ -12,10 +12,10 @@ import Testing
                 let key = "zone\(Int.random(in: 0..<4, using: &generator))"
                 keys += Array(repeating: key, count: Int.random(in: 1..<6, using: &generator))
             }
-            let groups = keys.indicesGroupedInRuns { $0 }
+            let groups = keys.indices.groupedInRuns { keys[$0] }
             let expected = Dictionary(grouping: keys.indices, by: { keys[$0] })
             #expect(groups.count == expected.count)
-            for group in groups { #expect(group.indices == expected[group.key]) }
+            for group in groups { #expect(group.elements == expected[group.key]) }
             var firstSeen: [String] = []
             for key in keys where !firstSeen.contains(key) { firstSeen.append(key) }
             #expect(groups.map(\.key) == firstSeen)
@@ -23,13 +23,13 @@ import Testing
     }
 
     @Test func anEmptyCollectionHasNoGroups() {
-        #expect([Int]().indicesGroupedInRuns { $0 }.isEmpty)
+        #expect([Int]().groupedInRuns { $0 }.isEmpty)
     }
 
     @Test func slicesGroupTheirOwnIndices() {
         let values = [1, 1, 2, 2, 1, 3]
-        let groups = values[2...].indicesGroupedInRuns { $0 }
+        let groups = values[2...].indices.groupedInRuns { values[$0] }
         #expect(groups.map(\.key) == [2, 1, 3])
-        #expect(groups.map(\.indices) == [[2, 3], [4], [5]])
+        #expect(groups.map(\.elements) == [[2, 3], [4], [5]])
     }
 }

@@ -265,6 +265,13 @@ import Testing
         return (relay, { schema in "postgres://\(user)@127.0.0.1:\(port)\(path)?sslmode=disable&schema=\(schema)" })
     }
 
+    /// The URL of the test server at `base` for `role` with `password` (TLS off), in `schema` when one is given.
+    static func url(_ base: String, role: String, password: String, schema: String? = nil) throws -> String {
+        let components = try #require(URLComponents(string: base))
+        let (host, port) = (try #require(components.host), try #require(components.port))
+        return "postgres://\(role):\(password)@\(host):\(port)/ferry_test?sslmode=disable" + (schema.map { "&schema=\($0)" } ?? "")
+    }
+
     @Test func aLostConnectionIsRetriedThenStopsWith75AndTheSameCommandResumes() throws {
         guard let base = try Self.serverURL() else { return }
         let (relay, url) = try Self.relay(to: base)
@@ -614,8 +621,6 @@ import Testing
     @Test func aRolesSettingsEitherDoNotStopACopyOrSayWhatToDo() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let components = try #require(URLComponents(string: base))
-        let (host, port) = (try #require(components.host), try #require(components.port))
         let role = Self.schemaName("t")
         try Self.sql(
             base,
@@ -625,7 +630,7 @@ import Testing
         defer {
             try? Self.sql(base, "DROP SCHEMA IF EXISTS \(role) CASCADE; REVOKE CREATE ON DATABASE ferry_test FROM \(role); DROP ROLE \(role)")
         }
-        let url = "postgres://\(role):pw@\(host):\(port)/ferry_test?sslmode=disable&schema=\(role)"
+        let url = try Self.url(base, role: role, password: "pw", schema: role)
         let copied = try ferry(["copy", Self.cars, url, "-q"], in: scratch.path)
         #expect(copied.status == 0, "\(copied.errors)")
         let back = try ferry(["diff", Self.cars, url, "-q"], in: scratch.path)
@@ -643,25 +648,23 @@ import Testing
     @Test func aPasswordAppearsInNoOutputAndNotInPs() throws {
         guard let base = try Self.serverURL() else { return }
         let scratch = try Scratch()
-        let components = try #require(URLComponents(string: base))
-        let (host, port) = (try #require(components.host), try #require(components.port))
         let role = Self.schemaName("p")
         let secret = "pw-\(UInt32.random(in: 0...UInt32.max))-secret"
         let psql = ["/usr/bin/psql", "/usr/local/bin/psql"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "psql"
         let created = try ProcessResult.run(
             psql, [base, "-AtXc", "CREATE ROLE \(role) LOGIN PASSWORD '\(secret)' CREATEDB; GRANT CREATE ON DATABASE ferry_test TO \(role)"])
         #expect(created.status == 0, "\(created.errors)")
-        let url = "postgres://\(role):\(secret)@\(host):\(port)/ferry_test?sslmode=disable&schema=\(role)"
+        let url = try Self.url(base, role: role, password: secret, schema: role)
         var outputs: [String] = []
         for arguments in [
             ["copy", Self.cars, url, "--json", "--reject-file", "rejects.jsonl"], ["copy", url, "out.tar.gz", "-v"], ["ls", url, "--json"],
             ["verify", url, "-v"], ["diff", Self.cars, url, "--json"],
-            ["copy", Self.cars, "postgres://\(role):wrong-\(secret)@\(host):\(port)/ferry_test?sslmode=disable", "--json"],
+            ["copy", Self.cars, try Self.url(base, role: role, password: "wrong-\(secret)"), "--json"],
         ] {
             let result = try ferry(arguments, in: scratch.path)
             outputs += [result.output, result.errors]
         }
-        let wrong = try ferry(["copy", Self.cars, "postgres://\(role):wrong@\(host):\(port)/ferry_test?sslmode=disable"], in: scratch.path)
+        let wrong = try ferry(["copy", Self.cars, try Self.url(base, role: role, password: "wrong")], in: scratch.path)
         #expect(wrong.status == 77, "\(wrong.errors)")
         for file in try FileManager.default.contentsOfDirectory(atPath: scratch.path) {
             outputs.append(String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: scratch.file(file)))) ?? Data(), as: UTF8.self))
@@ -669,6 +672,7 @@ import Testing
         let unpacked = try ProcessResult.run("/usr/bin/tar", ["-xzOf", scratch.file("out.tar.gz")])
         outputs.append(unpacked.output)
         #expect(!outputs.joined().contains(secret), "the password shows in an output")
+        let host = try #require(URLComponents(string: base)?.host)
         #expect(outputs.joined().contains("\(role)@\(host)"), "the outputs name the server")
         // ps: a server that accepts and never answers keeps ferry waiting while its arguments are read.
         let listener = try SilentServer()

@@ -1,16 +1,15 @@
 extension Collection {
-    /// The collection's indices grouped by `key`, groups in the order their key first appears, each in collection order.
+    /// The collection's elements grouped by `key`, groups in the order their key first appears, each in collection order.
     ///
-    /// Like `Dictionary(grouping:by:)` over the indices, but a key equal to the one before is compared, not hashed: the
-    /// changes of a copy's round come in runs of one zone, and hashing a zone (two strings) per record was a good part
-    /// of grouping them.
+    /// Like `Dictionary(grouping:by:)`, but a key equal to the one before is compared, not hashed: changes and record
+    /// IDs come in runs of one zone, and hashing a zone (two strings) per record was a good part of grouping them.
     @inlinable
-    package func indicesGroupedInRuns<Key: Hashable>(by key: (Element) throws -> Key) rethrows -> [(key: Key, indices: [Index])] {
-        var groups: [(key: Key, indices: [Index])] = []
+    package func groupedInRuns<Key: Hashable>(by key: (Element) throws -> Key) rethrows -> [(key: Key, elements: [Element])] {
+        var groups: [(key: Key, elements: [Element])] = []
         var slots: [Key: Int] = [:]
         var current = -1
-        for index in indices {
-            let value = try key(self[index])
+        for element in self {
+            let value = try key(element)
             if current < 0 || groups[current].key != value {
                 if let slot = slots[value] {
                     current = slot
@@ -20,7 +19,7 @@ extension Collection {
                     groups.append((value, []))
                 }
             }
-            groups[current].indices.append(index)
+            groups[current].elements.append(element)
         }
         return groups
     }

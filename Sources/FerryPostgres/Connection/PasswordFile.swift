@@ -12,7 +12,7 @@ enum PasswordFile {
     static func lookup(_ path: String, settings: PostgresSettings, warnings: inout [String]) -> String? {
         var info = stat()
         guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        guard PrivateFile.openMode(path) == nil else {
+        guard PrivateFile.openMode(info) == nil else {
             warnings.append(
                 "\(path): the password file can be read by its group or others, so it is ignored (as libpq does); chmod 0600 \(path)")
             return nil

@@ -13,6 +13,11 @@ enum PrivateFile {
     static func openMode(_ path: String, rootsGroupMayRead: Bool = false) -> mode_t? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
+        return openMode(info, rootsGroupMayRead: rootsGroupMayRead)
+    }
+
+    /// ``openMode(_:rootsGroupMayRead:)`` of a file already looked at.
+    static func openMode(_ info: stat, rootsGroupMayRead: Bool = false) -> mode_t? {
         let allowed: mode_t = rootsGroupMayRead && info.st_uid == 0 ? 0o040 : 0
         return info.st_mode & 0o077 & ~allowed == 0 ? nil : info.st_mode & 0o777
     }

@@ -26,7 +26,7 @@ extension PostgresRecordStore: DigestMatching {
         let names = ids.map(\.recordName)
         var found: [Int] = []
         var parts: [(zone: ZoneID, positions: ArraySlice<Int>)] = []
-        for (zone, positions) in ids.indicesGroupedInRuns(by: \.zoneID) {
+        for (zone, positions) in ids.indices.groupedInRuns(by: { ids[$0].zoneID }) {
             let probed = try await unmetInFeed(of: zone, digests: DigestArray(positions.map { digests[$0] })).map { positions[$0] }
             for start in stride(from: 0, to: probed.count, by: 1_250) {
                 parts.append((zone, probed[start..<min(start + 1_250, probed.count)]))

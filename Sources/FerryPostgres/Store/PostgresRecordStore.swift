@@ -257,7 +257,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func lookup(_ ids: [RecordID]) async throws -> [RecordID: RecordVersion] {
         var found: [RecordID: RecordVersion] = [:]
-        for (zone, names) in Dictionary(grouping: ids, by: \.zoneID) {
+        for (zone, names) in ids.groupedInRuns(by: \.zoneID) {
             for row in try await read(
                 PostgresQuery(
                     unsafeSQL: """
@@ -274,7 +274,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func fetch(_ ids: [RecordID]) async throws -> [RecordID: Record] {
         var found: [RecordID: Record] = [:]
-        for (zone, names) in Dictionary(grouping: ids, by: \.zoneID) {
+        for (zone, names) in ids.groupedInRuns(by: \.zoneID) {
             for row in try await read(
                 PostgresQuery(
                     unsafeSQL: """

@@ -258,14 +258,11 @@ struct CopyState {
             contents[index] = write.encoded
             accepted.append(index)
         }
-        let groups = accepted.indicesGroupedInRuns { changes[$0].change.zoneID }
-        let zoneOrder = groups.map(\.key)
-        var byZone: [ZoneID: [Int]] = [:]
-        for group in groups { byZone[group.key] = group.indices.map { accepted[$0] } }
-        try await ensureZones(zoneOrder, changes: changes, byZone: byZone)
+        let byZone = accepted.groupedInRuns { changes[$0].change.zoneID }
+        try await ensureZones(byZone, changes: changes)
         var requests: [ZoneSender.StagedRequest] = []
-        for zone in zoneOrder {
-            let request = ZoneRequest(zone: zone, indices: byZone[zone] ?? [], fresh: freshZones.contains(zone))
+        for (zone, indices) in byZone {
+            let request = ZoneRequest(zone: zone, indices: indices, fresh: freshZones.contains(zone))
             requests.append(
                 options.dryRun
                     ? ZoneSender.StagedRequest(request: request, phases: [])
@@ -346,17 +343,17 @@ struct CopyState {
         (source as? PipelinedChangeSource)?.recycle(changes)
     }
 
-    /// Creates the zones the round writes that the target lacks (for records; a deletion needs no zone).
-    private mutating func ensureZones(_ zoneOrder: [ZoneID], changes: [SourceChange], byZone: [ZoneID: [Int]]) async throws {
+    /// Creates the zones the round writes that the target lacks (for records; a deletion needs no zone); `byZone` is the
+    /// round's changes (their indices in `changes`) by zone, in the round's order.
+    private mutating func ensureZones(_ byZone: [(key: ZoneID, elements: [Int])], changes: [SourceChange]) async throws {
         if !zonesListed {
             let listed = try await target.zoneOccupancy()
             zones = Set(listed.keys)
             freshZones = Set(listed.filter { !$0.value }.keys)
             zonesListed = true
         }
-        for zone in zoneOrder where !zones.contains(zone) {
-            let writesRecords = byZone[zone]?.contains { !changes[$0].change.isDeletion } ?? false
-            guard writesRecords else { continue }
+        for (zone, indices) in byZone where !zones.contains(zone) {
+            guard indices.contains(where: { !changes[$0].change.isDeletion }) else { continue }
             let created = options.dryRun ? true : try await target.createZone(zone)
             if created { tally.zonesCreated += 1 }
             zones.insert(zone)
@@ -365,7 +362,7 @@ struct CopyState {
         // Claimed before the first write (and only by copies that write): a zone the copy only deletes from is
         // claimed too, a zone the target lacks is not written.
         guard !options.dryRun, let claiming = target as? any ZoneClaiming else { return }
-        for zone in zoneOrder where zones.contains(zone) && !claimedZones.contains(zone) {
+        for zone in byZone.map(\.key) where zones.contains(zone) && !claimedZones.contains(zone) {
             let onWaiting = options.onWaiting
             try await claiming.claimZone(zone, wait: options.waitForZones) { message in onWaiting?(message) }
             claimedZones.insert(zone)
@@ -515,14 +512,7 @@ struct CopyState {
         }
         let deferred = try await journal.takeDeferred(run: run)
         var patched: [(record: Record, outcome: TransferOutcome)] = []
-        var order: [ZoneID] = []
-        var byZone: [ZoneID: [Record]] = [:]
-        for record in deferred {
-            if byZone[record.zoneID] == nil { order.append(record.zoneID) }
-            byZone[record.zoneID, default: []].append(record)
-        }
-        for zone in order {
-            let records = byZone[zone] ?? []
+        for (zone, records) in deferred.groupedInRuns(by: \.zoneID) {
             let limit = max(1, target.capabilities.maxOperationsPerRequest)
             for start in stride(from: 0, to: records.count, by: limit) {
                 let slice = Array(records[start..<min(start + limit, records.count)])
