@@ -12,9 +12,9 @@ public struct ManagedObject: Sendable {
     /// The object-ID URI, `x-coredata://<store UUID>/<Entity>/p<pk>`.
     public var uri: String { "x-coredata://\(storeUUID)/\(entity)/p\(primaryKey)" }
     /// Attribute values in model order (inherited first).
-    public var attributes: [(name: String, value: ObjectValue)]
+    public var attributes: [ObjectAttribute]
     /// Relationships in model order.
-    public var relationships: [(name: String, value: RelationshipValue)]
+    public var relationships: [ObjectRelationship]
     /// What is wrong with this object's stored data (a missing external file, a value of the wrong type, a key
     /// that is not a number): reported for the object, never fatal.
     public var problems: [String] = []
@@ -22,8 +22,51 @@ public struct ManagedObject: Sendable {
     /// The value of an attribute.
     public func attribute(_ name: String) -> ObjectValue? { attributes.first { $0.name == name }?.value }
 
+    /// What `body` makes of an attribute's value, read where it lies; `nil` when the object has no such attribute.
+    ///
+    /// ``attribute(_:)`` returns a copy, whose every part is retained and then released.
+    @inlinable
+    public func withAttribute<Result>(_ name: String, _ body: (borrowing ObjectValue) throws -> Result?) rethrows -> Result? {
+        try attributes.withUnsafeBufferPointer { attributes in
+            guard let index = attributes.firstIndex(where: { $0.name == name }) else { return nil }
+            return try body(attributes[index].value)
+        }
+    }
+
     /// The value of a relationship.
     public func relationship(_ name: String) -> RelationshipValue? { relationships.first { $0.name == name }?.value }
+}
+
+/// One attribute of an object: its name and value.
+///
+/// A struct rather than a tuple (and not generic): a reader refills one object's arrays for every row, and the
+/// elements it empties out are destroyed through their type's witnesses, which the runtime's generic code for tuples
+/// makes several times slower.
+public struct ObjectAttribute: Sendable, Hashable {
+    /// The attribute's name in the model.
+    public var name: String
+    /// Its value.
+    public var value: ObjectValue
+
+    /// A named value.
+    public init(_ name: String, _ value: ObjectValue) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// One relationship of an object: its name and targets (a struct, as ``ObjectAttribute`` is).
+public struct ObjectRelationship: Sendable, Hashable {
+    /// The relationship's name in the model.
+    public var name: String
+    /// Its value.
+    public var value: RelationshipValue
+
+    /// A named value.
+    public init(_ name: String, _ value: RelationshipValue) {
+        self.name = name
+        self.value = value
+    }
 }
 
 /// A reference to another object.

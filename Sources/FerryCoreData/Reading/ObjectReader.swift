@@ -25,10 +25,10 @@ struct ObjectReader {
         var attributeSlots: [AttributeSlot] = []
         for attribute in attributes {
             if let column = attribute.column {
-                attributeSlots.append(AttributeSlot(description: attribute.description, column: select.count))
+                attributeSlots.append(AttributeSlot(attribute.description, column: select.count))
                 select.append("t.\(column.quotedDatabaseIdentifier)")
             } else {
-                attributeSlots.append(AttributeSlot(description: attribute.description, column: nil))
+                attributeSlots.append(AttributeSlot(attribute.description, column: nil))
             }
         }
         var relationshipSlots: [RelationshipSlot] = []
@@ -90,7 +90,7 @@ struct ObjectReader {
             var count = 0
             while try rows.next() != nil {
                 count += 1
-                guard let primaryKey = row.value(at: 0).integerValue else {
+                guard let primaryKey = row.integer(at: 0) else {
                     throw CoreDataError(
                         .corrupt,
                         "\(store.files.store): table \(entity.table) has a \(entityName) row whose Z_PK is \(row.value(at: 0))"
@@ -123,38 +123,40 @@ struct ObjectReader {
         object.problems.removeAll()
         object.attributes.reserveCapacity(attributes.count)
         for slot in attributes.indices {
-            let description = attributes[slot].description
-            let value = attributes[slot].column.map { decoder.decode(row.sqliteValue(at: $0), as: description) } ?? .null
+            let type = attributes[slot].type
+            let value =
+                attributes[slot].column.map {
+                    decoder.decode(row.sqliteValue(at: $0), type: type, allowsExternalStorage: attributes[slot].allowsExternalStorage)
+                } ?? .null
             switch value {
             case .unexpected(let raw):
-                object.problems.append("\(description.name): stored as \(raw.typeName), not as a \(description.type.xmlName)")
+                object.problems.append("\(attributes[slot].name): stored as \(raw.typeName), not as a \(type.xmlName)")
             case .externalData(let external) where external.size == nil:
-                object.problems.append("\(description.name): external data file \(external.uuid) is missing")
+                object.problems.append("\(attributes[slot].name): external data file \(external.uuid) is missing")
             default: break
             }
-            object.attributes.append((description.name, value))
+            object.attributes.append(ObjectAttribute(attributes[slot].name, consume value))
         }
         object.relationships.reserveCapacity(relationships.count)
         for slot in relationships.indices {
             switch relationships[slot].kind {
             case .toOne(let keyIndex, let entityIndex):
-                let stored = row.value(at: keyIndex)
-                let key = stored.integerValue
-                if key == nil, !stored.isNull {
+                let key = row.integer(at: keyIndex)
+                if key == nil, case let stored = row.value(at: keyIndex), !stored.isNull {
                     object.problems.append("\(relationships[slot].name): the stored key \(stored) is not a primary key")
                 }
                 let target = key.map { key -> ObjectReference in
-                    let number = entityIndex.flatMap { row.value(at: $0).integerValue }.flatMap { Int(exactly: $0) }
+                    let number = entityIndex.flatMap { row.integer(at: $0) }.flatMap { Int(exactly: $0) }
                     return reference(to: key, number: number, slot: relationships[slot])
                 }
-                object.relationships.append((relationships[slot].name, .toOne(target)))
+                object.relationships.append(ObjectRelationship(relationships[slot].name, .toOne(target)))
             case .toMany(let cursor):
                 // The references are made as the links are read: no list of links first.
                 var targets: [ObjectReference] = []
                 try toMany[cursor].forEachLink(of: primaryKey) { key, entity in
                     targets.append(reference(to: key, number: entity, slot: relationships[slot]))
                 }
-                object.relationships.append((relationships[slot].name, .toMany(targets)))
+                object.relationships.append(ObjectRelationship(relationships[slot].name, .toMany(targets)))
             }
         }
     }
@@ -167,10 +169,22 @@ struct ObjectReader {
 }
 
 /// What the reader needs of one attribute per row, worked out once per scan.
+///
+/// The parts of the description it reads, not the description: a copy of that for every attribute of every row went
+/// through its type's metadata (too many members to copy inline), a few hundred instructions each.
 private struct AttributeSlot {
-    let description: AttributeDescription
+    let name: String
+    let type: AttributeType
+    let allowsExternalStorage: Bool?
     /// The attribute's result column; `nil` when the table has none for it.
     let column: Int?
+
+    init(_ description: AttributeDescription, column: Int?) {
+        name = description.name
+        type = description.type
+        allowsExternalStorage = description.allowsExternalStorage
+        self.column = column
+    }
 }
 
 /// What the reader needs of one relationship per row, worked out once per scan.
@@ -218,8 +232,8 @@ final class LinkCursor {
             if pending == nil, !finished {
                 if try rows.next() != nil {
                     // A link whose keys are not integers cannot name objects: skip it.
-                    guard let owner = row.value(at: 0).integerValue, let key = row.value(at: 1).integerValue else { continue }
-                    pending = (owner, key, row.value(at: 2).integerValue.flatMap { Int(exactly: $0) })
+                    guard let owner = row.integer(at: 0), let key = row.integer(at: 1) else { continue }
+                    pending = (owner, key, row.integer(at: 2).flatMap { Int(exactly: $0) })
                 } else {
                     finished = true
                 }

@@ -5,48 +5,73 @@ import Foundation
 struct ValueDecoder: Sendable {
     let files: StoreFiles
 
-    func decode(_ raw: SQLiteValue, as attribute: AttributeDescription) -> ObjectValue {
+    /// Decodes a stored value of an attribute of this type (`allowsExternalStorage` as the model says, for binary data).
+    ///
+    /// Switched on the type, then on the value taken: a switch on a `(type, value)` tuple copied every value (its
+    /// string or bytes retained, then released) for each attribute of each row.
+    func decode(_ raw: consuming SQLiteValue, type: AttributeType, allowsExternalStorage: Bool?) -> ObjectValue {
         if case .null = raw { return .null }
-        switch (attribute.type, raw) {
-        case (.integer16, .integer(let number)), (.integer32, .integer(let number)), (.integer64, .integer(let number)):
-            return .integer(number)
-        case (.boolean, .integer(let number)):
-            return .boolean(number != 0)
-        case (.double, .real(let number)), (.float, .real(let number)):
-            return .double(number)
-        case (.double, .integer(let number)), (.float, .integer(let number)):
-            return .double(Double(number))
-        case (.decimal, .real(let number)):
-            return .decimal(number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)")
-        case (.decimal, .integer(let number)):
-            return .decimal(String(number))
-        case (.decimal, .text(let text)):
-            return .decimal(text)
-        case (.string, .text(let text)):
-            return .string(text)
-        case (.uri, .text(let text)):
-            return .uri(text)
-        case (.date, .real(let seconds)):
-            return .date(seconds)
-        case (.date, .integer(let seconds)):
-            return .date(Double(seconds))
-        case (.uuid, .blob(let bytes)) where bytes.count == 16:
-            return .uuid(
-                UUID(
-                    uuid: (
-                        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                        bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-                    )))
-        case (.binaryData, .blob(let bytes)):
-            return binary(bytes, allowsExternalStorage: attribute.allowsExternalStorage)
-        case (.transformable, .blob(let bytes)):
-            return transformable(bytes)
-        case (.undefined, _), (.objectID, _), (.composite, _):
+        switch type {
+        case .integer16, .integer32, .integer64:
+            if case .integer(let number) = raw { return .integer(number) }
+        case .boolean:
+            if case .integer(let number) = raw { return .boolean(number != 0) }
+        case .double, .float:
+            switch raw {
+            case .real(let number): return .double(number)
+            case .integer(let number): return .double(Double(number))
+            default: break
+            }
+        case .decimal:
+            switch raw {
+            case .real(let number): return .decimal(number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : "\(number)")
+            case .integer(let number): return .decimal(String(number))
+            case .text(let text): return .decimal(text)
+            default: break
+            }
+        case .string:
+            switch consume raw {
+            case .text(let text): return .string(text)
+            case let other: return mismatch(other)
+            }
+        case .uri:
+            switch consume raw {
+            case .text(let text): return .uri(text)
+            case let other: return mismatch(other)
+            }
+        case .date:
+            switch raw {
+            case .real(let seconds): return .date(seconds)
+            case .integer(let seconds): return .date(Double(seconds))
+            default: break
+            }
+        case .uuid:
+            if case .blob(let bytes) = raw, bytes.count == 16 {
+                return .uuid(
+                    UUID(
+                        uuid: (
+                            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                            bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+                        )))
+            }
+        case .binaryData:
+            switch consume raw {
+            case .blob(let bytes): return binary(bytes, allowsExternalStorage: allowsExternalStorage)
+            case let other: return mismatch(other)
+            }
+        case .transformable:
+            switch consume raw {
+            case .blob(let bytes): return transformable(bytes)
+            case let other: return mismatch(other)
+            }
+        case .undefined, .objectID, .composite:
             return .raw(raw)
-        default:
-            return .unexpected(raw)
         }
+        return mismatch(raw)
     }
+
+    /// A value stored as the type does not allow, kept as SQLite gave it.
+    private func mismatch(_ raw: consuming SQLiteValue) -> ObjectValue { .unexpected(raw) }
 
     /// Binary data, decoding the external-storage markers.
     ///

@@ -11,6 +11,17 @@ struct CurrentRow {
     /// The value at a column index, whatever its type.
     func value(at index: Int) -> DatabaseValue { DatabaseValue(sqliteStatement: statement.sqliteStatement, index: CInt(index)) }
 
+    /// The integer at a column index, as ``DatabaseValue/integerValue`` reads it (a whole REAL, a TEXT of digits);
+    /// an INTEGER (which keys are) or a NULL is read without making a `DatabaseValue`.
+    func integer(at index: Int) -> Int64? {
+        let handle = statement.sqliteStatement
+        switch sqlite3_column_type(handle, CInt(index)) {
+        case SQLITE_INTEGER: return sqlite3_column_int64(handle, CInt(index))
+        case SQLITE_NULL: return nil
+        default: return value(at: index).integerValue
+        }
+    }
+
     /// The value at a column index as an object's attribute keeps it: a blob is copied once, into the array it ends up
     /// in (through `DatabaseValue` it was copied into `Data`, two allocations, then into an array); text is read up to
     /// its first NUL, as GRDB reads it.

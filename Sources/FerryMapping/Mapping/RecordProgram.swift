@@ -18,6 +18,8 @@ struct RecordProgram {
         let attribute: AttributeDescription?
         let plan: FieldPlan?
         let fieldName: String
+        /// What converting the attribute's values takes from `attribute` and `plan`.
+        let conversion: ValueConversion
         /// The field's place in canonical (name) order among the program's fields.
         fileprivate(set) var rank: Int32 = 0
 
@@ -27,6 +29,7 @@ struct RecordProgram {
             self.attribute = attribute
             self.plan = plan
             self.fieldName = fieldName
+            conversion = ValueConversion(attribute: attribute, plan: plan)
         }
     }
 
@@ -37,6 +40,8 @@ struct RecordProgram {
         /// Not excluded and known to the entity.
         let written: Bool
         let description: RelationshipDescription?
+        /// Whether the entity knows the relationship (`description` is set).
+        let isKnown: Bool
         let fieldName: String
         /// `<fieldName>Order`, for a child's position in its parent's ordered to-many relationship.
         let orderFieldName: String
@@ -61,6 +66,7 @@ struct RecordProgram {
             self.name = name
             self.written = written
             self.description = description
+            isKnown = description != nil
             self.fieldName = fieldName
             self.orderFieldName = orderFieldName
             self.positions = positions

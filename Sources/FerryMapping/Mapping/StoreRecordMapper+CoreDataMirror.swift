@@ -20,7 +20,8 @@ extension StoreRecordMapper {
         var fields: [String: FieldValue] = ["CD_entityName": .string(object.entity)]
         var size = 200 + entity.recordType.utf8.count + identity.name.utf8.count
         var links: [Record] = []
-        for (name, value) in object.attributes where !entity.excluded.contains(name) {
+        for property in object.attributes where !entity.excluded.contains(property.name) {
+            let (name, value) = (property.name, property.value)
             let attribute = entity.attributesByName[name]
             let plan = entity.fields[name]
             let fieldName = "CD_" + (plan?.rename ?? name)
@@ -35,7 +36,7 @@ extension StoreRecordMapper {
                 let converted: FieldValue
                 if case .archived(_, let bytes) = value {
                     converted = .bytes(Data(bytes))  // transformables are Data in Core Data's mirror
-                } else if let value = try convert(value, attribute: attribute, plan: inline, problems: &problems) {
+                } else if let value = try convert(value, as: ValueConversion(attribute: attribute, plan: inline), problems: &problems) {
                     converted = value
                 } else {
                     continue
@@ -46,7 +47,8 @@ extension StoreRecordMapper {
                 problems.append("\(name): \(error)")
             }
         }
-        for (name, value) in object.relationships where !entity.excluded.contains(name) {
+        for property in object.relationships where !entity.excluded.contains(property.name) {
+            let (name, value) = (property.name, property.value)
             guard let relationship = entity.relationshipsByName[name]?.description else { continue }
             let fieldName = "CD_" + (entity.fields[name]?.rename ?? name)
             let inverse = relationship.inverse.flatMap { resolved.relationship($0, of: relationship.destination) }

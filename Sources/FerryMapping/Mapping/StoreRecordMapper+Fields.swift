@@ -11,11 +11,11 @@ extension StoreRecordMapper {
     /// strings → STRING, dates → TIMESTAMP (milliseconds), UUIDs and URIs → STRING, binary data → BYTES or ASSET
     /// (external storage, `asset: true`, or over the size threshold), archived CLLocations → LOCATION, other
     /// transformables → BYTES as stored.
-    func convert(_ value: ObjectValue, attribute: AttributeDescription?, plan: FieldPlan?, problems: inout [String]) throws -> FieldValue? {
+    func convert(_ value: borrowing ObjectValue, as conversion: ValueConversion, problems: inout [String]) throws -> FieldValue? {
         // Switched on alone, not as a tuple with the plan's conversion: the tuple copied (retained, then released) every
         // value and the conversion's string, for the rare attribute that has one.
-        func name() -> String { attribute?.name ?? "?" }
-        func converts(to conversion: String) -> Bool { plan?.convert == conversion }
+        func name() -> String { conversion.attributeName }
+        func converts(to kind: String) -> Bool { conversion.convert == kind }
         switch value {
         case .null: return nil
         case .decimal(let text) where converts(to: "string"): return .string(text)
@@ -41,10 +41,10 @@ extension StoreRecordMapper {
         case .uuid(let uuid): return .string(uuid.text)
         case .uri(let text): return .string(text)
         case .data(let bytes):
-            let asAsset = plan?.asset ?? (attribute?.allowsExternalStorage == true || bytes.count > options.assetThreshold)
+            let asAsset = conversion.asset ?? (conversion.allowsExternalStorage || bytes.count > options.assetThreshold)
             return asAsset ? .asset(try assets.addBytes(bytes)) : .bytes(Data(bytes))
         case .externalData(let external):
-            guard plan?.asset != false, let path = external.path, external.size != nil else {
+            guard conversion.asset != false, let path = external.path, external.size != nil else {
                 if external.size == nil {
                     problems.append("\(name()): external data file \(external.uuid) is missing; the field is left out")
                     return nil
@@ -61,21 +61,43 @@ extension StoreRecordMapper {
                         course: location.course,
                         timestamp: location.timestamp.map { ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0) }))
             }
-            return try blob(bytes, plan: plan)
-        case .plist(_, let bytes), .opaque(let bytes): return try blob(bytes, plan: plan)
+            return try blob(bytes, asset: conversion.asset)
+        case .plist(_, let bytes), .opaque(let bytes): return try blob(bytes, asset: conversion.asset)
         case .unexpected(let raw), .raw(let raw):
             switch raw {
             case .null: return nil
             case .integer(let number): return .int64(number)
             case .real(let number): return number.isFinite ? .double(number) : nil
             case .text(let text): return .string(text)
-            case .blob(let bytes): return try blob(bytes, plan: plan)
+            case .blob(let bytes): return try blob(bytes, asset: conversion.asset)
             }
         }
     }
 
     /// Bytes as BYTES, or as an ASSET when asked or too large for a record.
-    private func blob(_ bytes: [UInt8], plan: FieldPlan?) throws -> FieldValue {
-        (plan?.asset ?? (bytes.count > options.assetThreshold)) ? .asset(try assets.addBytes(bytes)) : .bytes(Data(bytes))
+    private func blob(_ bytes: [UInt8], asset: Bool?) throws -> FieldValue {
+        (asset ?? (bytes.count > options.assetThreshold)) ? .asset(try assets.addBytes(bytes)) : .bytes(Data(bytes))
+    }
+}
+
+/// What converting an attribute's values takes from its description and its field plan, worked out once.
+///
+/// A class, read in place: the description and the plan, passed along for every value, were copied through their
+/// types' metadata (too many members to copy inline), a few hundred instructions per value.
+final class ValueConversion {
+    /// The attribute's name, for problems (`?` when the model does not know it).
+    let attributeName: String
+    /// The plan's `convert`.
+    let convert: String?
+    /// The plan's `asset`.
+    let asset: Bool?
+    /// Whether the model allows the attribute external storage.
+    let allowsExternalStorage: Bool
+
+    init(attribute: AttributeDescription?, plan: FieldPlan?) {
+        attributeName = attribute?.name ?? "?"
+        convert = plan?.convert
+        asset = plan?.asset
+        allowsExternalStorage = attribute?.allowsExternalStorage == true
     }
 }

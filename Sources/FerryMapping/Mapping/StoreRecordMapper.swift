@@ -202,7 +202,7 @@ public final class StoreRecordMapper {
         var zone: ZoneID?
         var name: String?
         var system: SystemFields?
-        if let attribute = entity.name.systemFields, let fields = Self.systemFields(object.attribute(attribute)) {
+        if let attribute = entity.name.systemFields, let fields = object.withAttribute(attribute, { Self.systemFields($0) }) {
             name = fields.recordID.recordName
             zone = ZoneID(zoneName: fields.recordID.zoneID.zoneName, ownerName: fields.recordID.zoneID.ownerName)
             system = SystemFields(
@@ -210,7 +210,7 @@ public final class StoreRecordMapper {
                 created: fields.created.map { RecordStamp(timestamp: ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0)) },
                 modified: fields.modified.map { RecordStamp(timestamp: ISO8601Timestamp.millisecondsSince1970(secondsSince2001: $0)) })
         }
-        if name == nil, let attribute = entity.name.archivedRecordID, let recordID = archivedRecordID(object.attribute(attribute)) {
+        if name == nil, let attribute = entity.name.archivedRecordID, let recordID = object.withAttribute(attribute, { archivedRecordID($0) }) {
             name = recordID.recordName
             zone = ZoneID(zoneName: recordID.zoneID.zoneName, ownerName: recordID.zoneID.ownerName)
         }
@@ -293,12 +293,12 @@ public final class StoreRecordMapper {
         return table
     }
 
-    func archivedRecordID(_ value: ObjectValue?) -> ArchivedRecordID? {
+    func archivedRecordID(_ value: borrowing ObjectValue) -> ArchivedRecordID? {
         switch value {
-        case .archived(.object(let object), _)?:
+        case .archived(.object(let object), _):
             if case .recordID(let recordID) = object.content { return recordID }
             return nil
-        case .data(let bytes)?, .opaque(let bytes)?:
+        case .data(let bytes), .opaque(let bytes):
             // Binary archives (all Apple writes) are read in place; other formats through a document.
             return bytes.withUnsafeBytes { buffer in
                 guard BinaryPlist.hasSignature(buffer) else { return try? PlistDocument(bytes: bytes).archivedRecordID() }
@@ -309,9 +309,9 @@ public final class StoreRecordMapper {
         }
     }
 
-    static func systemFields(_ value: ObjectValue?) -> ArchivedSystemFields? {
+    static func systemFields(_ value: borrowing ObjectValue) -> ArchivedSystemFields? {
         switch value {
-        case .archived(_, let bytes)?, .data(let bytes)?, .opaque(let bytes)?:
+        case .archived(_, let bytes), .data(let bytes), .opaque(let bytes):
             return try? PlistDocument(bytes: bytes).archivedSystemFields()
         default:
             return nil
@@ -349,7 +349,7 @@ public final class StoreRecordMapper {
             for index in attributes.indices where program.attributes[index].written {
                 let step = program.attributes[index]
                 do {
-                    if let converted = try convert(attributes[index].value, attribute: step.attribute, plan: step.plan, problems: &problems) {
+                    if let converted = try convert(attributes[index].value, as: step.conversion, problems: &problems) {
                         fields.append(RecordFields.Field(name: step.fieldName, value: consume converted))
                         ranks.append(step.rank)
                     }
@@ -443,12 +443,13 @@ public final class StoreRecordMapper {
     private func reference(
         _ value: RelationshipValue, step: RecordProgram.RelationshipStep, entity: ResolvedPlan.Entity, zone: ZoneID, problems: inout [String]
     ) -> FieldValue? {
-        guard let description = step.description else { return nil }
+        // Read from the step, not from its description: a copy of that went through its type's metadata per value.
+        guard step.isKnown else { return nil }
         // Once a relationship crossed zones, it holds names everywhere after, so the field keeps one type.
         var crosses = crossed[step.crossing]
         func target(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {
             guard let found = lookup(reference) else {
-                problems.append("\(description.name): \(reference.entity) p\(reference.primaryKey) is not in the copy (left out or missing)")
+                problems.append("\(step.name): \(reference.entity) p\(reference.primaryKey) is not in the copy (left out or missing)")
                 return nil
             }
             if found.zone != zone {
@@ -457,8 +458,8 @@ public final class StoreRecordMapper {
                 if !crossed[step.crossing] {
                     crossed[step.crossing] = true
                     problems.append(
-                        "\(description.name): \(found.name) is in \(found.zone), this record in \(zone); a reference cannot cross zones, "
-                            + "so \(entity.recordType).\(description.name) holds record names (STRING) wherever it does")
+                        "\(step.name): \(found.name) is in \(found.zone), this record in \(zone); a reference cannot cross zones, "
+                            + "so \(entity.recordType).\(step.name) holds record names (STRING) wherever it does")
                 }
             }
             return found
@@ -516,7 +517,7 @@ public final class StoreRecordMapper {
     private func deletion(_ object: ManagedObject, entity: ResolvedPlan.Entity, tombstone: TombstonePlan) -> Mapped? {
         var name: String?
         var zone: ZoneID?
-        if let attribute = tombstone.recordID, let recordID = archivedRecordID(object.attribute(attribute)) {
+        if let attribute = tombstone.recordID, let recordID = object.withAttribute(attribute, { archivedRecordID($0) }) {
             name = recordID.recordName
             zone = ZoneID(zoneName: recordID.zoneID.zoneName, ownerName: recordID.zoneID.ownerName)
         }
