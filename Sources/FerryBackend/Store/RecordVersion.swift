@@ -39,7 +39,9 @@ public struct RecordContent: Sendable {
     public var fieldsJSON: ArraySlice<UInt8> { body[fieldsRange] }
 
     /// The content of `record`.
-    public init(_ record: Record) {
+    ///
+    /// Borrowed: an initializer otherwise takes its arguments owned, and every caller copied its record to pass it.
+    public init(_ record: borrowing Record) {
         // Room for most records at once (a few hundred bytes each): growing the buffer copies it.
         var writer = JSONWriter(capacity: 1024)
         fieldsRange = record.writeCloudKitJSON(to: &writer, includeSystemFields: false)

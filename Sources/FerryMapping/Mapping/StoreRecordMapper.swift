@@ -27,6 +27,16 @@ public final class StoreRecordMapper {
         /// What could not be mapped faithfully (a reference across zones, a missing asset file, a parent conflict):
         /// the record is still written, and these are reported.
         public var problems: [String]
+
+        /// Moves the change out, leaving an empty deletion in its place.
+        ///
+        /// A closure given a mapped change copies the parts it passes on (every string of a record retained, then
+        /// released with the original) even when it consumes it; a swap moves.
+        public mutating func takeChange() -> RecordChange {
+            var taken = RecordChange.deletion(Deletion(recordType: "", recordName: ""))
+            swap(&taken, &change)
+            return taken
+        }
     }
 
     /// Tuning.

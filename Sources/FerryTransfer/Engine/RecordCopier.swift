@@ -106,10 +106,12 @@ public final class RecordCopier {
         // One round is written while the next is read and staged (see ``CopyState/stage(_:done:)``).
         var writer = RoundWriter(sender: state.sender, checkpoint: state.checkpoint)
         do {
-            for try await batch in batches {
-                for index in batch.indices {
+            for try await var batch in batches {
+                // Changes moved out of the batch, not copied (a copy retained every string of the change, and freeing
+                // the batch released them all again): reversed in place, then taken from the end.
+                batch.withUnsafeMutableBufferPointer { $0.reverse() }  // Array's own `reverse()` copies as it swaps
+                while var change = batch.popLast() {
                     position += 1
-                    var change = batch[index]
                     if position <= skip {
                         try state.tally.count(&change.change, .resumed)
                         try report(&change, .resumed)
@@ -118,7 +120,7 @@ public final class RecordCopier {
                     pendingBytes += change.pendingBytes
                     // Each round takes the array away: room for the next one at once, not by doubling (copying) it.
                     if pending.isEmpty { pending.reserveCapacity(min(batchSize, 8_192)) }
-                    pending.append(change)
+                    pending.append(consume change)
                     if pending.count >= batchSize || pendingBytes >= options.batchBytes {
                         try await state.pipeline(&pending, done: position, writer: &writer, report)
                         pendingBytes = 0
@@ -248,8 +250,7 @@ struct CopyState {
             if let prepared = changes[index].prepared.take() {
                 write = prepared
             } else {
-                write = PreparedWrite(changes[index].change, validator: options.validator)
-                write.reportWarnings(in: &changes[index])
+                write = changes[index].preparedWrite(validator: options.validator)
             }
             if !write.errors.isEmpty {
                 outcomes[index] = .rejected(code: "INVALID", reason: write.errors.map(\.description).joined(separator: "; "))
@@ -258,7 +259,8 @@ struct CopyState {
             contents[index] = write.encoded
             accepted.append(index)
         }
-        let byZone = accepted.groupedInRuns { changes[$0].change.zoneID }
+        // Zones read where the changes lie: `changes[$0].change` copied each change whole (every string retained).
+        let byZone = changes.withUnsafeBufferPointer { changes in accepted.groupedInRuns { changes[$0].change.zoneID } }
         try await ensureZones(byZone, changes: changes)
         var requests: [ZoneSender.StagedRequest] = []
         for (zone, indices) in byZone {

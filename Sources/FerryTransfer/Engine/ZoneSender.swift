@@ -96,13 +96,16 @@ struct ZoneSender: Sendable {
         var start = 0
         // Room for every name at once: a set grown from empty rehashed every name a dozen times over.
         var names = Set<String>(minimumCapacity: indices.count)
-        for (position, index) in indices.enumerated() {
-            let name = changes[index].change.recordName
-            if !names.insert(name).inserted {
-                phases.append(Array(indices[start..<position]))
-                start = position
-                names.removeAll(keepingCapacity: true)
-                names.insert(name)
+        // Names read where the changes lie: `changes[index].change` copied each change whole.
+        changes.withUnsafeBufferPointer { changes in
+            for (position, index) in indices.enumerated() {
+                let name = changes[index].change.recordName
+                if !names.insert(name).inserted {
+                    phases.append(Array(indices[start..<position]))
+                    start = position
+                    names.removeAll(keepingCapacity: true)
+                    names.insert(name)
+                }
             }
         }
         if start < indices.count { phases.append(start == 0 ? indices : Array(indices[start...])) }

@@ -66,7 +66,8 @@ public final class CoreDataChangeSource: ChangeSource {
 
     public func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
         try mapper.run { mapped in
-            try body(SourceChange(mapped.change, origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
+            var mapped = mapped
+            try body(SourceChange(mapped.takeChange(), origin: mapped.entity, separator: " p", number: mapped.primaryKey, problems: mapped.problems))
         }
         var found = mapper.notices
         var listed = 0

@@ -13,11 +13,17 @@ package struct PreparedWrite: Sendable {
     package var encoded: RecordContent?
 
     /// Validates and encodes a change (the body is the one every backend stores and digests).
-    package init(_ change: RecordChange, validator: RecordValidator) {
+    ///
+    /// Borrowed: an initializer otherwise takes its arguments owned, and every caller copied its change to pass it.
+    package init(_ change: borrowing RecordChange, validator: RecordValidator) {
         let problems = validator.problems(in: change)
         errors = problems.filter { $0.severity == .error }
         warnings = problems.filter { $0.severity == .warning }
-        if case .record(let record) = change, errors.isEmpty { encoded = RecordContent(record) }
+        guard errors.isEmpty else { return }
+        switch change {
+        case .record(let record): encoded = RecordContent(record)
+        case .deletion: break
+        }
     }
 
     /// Adds the warnings to the change's problems, which the copy reports.
@@ -30,9 +36,15 @@ extension SourceChange {
     /// Does a target's per-change work ahead (``PreparedWrite``: validation, the canonical body and its digest), and
     /// adds the change's warnings (what CloudKit alone would refuse) to its problems, which the copy reports.
     mutating func prepareWrite(validator: RecordValidator) {
+        prepared = preparedWrite(validator: validator)
+    }
+
+    /// The change's ``PreparedWrite``, its warnings added to its problems; made in place (an element of an array
+    /// passed along as `changes[index].change` was a copy of the change, every string retained, then released).
+    mutating func preparedWrite(validator: RecordValidator) -> PreparedWrite {
         let write = PreparedWrite(change, validator: validator)
         write.reportWarnings(in: &self)
-        prepared = write
+        return write
     }
 }
 
