@@ -90,6 +90,17 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
         try forEachInPlace { name, value in try value.forEachAsset { try body(name, $0) } }
     }
 
+    /// The bytes the fields count toward a record's size (see ``Record/estimatedSize``), summed where they lie: a
+    /// copy's engine asks it of every record on a thread other than the one that made it, where iterating the fields
+    /// copied each one (every name and value retained, then released: a cache-line transfer each).
+    var estimatedSize: Int {
+        storage.withUnsafeBufferPointer { fields in
+            var total = 0
+            for index in fields.indices { total += fields[index].name.utf8.count + fields[index].value.estimatedSize }
+            return total
+        }
+    }
+
     /// Calls `body` with each field's name and value where they lie: iterating the fields copied (retained and
     /// released) every field of every record, where the per-record paths of a copy look for the few that matter.
     private func forEachInPlace(_ body: (_ name: String, _ value: FieldValue) throws -> Void) rethrows {

@@ -258,9 +258,7 @@ public struct RecordValidator: Sendable {
 extension Record {
     /// The bytes CloudKit counts toward the 1 MB record limit, estimated as field names plus raw values (strings as
     /// UTF-8, numbers as 8 bytes, references as their name and zone); assets are stored apart and count nothing.
-    public var estimatedSize: Int {
-        fields.reduce(0) { total, field in total + field.name.utf8.count + field.value.estimatedSize }
-    }
+    public var estimatedSize: Int { fields.estimatedSize }
 }
 
 extension FieldValue {

@@ -208,11 +208,10 @@ extension LocalRecordStore: BulkCopying {
 
 extension SourceChange {
     /// About how many bytes the change takes while it waits for its transaction: its body when it was encoded ahead,
-    /// else an estimate from its fields.
+    /// else the estimate made with it.
     var pendingBytes: Int {
         if let encoded = prepared?.encoded { return encoded.body.count }
-        if case .record(let record) = change { return record.estimatedSize + 256 }
-        return 256
+        return estimatedBytes
     }
 }
 

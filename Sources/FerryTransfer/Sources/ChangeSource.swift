@@ -20,9 +20,15 @@ public struct SourceChange: Sendable {
     public var problems: [String]
     /// The target's per-change work, done ahead on the reading thread (see ``PipelinedChangeSource/prepare``).
     package var prepared: PreparedWrite?
+    /// About how many bytes the change takes in memory, as it was made (``Record/estimatedSize``, and 256 more).
+    ///
+    /// Worked out where the change is made, while its fields are in that core's cache: the copy engine, which cuts
+    /// rounds by it, ran through every record's fields on another core first, a cache miss for each.
+    package let estimatedBytes: Int
 
     /// Creates a change.
     public init(_ change: consuming RecordChange, origin: String, problems: [String] = []) {
+        estimatedBytes = Self.estimatedBytes(of: change)
         self.change = change
         place = .text(origin)
         self.problems = problems
@@ -30,9 +36,17 @@ public struct SourceChange: Sendable {
 
     /// Creates a change that came from a numbered place: `<name><separator><number>` (`Car p3`, `b.tar.gz change 7`).
     public init(_ change: consuming RecordChange, origin name: String, separator: StaticString, number: Int64, problems: [String] = []) {
+        estimatedBytes = Self.estimatedBytes(of: change)
         self.change = change
         place = .numbered(name, separator: separator, number: number)
         self.problems = problems
+    }
+
+    private static func estimatedBytes(of change: borrowing RecordChange) -> Int {
+        switch change {
+        case .record(let record): record.estimatedSize + 256
+        case .deletion: 256
+        }
     }
 
     private enum Place: Sendable {
