@@ -9,16 +9,16 @@ import FerryRecords
 struct RecordProgram {
     /// One attribute, in the order the store reader gives the entity's attributes.
     ///
-    /// A class: the mapper reads a step per property of every object, and a struct of strings and plans is copied
-    /// (each member retained and released) where a class is retained once and its constant members read in place.
-    final class AttributeStep {
+    /// Plain values the mapper reads for every property of every object: names (short enough, mostly, to be held
+    /// inline), flags and numbers. As a class, each step was retained and released per property per object, atomic
+    /// operations the reading thread (which a second copy waits for) spent 4 % of its time on; a description or a
+    /// plan held here would be copied through its type's metadata instead.
+    struct AttributeStep {
         let name: String
         /// Not excluded by the plan (and not the identity attribute).
         let written: Bool
-        let attribute: AttributeDescription?
-        let plan: FieldPlan?
         let fieldName: String
-        /// What converting the attribute's values takes from `attribute` and `plan`.
+        /// What converting the attribute's values takes from its description and plan.
         let conversion: ValueConversion
         /// The field's place in canonical (name) order among the program's fields.
         fileprivate(set) var rank: Int32 = 0
@@ -26,27 +26,25 @@ struct RecordProgram {
         init(name: String, written: Bool, attribute: AttributeDescription?, plan: FieldPlan?, fieldName: String) {
             self.name = name
             self.written = written
-            self.attribute = attribute
-            self.plan = plan
             self.fieldName = fieldName
             conversion = ValueConversion(attribute: attribute, plan: plan)
         }
     }
 
-    /// One relationship, in the order the store reader gives the entity's relationships (a class, as
+    /// One relationship, in the order the store reader gives the entity's relationships (plain values, as
     /// ``AttributeStep`` is).
-    final class RelationshipStep {
+    struct RelationshipStep {
         let name: String
         /// Not excluded and known to the entity.
         let written: Bool
-        let description: RelationshipDescription?
-        /// Whether the entity knows the relationship (`description` is set).
+        /// Whether the entity knows the relationship.
         let isKnown: Bool
         let fieldName: String
         /// `<fieldName>Order`, for a child's position in its parent's ordered to-many relationship.
         let orderFieldName: String
-        /// The positions recorded for this (child's to-one) relationship in the first pass.
-        let positions: [UInt64: Int64]?
+        /// Where the positions recorded for this (child's to-one) relationship in the first pass are, in the program's
+        /// ``RecordProgram/positions``.
+        let positions: Int?
         /// This relationship's slot in the mapper's crossed-zones flags.
         let crossing: Int
         /// Whether this side writes a to-one value (a one-to-one is written on one side only).
@@ -60,13 +58,12 @@ struct RecordProgram {
         fileprivate(set) var orderRank: Int32 = 0
 
         init(
-            name: String, written: Bool, description: RelationshipDescription?, fieldName: String, orderFieldName: String,
-            positions: [UInt64: Int64]?, crossing: Int, holdsToOne: Bool, holdsToMany: Bool, action: Reference.Action
+            name: String, written: Bool, isKnown: Bool, fieldName: String, orderFieldName: String, positions: Int?, crossing: Int,
+            holdsToOne: Bool, holdsToMany: Bool, action: Reference.Action
         ) {
             self.name = name
             self.written = written
-            self.description = description
-            isKnown = description != nil
+            self.isKnown = isKnown
             self.fieldName = fieldName
             self.orderFieldName = orderFieldName
             self.positions = positions
@@ -77,13 +74,16 @@ struct RecordProgram {
         }
     }
 
-    let attributes: [AttributeStep]
-    let relationships: [RelationshipStep]
+    private(set) var attributes: [AttributeStep]
+    private(set) var relationships: [RelationshipStep]
+    /// The positions the first pass recorded for the relationships that have them (``RelationshipStep/positions``).
+    let positions: [[UInt64: Int64]]
 
     /// A program for these steps, with each field's rank in canonical order worked out.
-    init(attributes: [AttributeStep], relationships: [RelationshipStep]) {
+    init(attributes: [AttributeStep], relationships: [RelationshipStep], positions: [[UInt64: Int64]] = []) {
         self.attributes = attributes
         self.relationships = relationships
+        self.positions = positions
         // Every field a step can write, by name; the slot says whose rank it is.
         enum Slot {
             case attribute(Int)
@@ -102,9 +102,9 @@ struct RecordProgram {
         for (position, entry) in names.enumerated() {
             if position > 0, entry.name != names[position - 1].name { rank += 1 }
             switch entry.slot {
-            case .attribute(let index): attributes[index].rank = rank
-            case .relationship(let index): relationships[index].rank = rank
-            case .order(let index): relationships[index].orderRank = rank
+            case .attribute(let index): self.attributes[index].rank = rank
+            case .relationship(let index): self.relationships[index].rank = rank
+            case .order(let index): self.relationships[index].orderRank = rank
             }
         }
     }

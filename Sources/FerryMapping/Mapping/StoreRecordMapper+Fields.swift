@@ -82,9 +82,9 @@ extension StoreRecordMapper {
 
 /// What converting an attribute's values takes from its description and its field plan, worked out once.
 ///
-/// A class, read in place: the description and the plan, passed along for every value, were copied through their
-/// types' metadata (too many members to copy inline), a few hundred instructions per value.
-final class ValueConversion {
+/// Plain values: the description and the plan, passed along for every value, were copied through their types'
+/// metadata (too many members to copy inline), a few hundred instructions per value.
+struct ValueConversion {
     /// The attribute's name, for problems (`?` when the model does not know it).
     let attributeName: String
     /// The plan's `convert`.

@@ -375,8 +375,8 @@ public final class StoreRecordMapper {
                     fields.append(RecordFields.Field(name: step.fieldName, value: consume field))
                     ranks.append(step.rank)
                 }
-                if let positions = step.positions, case .toOne(.some) = relationships[index].value,
-                    let position = positions[ObjectKey.make(entity.table, object.primaryKey)]
+                if let slot = step.positions, case .toOne(.some) = relationships[index].value,
+                    let position = program.positions[slot][ObjectKey.make(entity.table, object.primaryKey)]
                 {
                     fields.append(RecordFields.Field(name: step.orderFieldName, value: .int64(position)))
                     ranks.append(step.orderRank)
@@ -407,6 +407,7 @@ public final class StoreRecordMapper {
                 name: name, written: !entity.excluded.contains(name), attribute: entity.attributesByName[name], plan: plan,
                 fieldName: plan?.rename ?? name)
         }
+        var recorded: [[UInt64: Int64]] = []
         let relationshipSteps = relationships.map { name -> RecordProgram.RelationshipStep in
             let plan = entity.fields[name]
             let fieldName = plan?.rename ?? name
@@ -418,12 +419,17 @@ public final class StoreRecordMapper {
                 crossed.append(false)
             }
             let held = relationship.map { holding($0, plan: plan, entity: entity) } ?? (toOne: true, toMany: true, action: .none)
+            var slot: Int?
+            if let found = positions[name] {
+                slot = recorded.count
+                recorded.append(found)
+            }
             return RecordProgram.RelationshipStep(
-                name: name, written: !entity.excluded.contains(name) && relationship != nil, description: relationship, fieldName: fieldName,
-                orderFieldName: fieldName + "Order", positions: positions[name], crossing: crossing, holdsToOne: held.toOne,
+                name: name, written: !entity.excluded.contains(name) && relationship != nil, isKnown: relationship != nil,
+                fieldName: fieldName, orderFieldName: fieldName + "Order", positions: slot, crossing: crossing, holdsToOne: held.toOne,
                 holdsToMany: held.toMany, action: held.action)
         }
-        return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps)
+        return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps, positions: recorded)
     }
 
     /// Whether this side of a relationship writes it at all (the store gives a to-one relationship as one reference, a
