@@ -59,12 +59,16 @@ final class IdentityIndex {
     }
 
     /// An object's identity, if it was recorded.
-    func lookup(table: Int, primaryKey: Int64) -> (name: String, zone: ZoneID)? {
+    ///
+    /// `remembering` keeps the name among the recent ones, for references to the object: an object looking up its own
+    /// name (once, as it is mapped) leaves the recent names as they were, which spares a retain and a release.
+    func lookup(table: Int, primaryKey: Int64, remembering: Bool = true) -> (name: String, zone: ZoneID)? {
         guard let row = row(table: table, primaryKey: primaryKey) else { return nil }
         let slot = row & (Self.recentSlots - 1)
         if recentRows[slot] == Int32(row) { return (recentNames[slot], zones.values[Int(zoneRefs[row])]) }
         let reference = nameRefs[row]
         let name = reference >= 0 ? uuids[row].text(prefixedBy: prefixes.values[Int(reference)]) : texts[Int(-reference - 1)]
+        guard remembering else { return (name, zones.values[Int(zoneRefs[row])]) }
         recentRows[slot] = Int32(row)
         recentNames[slot] = name
         return (name, zones.values[Int(zoneRefs[row])])

@@ -281,7 +281,8 @@ public final class StoreRecordMapper {
 
     /// An object's identity in the second pass: from the first pass's index, unless system fields must be decoded again.
     func knownIdentity(_ object: ManagedObject, entity: ResolvedPlan.Entity) -> Identity {
-        guard entity.name.systemFields == nil, let found = index.lookup(table: entity.table, primaryKey: object.primaryKey) else {
+        guard entity.name.systemFields == nil, let found = index.lookup(table: entity.table, primaryKey: object.primaryKey, remembering: false)
+        else {
             return identify(object, entity: entity)
         }
         let problems = identityProblems[objectKey(entity: object.entity, primaryKey: object.primaryKey)] ?? []
