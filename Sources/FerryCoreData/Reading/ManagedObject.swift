@@ -19,12 +19,10 @@ public struct ManagedObject: Sendable {
     /// that is not a number): reported for the object, never fatal.
     public var problems: [String] = []
 
-    /// The value of an attribute.
-    public func attribute(_ name: String) -> ObjectValue? { attributes.first { $0.name == name }?.value }
+    /// The value of an attribute (a copy: see ``withAttribute(_:_:)`` to read it in place).
+    public func attribute(_ name: String) -> ObjectValue? { withAttribute(name) { copy $0 } }
 
     /// What `body` makes of an attribute's value, read where it lies; `nil` when the object has no such attribute.
-    ///
-    /// ``attribute(_:)`` returns a copy, whose every part is retained and then released.
     @inlinable
     public func withAttribute<Result>(_ name: String, _ body: (borrowing ObjectValue) throws -> Result?) rethrows -> Result? {
         try attributes.withUnsafeBufferPointer { attributes in

@@ -32,12 +32,12 @@ struct ValueDecoder: Sendable {
         case .string:
             switch consume raw {
             case .text(let text): return .string(text)
-            case let other: return mismatch(other)
+            case let other: return .unexpected(other)
             }
         case .uri:
             switch consume raw {
             case .text(let text): return .uri(text)
-            case let other: return mismatch(other)
+            case let other: return .unexpected(other)
             }
         case .date:
             switch raw {
@@ -57,21 +57,19 @@ struct ValueDecoder: Sendable {
         case .binaryData:
             switch consume raw {
             case .blob(let bytes): return binary(bytes, allowsExternalStorage: allowsExternalStorage)
-            case let other: return mismatch(other)
+            case let other: return .unexpected(other)
             }
         case .transformable:
             switch consume raw {
             case .blob(let bytes): return transformable(bytes)
-            case let other: return mismatch(other)
+            case let other: return .unexpected(other)
             }
         case .undefined, .objectID, .composite:
             return .raw(raw)
         }
-        return mismatch(raw)
+        // Stored as the type does not allow: kept as SQLite gave it.
+        return .unexpected(raw)
     }
-
-    /// A value stored as the type does not allow, kept as SQLite gave it.
-    private func mismatch(_ raw: consuming SQLiteValue) -> ObjectValue { .unexpected(raw) }
 
     /// Binary data, decoding the external-storage markers.
     ///

@@ -37,8 +37,6 @@ struct RecordProgram {
         let name: String
         /// Not excluded and known to the entity.
         let written: Bool
-        /// Whether the entity knows the relationship.
-        let isKnown: Bool
         let fieldName: String
         /// `<fieldName>Order`, for a child's position in its parent's ordered to-many relationship.
         let orderFieldName: String
@@ -58,12 +56,11 @@ struct RecordProgram {
         fileprivate(set) var orderRank: Int32 = 0
 
         init(
-            name: String, written: Bool, isKnown: Bool, fieldName: String, orderFieldName: String, positions: Int?, crossing: Int,
-            holdsToOne: Bool, holdsToMany: Bool, action: Reference.Action
+            name: String, written: Bool, fieldName: String, orderFieldName: String, positions: Int?, crossing: Int, holdsToOne: Bool,
+            holdsToMany: Bool, action: Reference.Action
         ) {
             self.name = name
             self.written = written
-            self.isKnown = isKnown
             self.fieldName = fieldName
             self.orderFieldName = orderFieldName
             self.positions = positions

@@ -426,8 +426,8 @@ public final class StoreRecordMapper {
                 recorded.append(found)
             }
             return RecordProgram.RelationshipStep(
-                name: name, written: !entity.excluded.contains(name) && relationship != nil, isKnown: relationship != nil,
-                fieldName: fieldName, orderFieldName: fieldName + "Order", positions: slot, crossing: crossing, holdsToOne: held.toOne,
+                name: name, written: !entity.excluded.contains(name) && relationship != nil, fieldName: fieldName,
+                orderFieldName: fieldName + "Order", positions: slot, crossing: crossing, holdsToOne: held.toOne,
                 holdsToMany: held.toMany, action: held.action)
         }
         return RecordProgram(attributes: attributeSteps, relationships: relationshipSteps, positions: recorded)
@@ -457,11 +457,11 @@ public final class StoreRecordMapper {
 
     /// A relationship as a field: to-one → REFERENCE; many-to-many (on its list side) and inverse-less to-many →
     /// REFERENCE_LIST; a to-many whose inverse is to-one is written on the other side (nil here).
+    ///
+    /// Asked only for a step that is written, so for a relationship the entity knows.
     private func reference(
         _ value: RelationshipValue, step: RecordProgram.RelationshipStep, entity: ResolvedPlan.Entity, zone: ZoneID, problems: inout [String]
     ) -> FieldValue? {
-        // Read from the step, not from its description: a copy of that went through its type's metadata per value.
-        guard step.isKnown else { return nil }
         // Once a relationship crossed zones, it holds names everywhere after, so the field keeps one type.
         var crosses = crossed[step.crossing]
         func target(_ reference: ObjectReference) -> (name: String, zone: ZoneID)? {

@@ -94,11 +94,9 @@ public struct RecordFields: Sendable, Hashable, Sequence, ExpressibleByDictionar
     /// copy's engine asks it of every record on a thread other than the one that made it, where iterating the fields
     /// copied each one (every name and value retained, then released: a cache-line transfer each).
     var estimatedSize: Int {
-        storage.withUnsafeBufferPointer { fields in
-            var total = 0
-            for index in fields.indices { total += fields[index].name.utf8.count + fields[index].value.estimatedSize }
-            return total
-        }
+        var total = 0
+        forEachInPlace { name, value in total += name.utf8.count + value.estimatedSize }
+        return total
     }
 
     /// Calls `body` with each field's name and value where they lie: iterating the fields copied (retained and

@@ -206,15 +206,6 @@ extension LocalRecordStore: BulkCopying {
     }
 }
 
-extension SourceChange {
-    /// About how many bytes the change takes while it waits for its transaction: its body when it was encoded ahead,
-    /// else the estimate made with it.
-    var pendingBytes: Int {
-        if let encoded = prepared?.encoded { return encoded.body.count }
-        return estimatedBytes
-    }
-}
-
 extension TransferTally {
     /// Adds what an applier stored besides records: new assets and zones.
     mutating func absorb(_ applier: ChangeApplier) {

@@ -42,6 +42,13 @@ public struct SourceChange: Sendable {
         self.problems = problems
     }
 
+    /// About how many bytes the change takes while it waits for its transaction (what a copy cuts its rounds by): its
+    /// body when it was encoded ahead, else ``estimatedBytes``.
+    var pendingBytes: Int {
+        if let encoded = prepared?.encoded { return encoded.body.count }
+        return estimatedBytes
+    }
+
     private static func estimatedBytes(of change: borrowing RecordChange) -> Int {
         switch change {
         case .record(let record): record.estimatedSize + 256
