@@ -478,6 +478,33 @@ import Testing
         }
     }
 
+    @Test func aFeedColumnOfAnotherTypeIsReadWhenItsBinaryFormIsTheSameAndSaidWhenNot() async throws {
+        try await Self.withSchema { database, schema in
+            let (store, zone, _) = try await Self.cars(["one"], inZone: "Altered", of: database)
+            let before = try await store.changes(in: zone, since: nil, limit: 10).changes
+            try await database.execute(
+                PostgresQuery(
+                    unsafeSQL: "ALTER TABLE \(schema).records ALTER COLUMN tag TYPE varchar(64), ALTER COLUMN created TYPE timestamp"))
+            #expect(try await store.changes(in: zone, since: nil, limit: 10).changes.map(\.recordName) == before.map(\.recordName))
+            let line = try await store.changeLines(in: zone, since: nil, limit: 10)
+            #expect(line.entries.count == 1)
+            try await database.execute(
+                PostgresQuery(unsafeSQL: "ALTER TABLE \(schema).records ALTER COLUMN deleted TYPE text USING deleted::text"))
+            for read in [
+                { _ = try await store.changes(in: zone, since: nil, limit: 10) },
+                { _ = try await store.changeLines(in: zone, since: nil, limit: 10) },
+            ] as [@Sendable () async throws -> Void] {
+                await #expect {
+                    try await read()
+                } throws: { error in
+                    let error = error as? BackendError
+                    return error?.code == .damaged && error?.message.contains("column deleted holds TEXT") == true
+                        && error?.message.contains("changed outside Ferry") == true
+                }
+            }
+        }
+    }
+
     @Test func aSnapshotSeesTheDatabaseAsItWasWhenTaken() async throws {
         try await Self.withSchema { database, schema in
             let store = PostgresRecordStore(database)

@@ -26,23 +26,27 @@ struct FeedLines: Sendable {
         entries.reserveCapacity(min(rows, 1 << 16))
     }
 
-    /// Writes a row's line, or notes its tombstone.
-    mutating func append(_ row: PostgresRow, store: String) throws {
+    /// Writes a row's line, or notes its tombstone; gives the row's change sequence.
+    mutating func append(_ row: PostgresRow, store: String) throws -> Int64 {
         let row = try FeedRow(row, store: store)
         if let deletion = row.tombstone(in: zone) {
             entries.append(.deletion(deletion))
-            return
+            return row.sequence
         }
         let fields = try row.fieldsText(in: zone, store: store)
-        json.byte(UInt8(ascii: "{"))
-        row.tagBytes.withUnsafeReadableBytes { LinePage.writeSystemFields(tag: $0, created: row.created, modified: row.modified, into: &json) }
-        json.raw(",\"fields\":")
-        fields.withUnsafeReadableBytes { json.raw($0) }
-        json.raw(",\"recordName\":")
-        row.nameBytes.withUnsafeReadableBytes { json.string(utf8: $0) }
-        json.raw(",\"recordType\":")
-        row.typeBytes.withUnsafeReadableBytes { json.string(utf8: $0) }
-        json.raw(tail)
+        row.withBytes { bytes in
+            json.byte(UInt8(ascii: "{"))
+            let tag = UnsafeRawBufferPointer(rebasing: bytes[row.tagRange])
+            LinePage.writeSystemFields(tag: tag, created: row.created, modified: row.modified, into: &json)
+            json.raw(",\"fields\":")
+            json.raw(UnsafeRawBufferPointer(rebasing: bytes[fields]))
+            json.raw(",\"recordName\":")
+            json.string(utf8: UnsafeRawBufferPointer(rebasing: bytes[row.nameRange]))
+            json.raw(",\"recordType\":")
+            json.string(utf8: UnsafeRawBufferPointer(rebasing: bytes[row.typeRange]))
+            json.raw(tail)
+        }
         entries.append(.line(end: json.bytes.count))
+        return row.sequence
     }
 }

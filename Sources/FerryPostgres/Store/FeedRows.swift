@@ -1,8 +1,7 @@
-import PostgresNIO
-
-/// What a page of the change feed's rows were taken into, how many rows came, and the last one taken.
+/// What a page of the change feed's rows were taken into, how many rows came, and the change sequence of the last one
+/// taken.
 struct FeedRows<Content: Sendable>: Sendable {
     var content: Content
     var count = 0
-    var last: PostgresRow?
+    var lastSequence: Int64?
 }

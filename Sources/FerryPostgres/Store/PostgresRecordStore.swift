@@ -610,20 +610,22 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
+        let store = name
         let page = try await feedPage(in: zone, since: token, limit: limit, kind: "rows", into: [PostgresRow]()) { rows, row in
             rows.append(row)
+            return try FeedRow(row, store: store).sequence
         }
         let changes = try await Self.decodeFeed(page.content, zone: zone, store: name)
         return ChangePage(changes: changes, syncToken: page.syncToken, moreComing: page.moreComing)
     }
 
-    /// A page of a zone's change feed (the feed query's rows, each given to `take` as it arrives, one more than a page
-    /// counted but not taken), with the page's token.
+    /// A page of a zone's change feed (the feed query's rows, each given to `take` as it arrives, which gives its change
+    /// sequence; one more than a page counted but not taken), with the page's token.
     ///
     /// `kind` names what the rows are taken into, which a snapshot's page read ahead must match.
     func feedPage<Content: Sendable>(
         in zone: ZoneID, since token: SyncToken?, limit: Int, kind: String, into empty: Content,
-        _ take: @escaping @Sendable (inout Content, PostgresRow) throws -> Void
+        _ take: @escaping @Sendable (inout Content, PostgresRow) throws -> Int64
     ) async throws -> (content: Content, syncToken: SyncToken, moreComing: Bool) {
         let (number, last, after) = try await feedStart(in: zone, since: token)
         let pageLimit = max(limit, 1)
@@ -631,8 +633,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         let accumulate: @Sendable (inout FeedRows<Content>, PostgresRow) throws -> Void = { page, row in
             page.count += 1
             guard page.count <= pageLimit else { return }
-            page.last = row
-            try take(&page.content, row)
+            page.lastSequence = try take(&page.content, row)
         }
         let page: FeedRows<Content>
         if let snapshot {
@@ -644,14 +645,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
             page = rows
         }
         let moreComing = page.count > pageLimit
-        var lastSeen = after
-        if let final = page.last {
-            do {
-                lastSeen = try final.makeRandomAccess()["seq"].decode(Int64.self)
-            } catch let error as PostgresDecodingError {
-                throw FeedRow.notTheLayout(error, store: name)
-            }
-        }
+        let lastSeen = page.lastSequence ?? after
         // A snapshot does not change: the next page is read while this one is decoded and used.
         if let snapshot, moreComing {
             await snapshot.readAhead(
@@ -695,7 +689,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     private func feedQuery(zone: Int64, after: Int64, limit: Int) throws -> PostgresQuery {
         PostgresQuery(
             unsafeSQL: """
-                SELECT name, type, tag, seq, created, modified, deleted, \(fieldsColumn()) FROM \(schema).records
+                SELECT \(FeedRow.selectList(fields: fieldsColumn())) FROM \(schema).records
                 WHERE zone = $1 AND seq > $2 ORDER BY seq LIMIT $3
                 """, binds: try Self.binds(zone, after, limit + 1))
     }
