@@ -478,6 +478,62 @@ import Testing
         }
     }
 
+    @Test func aBulkWriteFeedsItsRecordsInNameOrderUnlessAValidateTargetOfTheCallComesLater() async throws {
+        try await Self.withSchema { database, schema in
+            let store = PostgresRecordStore(database)
+            func feed(_ zone: ZoneID) async throws -> [String] {
+                try await store.changes(in: zone, since: nil, limit: 100).changes.map(\.recordName)
+            }
+            func tableOrder(_ zone: ZoneID) async throws -> [String] {
+                let number = try await Self.zoneNumber(zone, database, schema)
+                var names: [String] = []
+                try await database.query(PostgresQuery(unsafeSQL: "SELECT name FROM \(schema).records WHERE zone = \(number) ORDER BY ctid")) {
+                    names.append(try $0.decode(String.self))
+                }
+                return names
+            }
+            func write(_ records: [Record], in zone: ZoneID) async throws {
+                let creation = try await store.prepareCreation(records, contents: records.map(RecordContent.init), in: zone)
+                #expect(try await store.createAbsent(creation)?.allSatisfy { $0.errorCode == nil } == true)
+            }
+            // No VALIDATE reference within the call: the names' order, for the feed and for the table's pages alike.
+            let plain = ZoneID(zoneName: "Plain")
+            _ = try await store.createZone(plain)
+            try await write(
+                ["m", "c", "x", "a"].map { name in
+                    Record(
+                        recordType: "Note", recordName: name, zoneID: plain,
+                        fields: ["car": .reference(Reference(recordName: "x", zoneID: plain, action: .deleteSelf))])
+                }, in: plain)
+            #expect(try await feed(plain) == ["a", "c", "m", "x"])
+            #expect(try await tableOrder(plain) == ["a", "c", "m", "x"], "the feed reads the table's pages in order")
+            // A VALIDATE target written later in the names' order than its referrer: the call's order, target first.
+            let validated = ZoneID(zoneName: "Validated")
+            _ = try await store.createZone(validated)
+            let parent = Record(recordType: "Car", recordName: "z-parent", zoneID: validated)
+            let child = Record(
+                recordType: "Note", recordName: "a-child", zoneID: validated,
+                fields: ["car": .reference(Reference(recordName: "z-parent", zoneID: validated, action: .validate))])
+            try await write([parent, child, Record(recordType: "Car", recordName: "m-other", zoneID: validated)], in: validated)
+            #expect(try await feed(validated) == ["z-parent", "a-child", "m-other"])
+            #expect(try await tableOrder(validated) == ["z-parent", "a-child", "m-other"])
+            // Read back into another zone page by page in that order, the child finds its parent.
+            let again = ZoneID(zoneName: "Again")
+            _ = try await store.createZone(again)
+            let read = try await store.changes(in: validated, since: nil, limit: 100).changes.compactMap { change -> Record? in
+                guard case .record(var record) = change else { return nil }
+                record.zoneID = again
+                record.system = nil
+                if case .reference(var reference)? = record.fields["car"] {
+                    reference.zoneID = again
+                    record.fields["car"] = .reference(reference)
+                }
+                return record
+            }
+            try await write(read, in: again)
+        }
+    }
+
     @Test func aFeedColumnOfAnotherTypeIsReadWhenItsBinaryFormIsTheSameAndSaidWhenNot() async throws {
         try await Self.withSchema { database, schema in
             let (store, zone, _) = try await Self.cars(["one"], inZone: "Altered", of: database)

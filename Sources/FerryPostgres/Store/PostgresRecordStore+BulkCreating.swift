@@ -8,14 +8,15 @@ import Synchronization
 
 extension PostgresRecordStore: CheckpointedBulkCreating {
     /// Checks what can be checked of records alone (a name, the zone, references within it, no `\u0000`), puts them
-    /// in name order and encodes their rows as far as their write does not change them, ahead of the write.
+    /// in the order of their change sequences and encodes their rows as far as their write does not change them, ahead
+    /// of the write.
     public func prepareCreation(_ records: [Record], contents: [RecordContent], in zone: ZoneID) async throws -> BulkCreation {
         let prepared = records.count == contents.count ? preparedRows(records, contents: contents, zone: zone) : nil
         return BulkCreation(records: records, contents: contents, zone: zone, prepared: prepared)
     }
 
-    /// The checks of records alone, their name order, each one's row of `records` up to its zone, times and change
-    /// sequence (which the write adds), and its DELETE_SELF targets.
+    /// The checks of records alone, the order of their change sequences, each one's row of `records` up to its zone,
+    /// times and change sequence (which the write adds), and its DELETE_SELF targets.
     private func preparedRows(_ records: [Record], contents: [RecordContent], zone: ZoneID) -> PreparedRows {
         var refusals = [RecordOutcome?](repeating: nil, count: records.count)
         var validated: Set<String> = []
@@ -36,20 +37,24 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
                 if !targets.isEmpty { deleteSelf[index] = targets.sorted() }
             }
         }
-        // In name order (each with the change sequence of its place in the call): the primary key's pages are then
-        // visited in order, once each, rather than at random. (Any order gives the same rows: this one is for speed,
-        // so String's own comparison, which is a byte comparison for ASCII names, will do.)
+        // The rows go to the table in the order of their change sequences, so that the change feed, which is read in
+        // that order, reads the table's pages in order too (a feed read out of order visits a page for every row).
+        // That order is the names' where it may be: the primary key's pages are then visited in order, once each,
+        // rather than at random (String's own comparison, a byte comparison for ASCII names, will do). It may not
+        // when a record has a VALIDATE reference to another of the call: the target must come first in the feed, as
+        // in the call, for a copy of the feed to write it first.
         let names = records.map(\.recordName)
-        let byName = records.indices.sorted { names[$0] < names[$1] }
+        let order =
+            validated.isDisjoint(with: names) ? records.indices.sorted { names[$0] < names[$1] } : Array(records.indices)
         var bodies = CopyRows(capacity: contents.reduce(0) { $0 + $1.fieldsRange.count + 120 })
         var ends = [Int](repeating: 0, count: records.count)
         let columns = Int16(CopyRows.recordColumns(stamped: sendsStamps).count)
-        for index in byName where refusals[index] == nil {
+        for index in order where refusals[index] == nil {
             bodies.recordBody(record: records[index], content: contents[index], columns: columns)
             ends[index] = bodies.count
         }
         return PreparedRows(
-            refusals: refusals, validated: validated, names: names, byName: byName, bodies: bodies.take(), ends: ends, deleteSelf: deleteSelf)
+            refusals: refusals, validated: validated, names: names, order: order, bodies: bodies.take(), ends: ends, deleteSelf: deleteSelf)
     }
 
     /// Writes records absent from the zone through `COPY … FROM STDIN`, in one transaction: the outcomes of `modify`
@@ -127,10 +132,11 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
                 }
             }
         }
-        // Each accepted record's place among the accepted ones: its change sequence is the first one's plus it.
+        // Each accepted record's place among the accepted ones in the prepared order: its change sequence is the first
+        // one's plus it.
         var offsets = [Int](repeating: -1, count: records.count)
         var accepted = 0
-        for index in records.indices where outcomes[index] == nil {
+        for index in prepared.order where outcomes[index] == nil {
             offsets[index] = accepted
             accepted += 1
         }
@@ -145,7 +151,7 @@ extension PostgresRecordStore: CheckpointedBulkCreating {
         ) { writer in
             var rows = CopyRows.started()
             var start = 0
-            for index in prepared.byName where prepared.refusals[index] == nil {
+            for index in prepared.order where prepared.refusals[index] == nil {
                 defer { start = prepared.ends[index] }
                 guard offsets[index] >= 0 else { continue }
                 rows.recordRow(bodies: prepared.bodies, range: start..<prepared.ends[index], suffix: suffix, sequence: first + Int64(offsets[index]))
@@ -422,9 +428,10 @@ struct PreparedRows: Sendable {
     var validated: Set<String>
     /// The records' names.
     var names: [String]
-    /// The records' indices in name order.
-    var byName: [Int]
-    /// The rows of the records not refused, in name order, each without what its write adds
+    /// The records' indices in the order of their change sequences and rows: the names' order, or the call's when a
+    /// record has a VALIDATE reference to another of the call.
+    var order: [Int]
+    /// The rows of the records not refused, in ``order``, each without what its write adds
     /// (``CopyRows/recordBody(record:content:)``).
     var bodies: ByteBuffer
     /// Where each of those records' row ends in ``bodies``.
