@@ -157,6 +157,7 @@ let package = Package(
             name: "FerryPostgresTests",
             dependencies: [
                 "FerryCore", "FerryRecords", "FerryBackend", "FerryPostgres", "FerryTesting", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]),
         .testTarget(name: "FerryJSONTests", dependencies: ["FerryCore", "FerryJSON"]),
         .testTarget(name: "FerrySortingTests", dependencies: ["FerryCore", "FerrySorting", "FerryTesting"]),

@@ -48,6 +48,12 @@ struct FeedRow {
         guard cell.dataType == .record, cell.format == .binary else {
             throw Self.notTheLayout("its value is of type \(cell.dataType) in \(cell.format) form, not a composite in binary form", store: store)
         }
+        try self.init(composite: bytes, store: store)
+    }
+
+    /// Reads a feed row's composite value in binary form, `bytes`, of a feed of `store`.
+    /// - Throws: ``BackendError`` `damaged` for bytes that are not the feed query's composite.
+    init(composite bytes: ByteBuffer, store: String) throws {
         self.cell = bytes
         var columns = try bytes.withUnsafeReadableBytes { try CompositeColumns($0, count: 8, store: store) }
         nameRange = try columns.text("name")
@@ -141,7 +147,10 @@ private struct CompositeColumns {
             throw FeedRow.notTheLayout("column \(name) holds \(PostgresDataType(oid)), which Ferry does not read as \(type)", store: store)
         }
         offset += 8
-        guard length >= 0 else { return nil }
+        guard length >= 0 else {
+            guard length == -1 else { throw FeedRow.notTheLayout("column \(name) claims a length of \(length)", store: store) }
+            return nil
+        }
         guard Int(length) <= bytes.count - offset else {
             throw FeedRow.notTheLayout("column \(name) claims \(length) bytes where \(bytes.count - offset) are left", store: store)
         }
