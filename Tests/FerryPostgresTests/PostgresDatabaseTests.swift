@@ -577,6 +577,9 @@ import Testing
             _ = try await store.modify([RecordOperation(.create, second), RecordOperation(.forceReplace, changed)], in: zone, atomic: false)
             _ = try await store.createZone(ZoneID(zoneName: "Later"))
             #expect(try await snapshot.zones().map(\.syncToken) == zonesThen.map(\.syncToken))
+            // Reads other than the feed's pages run on a second connection in the same snapshot.
+            let fetched = try await snapshot.fetch([first.id, second.id])
+            #expect(fetched[first.id]?.fields["name"] == .string("before") && fetched[second.id] == nil)
             let page = try await snapshot.changes(in: zone, since: nil, limit: 10)
             #expect(page.changes.map(\.recordName) == ["c1"])
             if case .record(let seen) = page.changes.first { #expect(seen.fields["name"] == .string("before")) }
@@ -586,6 +589,60 @@ import Testing
             }
             try await snapshot.close()
             #expect(try await store.zones().count == 3, "closing the snapshot leaves the database open")
+        }
+    }
+
+    @Test func aSnapshotSharesItsViewWithASecondConnectionOrReadsOnOneWhereASecondIsRefused() async throws {
+        try await Self.withSchema { database, schema in
+            let owner = PostgresRecordStore(database)
+            let zone = ZoneID(zoneName: "Shared")
+            _ = try await owner.createZone(zone)
+            let first = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("before")])
+            _ = try await owner.modify([RecordOperation(.create, first)], in: zone, atomic: false)
+            try await Self.withRole(database, schema) { role in
+                ["GRANT USAGE ON SCHEMA \(schema) TO \(role)", "GRANT SELECT ON ALL TABLES IN SCHEMA \(schema) TO \(role)"]
+            } _: { settings in
+                let role = settings.user
+                // The role's sessions in a transaction, and how many distinct snapshots they hold.
+                func sessions() async throws -> (inTransaction: Int, snapshots: Int) {
+                    var found = (0, 0)
+                    try await database.query(
+                        PostgresQuery(
+                            unsafeSQL: """
+                                SELECT count(*), count(DISTINCT backend_xmin::text) FROM pg_stat_activity
+                                WHERE usename = '\(role)' AND state LIKE 'idle in transaction%'
+                                """)
+                    ) { row in
+                        let (count, snapshots) = try row.decode((Int64, Int64).self)
+                        found = (Int(count), Int(snapshots))
+                    }
+                    return found
+                }
+                let reader = PostgresRecordStore(try await PostgresDatabase.open(settings))
+                _ = try await reader.zones()
+                var changed = first
+                for (round, refused) in [false, true].enumerated() {
+                    if refused {
+                        // As many connections as the role holds now and one more: the snapshot's first, not its second.
+                        var open = 0
+                        try await database.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM pg_stat_activity WHERE usename = '\(role)'")) {
+                            open = Int(try $0.decode(Int64.self))
+                        }
+                        try await database.execute(PostgresQuery(unsafeSQL: "ALTER ROLE \(role) CONNECTION LIMIT \(open + 1)"))
+                    }
+                    let seen = changed.fields["name"]
+                    let snapshot = try await reader.snapshot()
+                    let held = try await sessions()
+                    #expect(held.inTransaction == (refused ? 1 : 2) && held.snapshots == 1, "round \(round): \(held)")
+                    changed.fields["name"] = .string("after \(round)")
+                    _ = try await owner.modify([RecordOperation(.forceReplace, changed)], in: zone, atomic: false)
+                    #expect(try await snapshot.fetch([first.id])[first.id]?.fields["name"] == seen, "round \(round)")
+                    let page = try await snapshot.changes(in: zone, since: nil, limit: 10)
+                    if case .record(let record)? = page.changes.first { #expect(record.fields["name"] == seen) } else { Issue.record("\(page)") }
+                    try await snapshot.close()
+                }
+                try await reader.close()
+            }
         }
     }
 

@@ -5,46 +5,91 @@ import Logging
 import PostgresNIO
 
 extension PostgresRecordStore: SnapshotReading {
-    /// A view of the database in one `REPEATABLE READ`, read-only transaction on a connection of its own.
+    /// A view of the database in one `REPEATABLE READ`, read-only transaction on a connection of its own, shared
+    /// with a second connection for the reads that are not the change feed's pages.
     public func snapshot() async throws -> any RecordStore {
         let connection = try await database.dedicatedConnection()
+        let exported: String?
         do {
-            _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            // The snapshot is taken by the transaction's first statement.
-            _ = try await connection.query("SELECT 1", logger: logger)
+            exported = try await Self.beginExported(on: connection, logger: logger)
         } catch {
             try? await connection.close()
             throw database.translate(error)
         }
-        return PostgresRecordStore(database, layout: layout, snapshot: SnapshotConnection(connection, database: database))
+        var side: PostgresConnection?
+        if let exported {
+            side = try? await database.dedicatedConnection()
+            if let other = side {
+                do {
+                    _ = try await other.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                    _ = try await other.query(PostgresQuery(unsafeSQL: "SET TRANSACTION SNAPSHOT '\(exported)'"), logger: logger)
+                } catch {
+                    logger.debug("the snapshot is read on one connection: a second could not share it (\(PostgresDatabase.describe(error)))")
+                    try? await other.close()
+                    side = nil
+                }
+            } else {
+                logger.debug("the snapshot is read on one connection: a second could not be opened")
+            }
+        }
+        return PostgresRecordStore(database, layout: layout, snapshot: SnapshotConnection(connection, side: side, database: database))
+    }
+
+    /// Begins the snapshot's transaction on `connection` and exports its snapshot for a second connection: the
+    /// snapshot's name, or `nil` (the transaction begun again, unshared) where the server does not export one.
+    private static func beginExported(on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+        do {
+            // The snapshot is taken by the transaction's first statement, this one.
+            var name: String?
+            for try await row in try await connection.query("SELECT pg_export_snapshot()", logger: logger) {
+                name = try row.decode(String.self)
+            }
+            // A name such as 00000003-0000001B-1, written into a statement: nothing else is taken.
+            if let name, !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isHexDigit || $0 == "-") }) {
+                return name
+            }
+            return nil
+        } catch let error as PSQLError where error.code == .server {
+            logger.debug("the snapshot is read on one connection: the server exports none (\(PostgresDatabase.describe(error)))")
+            _ = try await connection.query("ROLLBACK", logger: logger)
+            _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            _ = try await connection.query("SELECT 1", logger: logger)
+            return nil
+        }
     }
 }
 
-/// The connection a snapshot's reads run on, one at a time.
+/// The connections a snapshot's reads run on: the change feed's pages on one, the other reads (assets, zones) on a
+/// second in the same snapshot where there is one, so that they do not wait behind a page.
 actor SnapshotConnection {
     private let connection: PostgresConnection
+    private let side: PostgresConnection?
     private let database: PostgresDatabase
 
-    init(_ connection: PostgresConnection, database: PostgresDatabase) {
+    init(_ connection: PostgresConnection, side: PostgresConnection?, database: PostgresDatabase) {
         self.connection = connection
+        self.side = side
         self.database = database
     }
 
     deinit {
-        // A snapshot dropped without being closed: its connection is closed now, and kept until it is.
-        let connection = self.connection
-        if !connection.isClosed { connection.close().whenComplete { _ in _ = connection } }
+        // A snapshot dropped without being closed: its connections are closed now, and kept until they are.
+        for connection in [connection] + (side.map { [$0] } ?? []) where !connection.isClosed {
+            connection.close().whenComplete { _ in _ = connection }
+        }
     }
 
-    /// The rows of a query in the snapshot.
+    /// The rows of a query in the snapshot, read on the second connection where there is one.
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await read(query, into: []) { rows, row in rows.append(row) }
+        try await read(query, on: side ?? connection, into: []) { rows, row in rows.append(row) }
     }
 
     /// Reads a query's rows in the snapshot into `initial` with `take`, each as it arrives: a row taken apart is
     /// released at once (a row keeps alive the receive buffer it was cut from, so rows held for a whole page held many).
-    func read<Result: Sendable>(
-        _ query: PostgresQuery, into initial: Result, _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
+    private func read<Result: Sendable>(
+        _ query: PostgresQuery, on connection: PostgresConnection, into initial: Result,
+        _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
     ) async throws -> Result {
         do {
             // Rows are taken on the connection's event loop as they are decoded: through the async sequence of rows,
@@ -87,7 +132,7 @@ actor SnapshotConnection {
             self.ahead = nil
             if let result = try await ahead.read.value as? Result { return result }
         }
-        return try await read(query, into: initial, take)
+        return try await read(query, on: connection, into: initial, take)
     }
 
     /// Starts reading a page of the change feed that will likely be asked for next, while the caller works on this one.
@@ -95,13 +140,15 @@ actor SnapshotConnection {
         _ query: PostgresQuery, key: String, into initial: Result, _ take: @escaping @Sendable (inout Result, PostgresRow) throws -> Void
     ) {
         ahead?.read.cancel()
-        ahead = (key, Task { try await self.read(query, into: initial, take) })
+        ahead = (key, Task { try await self.read(query, on: self.connection, into: initial, take) })
     }
 
     func close() async {
         ahead = nil
-        _ = try? await connection.query("COMMIT", logger: database.logger)
-        try? await connection.close()
+        for connection in [connection] + (side.map { [$0] } ?? []) {
+            _ = try? await connection.query("COMMIT", logger: database.logger)
+            try? await connection.close()
+        }
     }
 }
 
