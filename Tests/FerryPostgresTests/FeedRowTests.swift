@@ -45,7 +45,7 @@ import Testing
         let row = try Self.read(Self.composite(Self.columns()))
         #expect(row.name == "car-1" && row.type == "Car" && row.tag == "2a" && row.sequence == 74 && !row.isDeleted)
         #expect(row.created == 1_577_836_800_124 && row.modified == 946_684_799_999, "rounded half away from zero")
-        let fields = try row.fieldsText(in: ZoneID(zoneName: "Z"), store: "db")
+        let fields = try row.requiredFieldsRange(in: ZoneID(zoneName: "Z"), store: "db")
         let text = row.withBytes { String(decoding: UnsafeRawBufferPointer(rebasing: $0[fields]), as: UTF8.self) }
         #expect(text == #"{"n": {"type": "INT64", "value": 1}}"#)
         #expect(row.fields.map { String(buffer: $0) } == #"{"n": {"type": "INT64", "value": 1}}"#)
@@ -58,7 +58,7 @@ import Testing
         columns[4].oid = 1114  // timestamp
         let row = try Self.read(Self.composite(columns))
         #expect(row.tombstone(in: ZoneID(zoneName: "Z"))?.recordName == "car-1" && row.tag == "2a")
-        #expect(throws: BackendError.self) { try row.fieldsText(in: ZoneID(zoneName: "Z"), store: "db") }
+        #expect(throws: BackendError.self) { try row.requiredFieldsRange(in: ZoneID(zoneName: "Z"), store: "db") }
     }
 
     /// The message of the error reading `bytes` gives, `nil` when they read.

@@ -416,14 +416,15 @@ import Testing
         }
     }
 
-    /// A store over `database` with a zone named `zone` holding a car of each name (one INT64 field), created.
-    static func cars(_ names: [String], inZone zone: String, of database: FerryPostgres.PostgresDatabase) async throws -> (
-        PostgresRecordStore, ZoneID, [Record]
-    ) {
+    /// A store over `database` with a zone named `zone` holding a car of each name with `fields` (one INT64 field
+    /// unless said), created.
+    static func cars(
+        _ names: [String], inZone zone: String, fields: RecordFields = ["n": .int64(1)], of database: FerryPostgres.PostgresDatabase
+    ) async throws -> (PostgresRecordStore, ZoneID, [Record]) {
         let store = PostgresRecordStore(database)
         let zoneID = ZoneID(zoneName: zone)
         _ = try await store.createZone(zoneID)
-        let records = names.map { Record(recordType: "Car", recordName: $0, zoneID: zoneID, fields: ["n": .int64(1)]) }
+        let records = names.map { Record(recordType: "Car", recordName: $0, zoneID: zoneID, fields: fields) }
         _ = try await store.modify(records.map { RecordOperation(.create, $0) }, in: zoneID, atomic: false)
         return (store, zoneID, records)
     }
@@ -563,11 +564,8 @@ import Testing
 
     @Test func aSnapshotSeesTheDatabaseAsItWasWhenTaken() async throws {
         try await Self.withSchema { database, schema in
-            let store = PostgresRecordStore(database)
-            let zone = ZoneID(zoneName: "Snap")
-            _ = try await store.createZone(zone)
-            let first = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("before")])
-            _ = try await store.modify([RecordOperation(.create, first)], in: zone, atomic: false)
+            let (store, zone, cars) = try await Self.cars(["c1"], inZone: "Snap", fields: ["name": .string("before")], of: database)
+            let first = cars[0]
             let snapshot = try await store.snapshot()
             let zonesThen = try await snapshot.zones()
             // Written after the snapshot was taken: a new record, a change, a new zone.
@@ -594,11 +592,8 @@ import Testing
 
     @Test func aSnapshotSharesItsViewWithASecondConnectionOrReadsOnOneWhereASecondIsRefused() async throws {
         try await Self.withSchema { database, schema in
-            let owner = PostgresRecordStore(database)
-            let zone = ZoneID(zoneName: "Shared")
-            _ = try await owner.createZone(zone)
-            let first = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("before")])
-            _ = try await owner.modify([RecordOperation(.create, first)], in: zone, atomic: false)
+            let (owner, zone, cars) = try await Self.cars(["c1"], inZone: "Shared", fields: ["name": .string("before")], of: database)
+            let first = cars[0]
             try await Self.withRole(database, schema) { role in
                 ["GRANT USAGE ON SCHEMA \(schema) TO \(role)", "GRANT SELECT ON ALL TABLES IN SCHEMA \(schema) TO \(role)"]
             } _: { settings in

@@ -33,7 +33,7 @@ struct FeedLines: Sendable {
             entries.append(.deletion(deletion))
             return row.sequence
         }
-        let fields = try row.fieldsText(in: zone, store: store)
+        let fields = try row.requiredFieldsRange(in: zone, store: store)
         row.withBytes { bytes in
             json.byte(UInt8(ascii: "{"))
             let tag = UnsafeRawBufferPointer(rebasing: bytes[row.tagRange])

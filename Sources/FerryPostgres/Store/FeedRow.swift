@@ -11,7 +11,7 @@ import PostgresNIO
 /// composite for what the eight columns cost it. The text columns and the fields stay where they lie in the cell's
 /// buffer (``withBytes(_:)`` with the ranges), the times are read from their binary form, and the fields are the
 /// bytes of their `jsonb` text.
-struct FeedRow {
+struct FeedRow: Sendable {
     /// The feed query's select list: the composite this type reads, made of the columns in this order.
     static func selectList(fields: String) -> String { "ROW(name, type, tag, seq, created, modified, deleted, \(fields))" }
 
@@ -107,7 +107,7 @@ struct FeedRow {
     }
 
     /// Where the fields' text lies, or the error of a record of `store` whose fields are NULL.
-    func fieldsText(in zone: ZoneID, store: String) throws -> Range<Int> {
+    func requiredFieldsRange(in zone: ZoneID, store: String) throws -> Range<Int> {
         guard let fieldsRange else { throw Self.damaged("they are NULL", record: name, in: zone, store: store) }
         return fieldsRange
     }

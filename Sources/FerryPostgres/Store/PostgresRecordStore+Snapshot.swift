@@ -17,28 +17,38 @@ extension PostgresRecordStore: SnapshotReading {
             throw database.translate(error)
         }
         var side: PostgresConnection?
-        if let exported {
-            side = try? await database.dedicatedConnection()
-            if let other = side {
-                do {
-                    _ = try await other.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                    _ = try await other.query(PostgresQuery(unsafeSQL: "SET TRANSACTION SNAPSHOT '\(exported)'"), logger: logger)
-                } catch {
-                    logger.debug("the snapshot is read on one connection: a second could not share it (\(PostgresDatabase.describe(error)))")
-                    try? await other.close()
-                    side = nil
-                }
-            } else {
-                logger.debug("the snapshot is read on one connection: a second could not be opened")
-            }
-        }
+        if let exported { side = await sharingConnection(exported) }
         return PostgresRecordStore(database, layout: layout, snapshot: SnapshotConnection(connection, side: side, database: database))
+    }
+
+    /// The statement that begins a snapshot's transaction, on either of its connections.
+    private static let beginSnapshot: PostgresQuery = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+    /// A second connection in the exported snapshot `name`; `nil` (said in the debug log) where none can be opened or
+    /// the server does not let it share the snapshot.
+    private func sharingConnection(_ name: String) async -> PostgresConnection? {
+        let other: PostgresConnection
+        do {
+            other = try await database.dedicatedConnection()
+        } catch {
+            logger.debug("the snapshot is read on one connection: a second could not be opened (\(PostgresDatabase.describe(error)))")
+            return nil
+        }
+        do {
+            _ = try await other.query(Self.beginSnapshot, logger: logger)
+            _ = try await other.query(PostgresQuery(unsafeSQL: "SET TRANSACTION SNAPSHOT '\(name)'"), logger: logger)
+            return other
+        } catch {
+            logger.debug("the snapshot is read on one connection: a second could not share it (\(PostgresDatabase.describe(error)))")
+            try? await other.close()
+            return nil
+        }
     }
 
     /// Begins the snapshot's transaction on `connection` and exports its snapshot for a second connection: the
     /// snapshot's name, or `nil` (the transaction begun again, unshared) where the server does not export one.
     private static func beginExported(on connection: PostgresConnection, logger: Logger) async throws -> String? {
-        _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+        _ = try await connection.query(beginSnapshot, logger: logger)
         do {
             // The snapshot is taken by the transaction's first statement, this one.
             var name: String?
@@ -53,7 +63,7 @@ extension PostgresRecordStore: SnapshotReading {
         } catch let error as PSQLError where error.code == .server {
             logger.debug("the snapshot is read on one connection: the server exports none (\(PostgresDatabase.describe(error)))")
             _ = try await connection.query("ROLLBACK", logger: logger)
-            _ = try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            _ = try await connection.query(beginSnapshot, logger: logger)
             _ = try await connection.query("SELECT 1", logger: logger)
             return nil
         }
@@ -73,9 +83,12 @@ actor SnapshotConnection {
         self.database = database
     }
 
+    /// Both connections (the feed's first).
+    private nonisolated var connections: [PostgresConnection] { [connection] + (side.map { [$0] } ?? []) }
+
     deinit {
         // A snapshot dropped without being closed: its connections are closed now, and kept until they are.
-        for connection in [connection] + (side.map { [$0] } ?? []) where !connection.isClosed {
+        for connection in connections where !connection.isClosed {
             connection.close().whenComplete { _ in _ = connection }
         }
     }
@@ -145,7 +158,7 @@ actor SnapshotConnection {
 
     func close() async {
         ahead = nil
-        for connection in [connection] + (side.map { [$0] } ?? []) {
+        for connection in connections {
             _ = try? await connection.query("COMMIT", logger: database.logger)
             try? await connection.close()
         }

@@ -611,9 +611,10 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
 
     public func changes(in zone: ZoneID, since token: SyncToken?, limit: Int) async throws -> ChangePage {
         let store = name
-        let page = try await feedPage(in: zone, since: token, limit: limit, kind: "rows", into: [PostgresRow]()) { rows, row in
-            rows.append(row)
-            return try FeedRow(row, store: store).sequence
+        let page = try await feedPage(in: zone, since: token, limit: limit, kind: "rows", into: [FeedRow]()) { rows, row in
+            let read = try FeedRow(row, store: store)
+            rows.append(read)
+            return read.sequence
         }
         let changes = try await Self.decodeFeed(page.content, zone: zone, store: name)
         return ChangePage(changes: changes, syncToken: page.syncToken, moreComing: page.moreComing)
@@ -695,12 +696,11 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     }
 
     /// The changes of a feed page's rows, decoded in parts side by side (a page is a few thousand records).
-    private static func decodeFeed(_ rows: [PostgresRow], zone: ZoneID, store: String) async throws -> [RecordChange] {
-        @Sendable func decode(_ rows: ArraySlice<PostgresRow>) throws -> [RecordChange] {
+    private static func decodeFeed(_ rows: [FeedRow], zone: ZoneID, store: String) async throws -> [RecordChange] {
+        @Sendable func decode(_ rows: ArraySlice<FeedRow>) throws -> [RecordChange] {
             var changes: [RecordChange] = []
             changes.reserveCapacity(rows.count)
             for row in rows {
-                let row = try FeedRow(row, store: store)
                 if let deletion = row.tombstone(in: zone) {
                     changes.append(.deletion(deletion))
                 } else {
