@@ -478,6 +478,8 @@ import Testing
                 DROP TABLE \(schema).records, \(schema).refs;
                 ALTER TABLE \(schema).records_flat RENAME TO records;
                 ALTER TABLE \(schema).refs_flat RENAME TO refs;
+                ALTER TABLE \(schema).records ALTER COLUMN name TYPE text COLLATE "default";
+                ALTER TABLE \(schema).refs ALTER COLUMN source TYPE text COLLATE "default", ALTER COLUMN target TYPE text COLLATE "default";
                 ALTER TABLE \(schema).records ADD PRIMARY KEY (zone, name);
                 CREATE INDEX records_feed ON \(schema).records (zone, seq);
                 CREATE INDEX refs_target ON \(schema).refs (zone, target);
@@ -501,9 +503,56 @@ import Testing
             // The next copy into it migrates it, says so, and finds everything unchanged.
             let again = try ferry(["copy", Self.cars, url], in: scratch.path)
             #expect(again.status == 0 && again.output.contains(" 13 unchanged,"), "\(again.output)\(again.errors)")
-            #expect(again.errors.contains("bringing schema \(schema) from Ferry's layout 2 to 6"), "\(again.errors)")
-            #expect(try layout() == "6\n")
+            #expect(again.errors.contains("bringing schema \(schema) from Ferry's layout 2 to 7"), "\(again.errors)")
+            #expect(try layout() == "7\n")
             #expect(try ferry(["pg-views", url], in: scratch.path).status == 0)
+        }
+    }
+
+    @Test func viewsOfTheRecordNamesHoldASchemaAtLayout6UntilTheyAreGoneAndPgViewsRemakesItsOwn() throws {
+        try Self.withSchema("l") { base, scratch, schema, url in
+            #expect(try ferry(["copy", Self.cars, url, "-q"], in: scratch.path).status == 0)
+            // Back to layout 6: names in the database's own collation.
+            try Self.sql(
+                base,
+                """
+                ALTER TABLE \(schema).records ALTER COLUMN name TYPE text COLLATE "default";
+                ALTER TABLE \(schema).refs ALTER COLUMN source TYPE text COLLATE "default", ALTER COLUMN target TYPE text COLLATE "default";
+                UPDATE \(schema).ferry_meta SET value = '6' WHERE key = 'version'
+                """)
+            func psql(_ sql: String) throws -> String { try ProcessResult.run(Self.psql, [base, "-AtXc", sql]).output }
+            func collations() throws -> String {
+                try psql(
+                    "SELECT string_agg(DISTINCT coalesce(co.collname, '?'), ',') FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+                        + "LEFT JOIN pg_collation co ON co.oid = a.attcollation WHERE c.relnamespace = '\(schema)'::regnamespace "
+                        + "AND c.relkind IN ('r', 'p') AND ((c.relname LIKE 'records%' AND a.attname = 'name') "
+                        + "OR (c.relname LIKE 'refs%' AND a.attname IN ('source', 'target')))")
+            }
+            #expect(try collations() == "default\n")
+            // Someone's own view of the names, and pg-views' (which, finding the schema at layout 6, tries to finish it).
+            let own = "\(schema)_mine"
+            try Self.sql(base, "CREATE VIEW \(own) AS SELECT name FROM \(schema).records")
+            defer { try? Self.sql(base, "DROP VIEW IF EXISTS \(own)") }
+            let views = try ferry(["pg-views", url], in: scratch.path)
+            #expect(views.status == 0, "\(views.errors)")
+            #expect(views.errors.contains("schema \(schema) stays at Ferry's layout 6"), "\(views.errors)")
+            // Copies go on at layout 6 and say why it stays there, naming the views.
+            let copy = try ferry(["copy", Self.cars, url], in: scratch.path)
+            #expect(copy.status == 0 && copy.output.contains(" 13 unchanged,"), "\(copy.output)\(copy.errors)")
+            #expect(copy.errors.contains("\(schema)_view.\"Car\"") && copy.errors.contains("\(schema)_view.\"Note\""), "\(copy.errors)")
+            #expect(copy.errors.contains(own) && !copy.errors.contains("bringing schema"), "\(copy.errors)")
+            #expect(try psql("SELECT value FROM \(schema).ferry_meta WHERE key = 'version'") == "6\n")
+            // Without the other view, pg-views drops its own, the migration finishes, and its views come back.
+            try Self.sql(base, "DROP VIEW \(own)")
+            let remade = try ferry(["pg-views", url], in: scratch.path)
+            #expect(remade.status == 0 && !remade.errors.contains("stays at"), "\(remade.errors)")
+            #expect(try psql("SELECT value FROM \(schema).ferry_meta WHERE key = 'version'") == "7\n")
+            #expect(try collations() == "C\n")
+            // A view's record names and its references join, whatever the names' collation in the tables.
+            let joined = try psql("SELECT count(*) FROM \(schema)_view.\"Note\" n JOIN \(schema)_view.\"Car\" c ON n.car = c.record_name")
+            #expect((Int(joined.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "\(joined)")
+            let diff = try ferry(["diff", Self.cars, url], in: scratch.path)
+            #expect(diff.status == 0 && diff.output.contains("identical: 13 records"), "\(diff.output)\(diff.errors)")
         }
     }
 

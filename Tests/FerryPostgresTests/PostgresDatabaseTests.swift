@@ -53,6 +53,29 @@ import Testing
         }
     }
 
+    @Test func recordNamesCollateByTheirBytesInANewSchema() async throws {
+        try await Self.withSchema { database, schema in
+            var collations: [String: String] = [:]
+            try await database.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT c.relname || '.' || a.attname, co.collname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+                        JOIN pg_collation co ON co.oid = a.attcollation
+                        WHERE c.relnamespace = '\(schema)'::regnamespace AND c.relkind IN ('r', 'p')
+                          AND ((c.relname LIKE 'records%' AND a.attname = 'name') OR (c.relname LIKE 'refs%' AND a.attname IN ('source', 'target')))
+                        """)
+            ) { row in
+                let (column, collation) = try row.decode((String, String).self)
+                collations[column] = collation
+            }
+            #expect(
+                collations == [
+                    "records.name": "C", "records_shared.name": "C", "refs.source": "C", "refs.target": "C", "refs_shared.source": "C",
+                    "refs_shared.target": "C",
+                ], "\(collations)")
+        }
+    }
+
     /// The number of `zone` in the test's schema.
     static func zoneNumber(_ zone: ZoneID, _ database: FerryPostgres.PostgresDatabase, _ schema: String) async throws -> Int64 {
         try #require(

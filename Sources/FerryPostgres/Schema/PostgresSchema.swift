@@ -8,43 +8,106 @@ import PostgresNIO
 /// the one before. A schema made by a newer Ferry is refused rather than written in a layout this one does not know.
 public enum PostgresSchema {
     /// The layout this Ferry writes.
-    public static let version = 6
+    public static let version = 7
+
+    /// The earliest layout this Ferry writes as it is: layout 6 differs from 7 only in how record names collate, which
+    /// a schema keeps while views depend on them (see ``migrate(_:migrating:held:)``).
+    public static let writtenFrom = 6
+
+    /// The layout that collates record names by their bytes, which views that use the names hold back.
+    static let namesInByteOrder = 7
 
     /// Creates the schema or brings it to ``version``; `migrating` is told the layout an existing schema starts from
     /// before it is migrated (which, for a large one, takes a while).
+    ///
+    /// Views that use the record names' columns (a user's, or `pg-views`' own) hold a schema at layout 6: PostgreSQL
+    /// cannot change a column's collation under a view. The migration then stops there, and `held` is told the layout
+    /// it stays at and what to do; layout 6 is written as it is, and the next migration tries again.
     /// - Returns: the version it was at before (0 for a new schema).
     /// - Throws: ``PostgresBackendError`` `newer-schema` (78), `permission` (77) without CREATE on the database.
     @discardableResult
-    public static func migrate(_ database: PostgresDatabase, migrating: (_ from: Int) -> Void = { _ in }) async throws -> Int {
+    public static func migrate(
+        _ database: PostgresDatabase, migrating: (_ from: Int) -> Void = { _ in }, held: (_ layout: Int, _ reason: String) -> Void = { _, _ in }
+    ) async throws -> Int {
         let schema = database.settings.schema
         let found = try await readableVersion(database)
         guard found < version else {
             try await ensureIdentity(database)
             return found
         }
+        if found == namesInByteOrder - 1 {
+            // Held back by views as when last tried: nothing to migrate, and nothing to say but why.
+            let views = try await database.transaction { [logger = database.logger] connection in
+                try await dependentViews(schema: schema, on: connection, logger: logger)
+            }
+            if !views.isEmpty {
+                held(found, heldReason(database, views: views))
+                try await ensureIdentity(database)
+                return found
+            }
+        }
         if found > 0 { migrating(found) }
         // One migration of a schema at a time: two copies started together into a new schema both found it missing,
         // and the second's CREATE SCHEMA failed on the first's. The layout is read again once it is this one's turn.
-        let before = try await database.transaction(inTurnOf: schema + ".migrate") { [logger = database.logger] connection in
+        let (before, stop) = try await database.transaction(inTurnOf: schema + ".migrate") { [logger = database.logger] connection in
             let now = try await currentVersion(schema: schema, on: connection, logger: logger)
-            guard now < version else { return now }
+            guard now < version else { return (now, nil as (layout: Int, views: [String])?) }
+            var reached = now
+            var stop: (layout: Int, views: [String])?
             for step in (now + 1)...version {
+                if step == namesInByteOrder, now > 0 {
+                    let views = try await dependentViews(schema: schema, on: connection, logger: logger)
+                    if !views.isEmpty {
+                        stop = (reached, views)
+                        break
+                    }
+                }
                 for statement in statements(step, schema: schema) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
+                reached = step
             }
             try await connection.query(
                 PostgresQuery(
                     unsafeSQL: """
-                        INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(version)')
+                        INSERT INTO \(schema).ferry_meta(key, value) VALUES ('version', '\(reached)')
                         ON CONFLICT (key) DO UPDATE SET value = excluded.value
                         """), logger: logger)
-            return now
+            return (now, stop)
         }
+        if let stop { held(stop.layout, heldReason(database, views: stop.views)) }
         // A newer Ferry migrated it meanwhile: refused as such.
         guard before <= version else { return try await readableVersion(database) }
         try await ensureIdentity(database)
         return before
+    }
+
+    /// Why a schema stays at layout 6, and what to do about it.
+    private static func heldReason(_ database: PostgresDatabase, views: [String]) -> String {
+        "\(database.settings): schema \(database.settings.schema) stays at Ferry's layout \(namesInByteOrder - 1) (written as it is, "
+            + "loaded more slowly): the views \(views.joined(separator: ", ")) use its record names, whose collation layout "
+            + "\(namesInByteOrder) changes to \"C\" (byte order); drop them and run ferry again to finish (ferry pg-views remakes its own "
+            + "views and finishes it)"
+    }
+
+    /// The views, by qualified name, that use the columns of Ferry's record names in `schema` (which hold back the
+    /// change of their collation).
+    package static func dependentViews(schema: String, on connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        var views: [String] = []
+        for try await row in try await connection.query(
+            """
+            SELECT DISTINCT v.oid::regclass::text FROM pg_depend d
+            JOIN pg_rewrite w ON w.oid = d.objid JOIN pg_class v ON v.oid = w.ev_class
+            JOIN pg_class t ON t.oid = d.refobjid JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
+            WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass AND v.oid <> t.oid
+              AND t.relnamespace = to_regnamespace(\(schema))
+              AND ((t.relname ~ '^records(_|$)' AND a.attname = 'name') OR (t.relname ~ '^refs(_|$)' AND a.attname IN ('source', 'target')))
+            ORDER BY 1
+            """, logger: logger)
+        {
+            views.append(try row.decode(String.self))
+        }
+        return views
     }
 
     /// The layout version of the schema as `connection`'s transaction sees it, 0 when it has none.
@@ -193,6 +256,15 @@ public enum PostgresSchema {
                 // No query of Ferry's looks into `fields`, and its statistics were a third of analyzing a table (each
                 // sampled document read whole): a copy analyzes the partitions it loads.
                 "ALTER TABLE \(schema).records ALTER COLUMN fields SET STATISTICS 0",
+            ]
+        case 7:
+            // Record names collate by their bytes ("C"), as CloudKit compares them: the database's default collation
+            // (en_US, or even C.UTF-8) compares through the C library's locale code, which was a tenth of the server's
+            // time in a bulk load (the primary key's comparisons) and kept index builds from sorting by prefixes. Each
+            // partition follows its parent; the indexes on these columns are rebuilt, the rows stay where they are.
+            return [
+                "ALTER TABLE \(schema).records ALTER COLUMN name TYPE text COLLATE \"C\"",
+                "ALTER TABLE \(schema).refs ALTER COLUMN source TYPE text COLLATE \"C\", ALTER COLUMN target TYPE text COLLATE \"C\"",
             ]
         default:
             return []

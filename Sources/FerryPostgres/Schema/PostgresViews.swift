@@ -52,7 +52,8 @@ public enum PostgresViews {
             var select: [String] = []
             // The record's own columns; a field of the same name keeps it, and the record's column takes a `_`.
             for (column, expression, sqlType) in [
-                ("record_name", "r.name", "text"), ("zone", "z.zone_name", "text"), ("created", "r.created", "timestamptz"),
+                // The name in the database's own collation, as the reference columns are: a join of the two needs one.
+                ("record_name", "r.name COLLATE \"default\"", "text"), ("zone", "z.zone_name", "text"), ("created", "r.created", "timestamptz"),
                 ("modified", "r.modified", "timestamptz"), ("change_tag", "r.tag", "text"),
             ] {
                 let name = taken.contains(column) ? "_" + column : column
@@ -95,6 +96,31 @@ public enum PostgresViews {
             for statement in all { try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger) }
         }
         return made
+    }
+
+    /// Drops the views an earlier run made, wherever they are, that use the record names of the database's schema.
+    ///
+    /// They are what holds a schema at layout 6 (``PostgresSchema/migrate(_:migrating:held:)``) when no view of anyone
+    /// else's does; ``create(in:viewSchema:)`` makes them again.
+    /// - Returns: the views dropped, by qualified name.
+    public static func dropHoldingViews(in database: PostgresDatabase) async throws -> [String] {
+        let schema = database.settings.schema
+        return try await database.transaction { connection in
+            var dropped: [String] = []
+            for view in try await PostgresSchema.dependentViews(schema: schema, on: connection, logger: database.logger) {
+                var ours = false
+                for try await row in try await connection.query(
+                    "SELECT obj_description(to_regclass(\(view)), 'pg_class') IS NOT DISTINCT FROM \(comment)", logger: database.logger)
+                {
+                    ours = try row.decode(Bool.self)
+                }
+                guard ours else { continue }
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(view)"), logger: database.logger)
+                dropped.append(view)
+            }
+            return dropped
+        }
     }
 
     /// What marks a view as made by this command, so a later run may replace or drop it (and no other).

@@ -31,7 +31,7 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
     /// Where each zone's comparison of digests has got to in the zone's feed (``differing(_:digests:)``).
     let digestCursors = Mutex<[ZoneID: DigestCursor]>([:])
     /// The layout of the schema as this store found it.
-    let layout: Int
+    public let layout: Int
     /// The expression of a row's fields object (of the table named `alias`): layouts before 3 kept the whole record
     /// dictionary in `fields`.
     func fieldsColumn(of alias: String? = nil) -> String {
@@ -77,11 +77,11 @@ public final class PostgresRecordStore: RecordStore, CheckpointJournal {
         try requireCurrentLayout()
     }
 
-    /// Refuses a schema of an earlier layout, which this store reads as it is but does not write (nor base anything
-    /// written elsewhere on, such as views).
+    /// Refuses a schema of a layout before ``PostgresSchema/writtenFrom``, which this store reads as it is but does not
+    /// write (nor base anything written elsewhere on, such as views).
     /// - Throws: ``PostgresBackendError`` `older-schema` (78), saying how to migrate it.
     public func requireCurrentLayout() throws {
-        guard layout == PostgresSchema.version else {
+        guard layout >= PostgresSchema.writtenFrom else {
             throw PostgresBackendError(
                 .olderSchema,
                 "\(name): schema \(schema) has Ferry's layout \(layout), which this Ferry reads but does not write; migrate it first (any ferry copy into it does)"

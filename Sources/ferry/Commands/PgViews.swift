@@ -47,6 +47,12 @@ struct PgViews: AsyncParsableCommand {
             }
             let made: PostgresViews.Made
             do {
+                if store.layout < PostgresSchema.version {
+                    // A schema that views held at layout 6: the views made here go (they are made again below), so that
+                    // the migration can finish, unless someone else's views hold it still.
+                    _ = try await PostgresViews.dropHoldingViews(in: store.database)
+                    try await PostgresSchema.migrate(store.database, held: { _, reason in console.warning(reason) })
+                }
                 made = try await PostgresViews.create(in: store.database, viewSchema: schema)
             } catch {
                 try? await store.close()

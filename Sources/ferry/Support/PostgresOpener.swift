@@ -21,13 +21,19 @@ enum PostgresOpener {
         do {
             if migrate {
                 if let warning = try await database.textEncodingWarning() { console.warning(warning) }
-                let before = try await PostgresSchema.migrate(database) { found in
-                    console.note(
-                        "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
-                    )
-                }
-                if before < PostgresSchema.version {
-                    console.logger.info("\(settings): schema \(settings.schema) brought from layout \(before) to \(PostgresSchema.version)")
+                let before = try await PostgresSchema.migrate(
+                    database,
+                    migrating: { found in
+                        console.note(
+                            "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
+                        )
+                    },
+                    held: { reached, reason in
+                        layout = reached
+                        console.warning(reason)
+                    })
+                if before < layout {
+                    console.logger.info("\(settings): schema \(settings.schema) brought from layout \(before) to \(layout)")
                 }
             } else {
                 // Read as it is: a source is never written, so an earlier layout is read in its own form.
