@@ -76,6 +76,45 @@ import Testing
         }
     }
 
+    @Test func aRoleThatDoesNotOwnTheTablesWritesLayout6AsItIsAndTheOwnerFinishesTheMigration() async throws {
+        try await Self.withSchema { database, schema in
+            // Layout 6, as the owner's earlier Ferry left it.
+            for statement in [
+                "ALTER TABLE \(schema).records ALTER COLUMN name TYPE text COLLATE \"default\"",
+                "ALTER TABLE \(schema).refs ALTER COLUMN source TYPE text COLLATE \"default\", ALTER COLUMN target TYPE text COLLATE \"default\"",
+                "UPDATE \(schema).ferry_meta SET value = '6' WHERE key = 'version'",
+            ] {
+                try await database.execute(PostgresQuery(unsafeSQL: statement))
+            }
+            try await Self.withRole(database, schema) { role in
+                [
+                    "GRANT USAGE ON SCHEMA \(schema) TO \(role)", "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(role)",
+                    "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA \(schema) TO \(role)",
+                ]
+            } _: { settings in
+                let writer = try await PostgresDatabase.open(settings)
+                var held: [(Int, String)] = []
+                #expect(try await PostgresSchema.migrate(writer, held: { held.append(($0, $1)) }) == 6)
+                #expect(held.count == 1 && held.first?.0 == 6, "\(held)")
+                #expect(held.first?.1.contains("only the tables' owner, ferry, may change a column") == true, "\(held)")
+                // Written as it is.
+                let store = PostgresRecordStore(writer, layout: 6)
+                let zone = ZoneID(zoneName: "Six")
+                _ = try await store.createZone(zone)
+                let record = Record(recordType: "Car", recordName: "c1", zoneID: zone, fields: ["name": .string("kept")])
+                let outcomes = try await store.modify([RecordOperation(.forceReplace, record)], in: zone, atomic: true)
+                #expect(outcomes.count == 1 && { if case .saved = outcomes[0] { true } else { false } }(), "\(outcomes)")
+                await writer.close()
+            }
+            // The owner's next migration finishes it, the record kept.
+            var held: [(Int, String)] = []
+            #expect(try await PostgresSchema.migrate(database, held: { held.append(($0, $1)) }) == 6)
+            #expect(held.isEmpty, "\(held)")
+            #expect(try await PostgresSchema.currentVersion(database) == PostgresSchema.version)
+            #expect(try await PostgresRecordStore(database).lookup([RecordID(recordName: "c1", zoneID: ZoneID(zoneName: "Six"))]).count == 1)
+        }
+    }
+
     /// The number of `zone` in the test's schema.
     static func zoneNumber(_ zone: ZoneID, _ database: FerryPostgres.PostgresDatabase, _ schema: String) async throws -> Int64 {
         try #require(

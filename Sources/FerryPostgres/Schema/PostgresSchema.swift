@@ -20,9 +20,10 @@ public enum PostgresSchema {
     /// Creates the schema or brings it to ``version``; `migrating` is told the layout an existing schema starts from
     /// before it is migrated (which, for a large one, takes a while).
     ///
-    /// Views that use the record names' columns (a user's, or `pg-views`' own) hold a schema at layout 6: PostgreSQL
-    /// cannot change a column's collation under a view. The migration then stops there, and `held` is told the layout
-    /// it stays at and what to do; layout 6 is written as it is, and the next migration tries again.
+    /// Views that use the record names' columns (a user's, or `pg-views`' own) hold a schema at layout 6, since
+    /// PostgreSQL cannot change a column's collation under a view, as does a role that does not own the tables (a
+    /// column is altered by its table's owner). The migration then stops there, and `held` is told the layout it stays
+    /// at and what to do about it; layout 6 is written as it is, and the next migration tries again.
     /// - Returns: the version it was at before (0 for a new schema).
     /// - Throws: ``PostgresBackendError`` `newer-schema` (78), `permission` (77) without CREATE on the database.
     @discardableResult
@@ -36,12 +37,12 @@ public enum PostgresSchema {
             return found
         }
         if found == namesInByteOrder - 1 {
-            // Held back by views as when last tried: nothing to migrate, and nothing to say but why.
-            let views = try await database.transaction { [logger = database.logger] connection in
-                try await dependentViews(schema: schema, on: connection, logger: logger)
+            // Held back as when last tried: nothing to migrate, and nothing to say but why.
+            let reason = try await database.transaction { [logger = database.logger] connection in
+                try await namesCollationHeld(schema: schema, on: connection, logger: logger)
             }
-            if !views.isEmpty {
-                held(found, heldReason(database, views: views))
+            if let reason {
+                held(found, heldMessage(database, reason: reason))
                 try await ensureIdentity(database)
                 return found
             }
@@ -51,16 +52,13 @@ public enum PostgresSchema {
         // and the second's CREATE SCHEMA failed on the first's. The layout is read again once it is this one's turn.
         let (before, stop) = try await database.transaction(inTurnOf: schema + ".migrate") { [logger = database.logger] connection in
             let now = try await currentVersion(schema: schema, on: connection, logger: logger)
-            guard now < version else { return (now, nil as (layout: Int, views: [String])?) }
+            guard now < version else { return (now, nil as (layout: Int, reason: String)?) }
             var reached = now
-            var stop: (layout: Int, views: [String])?
+            var stop: (layout: Int, reason: String)?
             for step in (now + 1)...version {
-                if step == namesInByteOrder, now > 0 {
-                    let views = try await dependentViews(schema: schema, on: connection, logger: logger)
-                    if !views.isEmpty {
-                        stop = (reached, views)
-                        break
-                    }
+                if step == namesInByteOrder, now > 0, let reason = try await namesCollationHeld(schema: schema, on: connection, logger: logger) {
+                    stop = (reached, reason)
+                    break
                 }
                 for statement in statements(step, schema: schema) {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -75,19 +73,42 @@ public enum PostgresSchema {
                         """), logger: logger)
             return (now, stop)
         }
-        if let stop { held(stop.layout, heldReason(database, views: stop.views)) }
+        if let stop { held(stop.layout, heldMessage(database, reason: stop.reason)) }
         // A newer Ferry migrated it meanwhile: refused as such.
         guard before <= version else { return try await readableVersion(database) }
         try await ensureIdentity(database)
         return before
     }
 
-    /// Why a schema stays at layout 6, and what to do about it.
-    private static func heldReason(_ database: PostgresDatabase, views: [String]) -> String {
+    /// What a schema held at layout 6 is told: `reason`, why, and what to do about it.
+    private static func heldMessage(_ database: PostgresDatabase, reason: String) -> String {
         "\(database.settings): schema \(database.settings.schema) stays at Ferry's layout \(namesInByteOrder - 1) (written as it is, "
-            + "loaded more slowly): the views \(views.joined(separator: ", ")) use its record names, whose collation layout "
-            + "\(namesInByteOrder) changes to \"C\" (byte order); drop them and run ferry again to finish (ferry pg-views remakes its own "
-            + "views and finishes it)"
+            + "loaded more slowly): layout \(namesInByteOrder) collates its record names by their bytes (\"C\"), and \(reason)"
+    }
+
+    /// Why the record names' collation cannot change now (and what to do about it), `nil` when it can: views that use
+    /// the columns, or a role that does not own the tables.
+    static func namesCollationHeld(schema: String, on connection: PostgresConnection, logger: Logger) async throws -> String? {
+        let views = try await dependentViews(schema: schema, on: connection, logger: logger)
+        if !views.isEmpty {
+            return "the views \(views.joined(separator: ", ")) use them: drop them and run ferry again to finish (ferry pg-views remakes "
+                + "its own views and finishes it)"
+        }
+        var owner: String?
+        for try await row in try await connection.query(
+            """
+            SELECT pg_get_userbyid(c.relowner) FROM pg_class c
+            WHERE c.relnamespace = to_regnamespace(\(schema)) AND c.relname ~ '^(records|refs)(_|$)' AND c.relkind IN ('r', 'p')
+              AND NOT pg_has_role(current_user, c.relowner, 'USAGE')
+            LIMIT 1
+            """, logger: logger)
+        {
+            owner = try row.decode(String.self)
+        }
+        if let owner {
+            return "only the tables' owner, \(owner), may change a column: its next ferry copy into the schema finishes it"
+        }
+        return nil
     }
 
     /// The views, by qualified name, that use the columns of Ferry's record names in `schema` (which hold back the
