@@ -52,7 +52,8 @@ public enum PostgresViews {
             var select: [String] = []
             // The record's own columns; a field of the same name keeps it, and the record's column takes a `_`.
             for (column, expression, sqlType) in [
-                // The name in the database's own collation, as the reference columns are: a join of the two needs one.
+                // The name in the database's own collation, as the view's other text columns: people sort and compare
+                // them alike.
                 ("record_name", "r.name COLLATE \"default\"", "text"), ("zone", "z.zone_name", "text"), ("created", "r.created", "timestamptz"),
                 ("modified", "r.modified", "timestamptz"), ("change_tag", "r.tag", "text"),
             ] {
