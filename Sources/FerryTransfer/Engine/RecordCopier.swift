@@ -88,8 +88,9 @@ public final class RecordCopier {
         var state = CopyState(options: options, target: target, journal: journal, source: source, run: run)
         state.tally = TransferTally(temporaryDirectory: options.temporaryDirectory)
         let skip = options.dryRun ? 0 : try await resumePoint()
-        // Validation and encoding need no target state: the reading thread does them when it has time.
-        (source as? PipelinedChangeSource)?.prepareWrites(validator: options.validator)
+        // Validation and encoding need no target state: a thread of their own does them between the reading thread and
+        // this copy, whose rounds (and the reading thread's mapping) they held up.
+        (source as? PipelinedChangeSource)?.prepareWrites(validator: options.validator, onItsOwnThread: true)
         let bulk = options.dryRun ? nil : target as? any BulkCreating
         if let bulk { _ = try await bulk.beginBulkLoad() }
         if !options.dryRun {
@@ -232,7 +233,7 @@ struct CopyState {
 
     /// Makes a round ready to be written, `nil` for an empty round.
     ///
-    /// Validation and encoding (done ahead on the reading thread when it had time), zones created and claimed, each
+    /// Validation and encoding (done ahead by the source's preparing thread), zones created and claimed, each
     /// zone's changes staged (``ZoneSender/stage(_:changes:contents:)``).
     mutating func stage(_ pending: inout [SourceChange], done: Int64) async throws -> StagedRound? {
         guard !pending.isEmpty else { return nil }
@@ -244,7 +245,7 @@ struct CopyState {
         var accepted: [Int] = []
         accepted.reserveCapacity(changes.count)
         for index in changes.indices {
-            // Prepared ahead on the reading thread when it had time (with its warnings added), else here. Taken out of
+            // Prepared ahead by the source's preparing thread (with its warnings added), else here. Taken out of
             // the change (nothing reads it after), not copied.
             let write: PreparedWrite
             if let prepared = changes[index].prepared.take() {

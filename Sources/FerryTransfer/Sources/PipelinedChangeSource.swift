@@ -18,10 +18,14 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     /// A caller that works ahead itself (a copy into PostgreSQL stages a round while the one before is written) needs
     /// fewer.
     public var depth: Int
-    /// Work on a change that the writer would otherwise do, run on the reading thread while the writer is behind
-    /// (its queue at least half full); set by the consumer before it reads, which must still handle changes that
-    /// arrive unprepared.
+    /// Work on a change that the writer would otherwise do, set by the consumer before it reads.
+    ///
+    /// It runs on the reading thread while the caller is behind (its queue at least half full), or on a thread of its
+    /// own between the two (``preparesOnItsOwnThread``); the consumer must still handle changes that arrive unprepared.
     public var prepare: (@Sendable (inout SourceChange) -> Void)?
+    /// Whether ``prepare`` runs on a thread of its own, for a caller whose own work is light (a copy into a backend
+    /// over the network; a local store's writer keeps a core busy, and a third busy thread slowed its copies).
+    public var preparesOnItsOwnThread = false
     /// Changes the caller is done with, to be freed on the reading thread.
     private let garbage = Mutex<[[SourceChange]]>([])
 
@@ -66,11 +70,18 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     }
 
     /// Hands over the reading thread's batches as they are, without copying a change.
+    ///
+    /// With ``preparesOnItsOwnThread``, a thread of its own prepares each batch between the reading thread and the
+    /// caller.
     public func forEachBatch(_ body: ([SourceChange]) throws -> Void) throws {
-        let queue = HandOverQueue<[SourceChange]>(depth: depth)
+        let preparer = preparesOnItsOwnThread ? prepare : nil
+        // The reader's queue, and the preparer's after it: `depth` batches in flight in all.
+        let read = HandOverQueue<[SourceChange]>(depth: preparer == nil ? depth : max(1, depth / 2))
+        let queue = preparer == nil ? read : HandOverQueue<[SourceChange]>(depth: max(1, depth - depth / 2))
         // The source is used by the reading thread only until the caller has all it produced.
         let source = UncheckedSource(base)
-        let reader = Thread { [self, source, batchSize, depth, prepare] in
+        let prepareBehind = preparer == nil ? prepare : nil
+        let reader = Thread { [self, source, batchSize, depth] in
             let base = source.base
             var batch: [SourceChange] = []
             batch.reserveCapacity(batchSize)
@@ -80,10 +91,10 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
             do {
                 try base.forEachChange { change in
                     batch.append(change)
-                    if preparing, let prepare { prepare(&batch[batch.count - 1]) }
+                    if preparing, let prepareBehind { prepareBehind(&batch[batch.count - 1]) }
                     if batch.count == batchSize {
-                        try queue.push(batch)
-                        preparing = queue.count >= depth / 2
+                        try read.push(batch)
+                        preparing = read.count >= depth / 2
                         batch.removeAll(keepingCapacity: true)
                         // Free what the caller handed back, here rather than on the caller's busy thread.
                         _ = self.garbage.withLock { garbage in
@@ -93,22 +104,45 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
                         }
                     }
                 }
-                if !batch.isEmpty { try queue.push(batch) }
-                queue.finish(nil)
+                if !batch.isEmpty { try read.push(batch) }
+                read.finish(nil)
             } catch {
-                queue.finish(error)
+                read.finish(error)
             }
         }
         reader.stackSize = 8 << 20
         reader.start()
+        if let preparer {
+            // Validation, encoding and hashing on a core of their own: on the reading thread they held up the mapping,
+            // which is a copy's critical path, and on the caller's they held up its rounds.
+            let preparing = Thread {
+                do {
+                    while var batch = try read.pop() {
+                        for index in batch.indices { preparer(&batch[index]) }
+                        try queue.push(batch)
+                    }
+                    queue.finish(nil)
+                } catch {
+                    // The caller stopped (or the reader failed): the reader is stopped and waited for.
+                    read.cancel()
+                    read.waitUntilFinished()
+                    queue.finish(error)
+                }
+            }
+            preparing.stackSize = 8 << 20
+            preparing.start()
+        }
         do {
             while let batch = try queue.pop() { try body(batch) }
         } catch {
             queue.cancel()
             queue.waitUntilFinished()
+            read.cancel()
+            read.waitUntilFinished()
             throw error
         }
         queue.waitUntilFinished()
+        read.waitUntilFinished()
     }
 }
 

@@ -49,8 +49,10 @@ extension SourceChange {
 }
 
 extension PipelinedChangeSource {
-    /// Has the reading thread prepare each change for its write (``PreparedWrite``) when it has time.
-    func prepareWrites(validator: RecordValidator) {
+    /// Has each change prepared for its write (``PreparedWrite``): by the reading thread when it has time, or by a
+    /// thread of its own (``preparesOnItsOwnThread``).
+    func prepareWrites(validator: RecordValidator, onItsOwnThread: Bool = false) {
         prepare = { change in change.prepareWrite(validator: validator) }
+        preparesOnItsOwnThread = onItsOwnThread
     }
 }
