@@ -542,8 +542,16 @@ import Testing
             #expect(copy.errors.contains("\(schema)_view.\"Car\"") && copy.errors.contains("\(schema)_view.\"Note\""), "\(copy.errors)")
             #expect(copy.errors.contains(own) && !copy.errors.contains("bringing schema"), "\(copy.errors)")
             #expect(try psql("SELECT value FROM \(schema).ferry_meta WHERE key = 'version'") == "6\n")
-            // Without the other view, pg-views drops its own, the migration finishes, and its views come back.
+            // pg-views' views of another schema are its own too, but not this run's to remake: they stay, and hold it.
+            let other = "\(schema)_other"
+            defer { try? Self.sql(base, "DROP SCHEMA IF EXISTS \(other) CASCADE") }
+            #expect(try ferry(["pg-views", url, "--view-schema", other, "-q"], in: scratch.path).status == 0)
             try Self.sql(base, "DROP VIEW \(own)")
+            let stillHeld = try ferry(["pg-views", url], in: scratch.path)
+            #expect(stillHeld.status == 0 && stillHeld.errors.contains("the views \(other).\"Bus\""), "\(stillHeld.errors)")
+            #expect(try psql("SELECT count(*) FROM pg_views WHERE schemaname = '\(other)'") == "4\n")
+            // Without the other views, pg-views drops its own, the migration finishes, and its views come back.
+            try Self.sql(base, "DROP SCHEMA \(other) CASCADE")
             let remade = try ferry(["pg-views", url], in: scratch.path)
             #expect(remade.status == 0 && !remade.errors.contains("stays at"), "\(remade.errors)")
             #expect(remade.errors.contains("bringing schema \(schema) from Ferry's layout 6 to 7"), "\(remade.errors)")

@@ -99,25 +99,28 @@ public enum PostgresViews {
         return made
     }
 
-    /// Drops the views an earlier run made, wherever they are, that use the record names of the database's schema.
+    /// Drops the views an earlier run made in `viewSchema` that use the record names of the database's schema.
     ///
-    /// They are what holds a schema at layout 6 (``PostgresSchema/migrate(_:migrating:held:)``) when no view of anyone
-    /// else's does; ``create(in:viewSchema:)`` makes them again.
+    /// They are what holds a schema at layout 6 (``PostgresSchema/migrate(_:migrating:held:)``) when no other view
+    /// does; ``create(in:viewSchema:)`` makes them again. Views of other schemas, an earlier run's with another
+    /// `--view-schema` among them, are left alone (and hold the schema still, which the migration says).
     /// - Returns: the views dropped, by qualified name.
-    public static func dropHoldingViews(in database: PostgresDatabase) async throws -> [String] {
+    public static func dropHoldingViews(in database: PostgresDatabase, viewSchema: String) async throws -> [String] {
         let schema = database.settings.schema
         return try await database.transaction { connection in
             var dropped: [String] = []
             for view in try await PostgresSchema.dependentViews(schema: schema, on: connection, logger: database.logger) {
                 var ours = false
                 for try await row in try await connection.query(
-                    "SELECT obj_description(to_regclass(\(view)), 'pg_class') IS NOT DISTINCT FROM \(comment)", logger: database.logger)
+                    """
+                    SELECT obj_description(c.oid, 'pg_class') IS NOT DISTINCT FROM \(comment) AND n.nspname = \(viewSchema)
+                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(\(view))
+                    """, logger: database.logger)
                 {
                     ours = try row.decode(Bool.self)
                 }
                 guard ours else { continue }
-                try await connection.query(
-                    PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(view)"), logger: database.logger)
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(view)"), logger: database.logger)
                 dropped.append(view)
             }
             return dropped

@@ -48,9 +48,9 @@ struct PgViews: AsyncParsableCommand {
             let made: PostgresViews.Made
             do {
                 if store.layout < PostgresSchema.version {
-                    // A schema that views held at layout 6: the views made here go (they are made again below), so that
-                    // the migration can finish, unless someone else's views hold it still.
-                    _ = try await PostgresViews.dropHoldingViews(in: store.database)
+                    // A schema that views held at layout 6: the views this run remakes go (they are made again below),
+                    // so that the migration can finish, unless other views hold it still.
+                    _ = try await PostgresViews.dropHoldingViews(in: store.database, viewSchema: schema)
                     let settings = store.database.settings
                     try await PostgresSchema.migrate(
                         store.database,
