@@ -23,8 +23,9 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
     /// It runs on the reading thread while the caller is behind (its queue at least half full), or on a thread of its
     /// own between the two (``preparesOnItsOwnThread``); the consumer must still handle changes that arrive unprepared.
     public var prepare: (@Sendable (inout SourceChange) -> Void)?
-    /// Whether ``prepare`` runs on a thread of its own, for a caller whose own work is light (a copy into a backend
-    /// over the network; a local store's writer keeps a core busy, and a third busy thread slowed its copies).
+    /// Whether ``prepare`` runs on a thread of its own rather than on the reading thread: for a caller whose own work
+    /// leaves a core free, such as a copy into a backend over the network (not a local store's writer, which keeps
+    /// one busy).
     public var preparesOnItsOwnThread = false
     /// Changes the caller is done with, to be freed on the reading thread.
     private let garbage = Mutex<[[SourceChange]]>([])
