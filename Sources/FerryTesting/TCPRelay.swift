@@ -9,6 +9,12 @@ import Foundation
 ///
 /// While cut, it drops every relayed connection and closes new ones as soon as they are accepted.
 public final class TCPRelay: @unchecked Sendable {
+    /// Writes to a socket without `SIGPIPE`: a peer that closed its end (a connection cut, a client gone) makes the
+    /// write fail instead of killing the test process.
+    private static func send(_ socket: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
+        Glibc.send(socket, bytes, count, Int32(MSG_NOSIGNAL))
+    }
+
     /// The port it listens on.
     public let port: Int
     private let listener: Int32
@@ -93,7 +99,7 @@ public final class TCPRelay: @unchecked Sendable {
                     }
                     fields.append(0)
                     let reply = [UInt8(ascii: "E")] + withUnsafeBytes(of: UInt32(fields.count + 4).bigEndian, Array.init) + fields
-                    _ = reply.withUnsafeBytes { write(client, $0.baseAddress, $0.count) }
+                    _ = reply.withUnsafeBytes { Self.send(client, $0.baseAddress, $0.count) }
                     close(client)
                     continue
                 }
@@ -104,7 +110,7 @@ public final class TCPRelay: @unchecked Sendable {
                 close(client)
                 continue
             }
-            if !startup.isEmpty { _ = startup.withUnsafeBytes { write(server, $0.baseAddress, $0.count) } }
+            if !startup.isEmpty { _ = startup.withUnsafeBytes { Self.send(server, $0.baseAddress, $0.count) } }
             lock.withLock { sockets += [client, server] }
             let pair = Pair()
             for (from, to, upstream) in [(client, server, true), (server, client, false)] {
@@ -195,7 +201,7 @@ public final class TCPRelay: @unchecked Sendable {
             }
             var sent = 0
             while sent < count {
-                let written = buffer.withUnsafeBytes { write(to, $0.baseAddress.map { $0 + sent }, count - sent) }
+                let written = buffer.withUnsafeBytes { Self.send(to, $0.baseAddress.map { $0 + sent }, count - sent) }
                 if written <= 0 { break }
                 sent += written
             }
