@@ -9,41 +9,16 @@ import Testing
 
 /// The importer's checkpoints: an interrupted copy resumes after its last committed batch.
 @Suite struct LocalStoreImporterTests {
-    /// Records from memory, failing after `failAfter` of them the first time (a crash mid-copy).
-    final class FleetSource: ChangeSource {
-        let records: [Record]
-        var failAfter: Int?
-
-        init(_ records: [Record], failAfter: Int?) {
-            self.records = records
-            self.failAfter = failAfter
-        }
-
-        struct Crash: Error {}
-
-        var kind: String { "test" }
-        var description: String { "fleet" }
-        var fingerprint: String { "fleet|\(records.count)" }
-        var assets: (any AssetProvider)? { nil }
-
-        func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
-            for (index, record) in records.enumerated() {
-                if let failAfter, index == failAfter { throw Crash() }
-                try body(SourceChange(.record(record), origin: "#\(index)"))
-            }
-        }
-    }
-
     /// A new store, a fleet of 50 records whose source crashes before record 37, and a first copy that crashed there
     /// (read through a pipeline, if given).
     private func crashedCopy(
         _ options: LocalStoreImporter.Options, pipelined: (batchSize: Int, depth: Int)? = nil
-    ) throws -> (Scratch, LocalStore, FleetSource) {
+    ) throws -> (Scratch, LocalStore, MemorySource) {
         let scratch = try Scratch()
         let store = try LocalStore(path: scratch.file("s.ferry"), create: true)
-        let source = FleetSource(TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"]), failAfter: 37)
+        let source = MemorySource(TestRecords.fleet(vehicles: 25, notesPerVehicle: 1, types: ["Car"]), failAt: 37)
         let first: any ChangeSource = pipelined.map { PipelinedChangeSource(source, batchSize: $0.batchSize, depth: $0.depth) } ?? source
-        #expect(throws: FleetSource.Crash.self) { _ = try LocalStoreImporter(store: store, source: first, options: options).run { _, _ in } }
+        #expect(throws: MemorySource.Crash.self) { _ = try LocalStoreImporter(store: store, source: first, options: options).run { _, _ in } }
         return (scratch, store, source)
     }
 
@@ -54,7 +29,7 @@ import Testing
         defer { _ = scratch }
         let importer = LocalStoreImporter(store: store, source: source, options: options)
         #expect(try importer.resumePoint() == 30, "three batches of ten were committed before the crash")
-        source.failAfter = nil
+        source.failAt = nil
         var outcomes: [TransferOutcome] = []
         let tally = try importer.run { _, outcome in outcomes.append(outcome) }
         #expect(tally.total.resumed == 30 && tally.total.created == 20)
@@ -73,7 +48,7 @@ import Testing
         defer { _ = scratch }
         let importer = LocalStoreImporter(store: store, source: PipelinedChangeSource(source, batchSize: 7, depth: 2), options: options)
         #expect(try importer.resumePoint() == 30, "three transactions of ten were committed before the crash")
-        source.failAfter = nil
+        source.failAt = nil
         var outcomes: [TransferOutcome] = []
         let tally = try importer.run { _, outcome in outcomes.append(outcome) }
         #expect(tally.total.resumed == 30 && tally.total.created == 20)

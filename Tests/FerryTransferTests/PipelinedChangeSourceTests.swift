@@ -7,35 +7,15 @@ import Testing
 /// The pipeline between a source's reading thread and its caller: order, preparation, and errors from either side,
 /// with changes prepared by the reading thread or by a thread of their own.
 @Suite struct PipelinedChangeSourceTests {
-    /// Records from memory, failing before the record numbered `failAt`.
-    final class NumberedSource: ChangeSource {
-        let records: [Record]
-        let failAt: Int?
-
-        init(count: Int, failAt: Int? = nil) {
-            records = (0..<count).map { Record(recordType: "Car", recordName: "c\($0)", zoneID: ZoneID(zoneName: "Z")) }
-            self.failAt = failAt
-        }
-
-        struct Crash: Error {}
-
-        var kind: String { "test" }
-        var description: String { "numbered" }
-        var fingerprint: String { "numbered|\(records.count)" }
-        var assets: (any AssetProvider)? { nil }
-
-        func forEachChange(_ body: (consuming SourceChange) throws -> Void) throws {
-            for (index, record) in records.enumerated() {
-                if index == failAt { throw Crash() }
-                try body(SourceChange(.record(record), origin: "#\(index)"))
-            }
-        }
+    /// `count` records, the source failing before the one numbered `failAt`.
+    static func numbered(_ count: Int, failAt: Int? = nil) -> MemorySource {
+        MemorySource((0..<count).map { Record(recordType: "Car", recordName: "c\($0)", zoneID: ZoneID(zoneName: "Z")) }, failAt: failAt)
     }
 
     struct Stop: Error {}
 
     /// A pipeline over `source` that marks each change it prepares.
-    static func pipeline(_ source: NumberedSource, ownThread: Bool) -> PipelinedChangeSource {
+    static func pipeline(_ source: MemorySource, ownThread: Bool) -> PipelinedChangeSource {
         let pipeline = PipelinedChangeSource(source, batchSize: 7, depth: 4)
         pipeline.prepare = { change in change.problems.append("prepared") }
         pipeline.preparesOnItsOwnThread = ownThread
@@ -43,7 +23,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func everyChangeComesOnceInTheSourcesOrder(ownThread: Bool) throws {
-        let pipeline = Self.pipeline(NumberedSource(count: 1000), ownThread: ownThread)
+        let pipeline = Self.pipeline(Self.numbered(1000), ownThread: ownThread)
         var names: [String] = []
         var prepared = 0
         try pipeline.forEachBatch { batch in
@@ -58,9 +38,9 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func theReadersFailureReachesTheCallerAfterWhatCameBeforeIt(ownThread: Bool) throws {
-        let pipeline = Self.pipeline(NumberedSource(count: 1000, failAt: 500), ownThread: ownThread)
+        let pipeline = Self.pipeline(Self.numbered(1000, failAt: 500), ownThread: ownThread)
         var names: [String] = []
-        #expect(throws: NumberedSource.Crash.self) {
+        #expect(throws: MemorySource.Crash.self) {
             try pipeline.forEachBatch { batch in names += batch.map(\.change.recordName) }
         }
         // Every whole batch read before the failure (the last, partial one goes with it).
@@ -68,7 +48,7 @@ import Testing
     }
 
     @Test(arguments: [false, true]) func theCallersFailureStopsTheThreadsBehindIt(ownThread: Bool) throws {
-        let pipeline = Self.pipeline(NumberedSource(count: 100_000), ownThread: ownThread)
+        let pipeline = Self.pipeline(Self.numbered(100_000), ownThread: ownThread)
         var batches = 0
         #expect(throws: Stop.self) {
             try pipeline.forEachBatch { _ in

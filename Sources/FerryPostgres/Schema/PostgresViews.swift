@@ -108,22 +108,19 @@ public enum PostgresViews {
     public static func dropHoldingViews(in database: PostgresDatabase, viewSchema: String) async throws -> [String] {
         let schema = database.settings.schema
         return try await database.transaction { connection in
-            var dropped: [String] = []
-            for view in try await PostgresSchema.dependentViews(schema: schema, on: connection, logger: database.logger) {
-                var ours = false
-                for try await row in try await connection.query(
-                    """
-                    SELECT obj_description(c.oid, 'pg_class') IS NOT DISTINCT FROM \(comment) AND n.nspname = \(viewSchema)
-                    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(\(view))
-                    """, logger: database.logger)
-                {
-                    ours = try row.decode(Bool.self)
-                }
-                guard ours else { continue }
-                try await connection.query(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(view)"), logger: database.logger)
-                dropped.append(view)
+            let holding = try await PostgresSchema.dependentViews(schema: schema, on: connection, logger: database.logger)
+            var ours: [String] = []
+            for try await row in try await connection.query(
+                """
+                SELECT v FROM unnest(\(holding)::text[]) AS v JOIN pg_class c ON c.oid = to_regclass(v)
+                JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE obj_description(c.oid, 'pg_class') IS NOT DISTINCT FROM \(comment) AND n.nspname = \(viewSchema)
+                """, logger: database.logger)
+            {
+                ours.append(try row.decode(String.self))
             }
-            return dropped
+            for view in ours { try await connection.query(PostgresQuery(unsafeSQL: "DROP VIEW IF EXISTS \(view)"), logger: database.logger) }
+            return ours
         }
     }
 

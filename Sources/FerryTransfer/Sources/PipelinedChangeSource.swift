@@ -116,7 +116,7 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
         if let preparer {
             // Validation, encoding and hashing on a core of their own: on the reading thread they held up the mapping,
             // which is a copy's critical path, and on the caller's they held up its rounds.
-            let preparing = Thread {
+            let preparingThread = Thread {
                 do {
                     while var batch = try read.pop() {
                         for index in batch.indices { preparer(&batch[index]) }
@@ -130,8 +130,8 @@ public final class PipelinedChangeSource: ChangeSource, @unchecked Sendable {
                     queue.finish(error)
                 }
             }
-            preparing.stackSize = 8 << 20
-            preparing.start()
+            preparingThread.stackSize = 8 << 20
+            preparingThread.start()
         }
         do {
             while let batch = try queue.pop() { try body(batch) }

@@ -51,15 +51,7 @@ struct PgViews: AsyncParsableCommand {
                     // A schema that views held at layout 6: the views this run remakes go (they are made again below),
                     // so that the migration can finish, unless other views hold it still.
                     _ = try await PostgresViews.dropHoldingViews(in: store.database, viewSchema: schema)
-                    let settings = store.database.settings
-                    try await PostgresSchema.migrate(
-                        store.database,
-                        migrating: { found in
-                            console.note(
-                                "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
-                            )
-                        },
-                        held: { _, reason in console.warning(reason) })
+                    _ = try await PostgresOpener.migrateSchema(store.database, console: console)
                 }
                 made = try await PostgresViews.create(in: store.database, viewSchema: schema)
             } catch {

@@ -21,20 +21,7 @@ enum PostgresOpener {
         do {
             if migrate {
                 if let warning = try await database.textEncodingWarning() { console.warning(warning) }
-                let before = try await PostgresSchema.migrate(
-                    database,
-                    migrating: { found in
-                        console.note(
-                            "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
-                        )
-                    },
-                    held: { reached, reason in
-                        layout = reached
-                        console.warning(reason)
-                    })
-                if before < layout {
-                    console.logger.info("\(settings): schema \(settings.schema) brought from layout \(before) to \(layout)")
-                }
+                layout = try await migrateSchema(database, console: console)
             } else {
                 // Read as it is: a source is never written, so an earlier layout is read in its own form.
                 layout = try await PostgresSchema.readableVersion(database)
@@ -49,5 +36,28 @@ enum PostgresOpener {
         }
         console.logger.info("connected to \(settings)")
         return PostgresRecordStore(database, layout: layout)
+    }
+
+    /// Creates Ferry's schema in `database` or brings it up to date, saying so on `console` (and why, when views or
+    /// the tables' owner hold it at an earlier layout).
+    /// - Returns: the layout it is at now.
+    static func migrateSchema(_ database: PostgresDatabase, console: Console) async throws -> Int {
+        let settings = database.settings
+        var layout = PostgresSchema.version
+        let before = try await PostgresSchema.migrate(
+            database,
+            migrating: { found in
+                console.note(
+                    "\(settings): bringing schema \(settings.schema) from Ferry's layout \(found) to \(PostgresSchema.version) (once; a large schema takes a while)"
+                )
+            },
+            held: { reached, reason in
+                layout = reached
+                console.warning(reason)
+            })
+        if before < layout {
+            console.logger.info("\(settings): schema \(settings.schema) brought from layout \(before) to \(layout)")
+        }
+        return layout
     }
 }
